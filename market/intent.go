@@ -1,0 +1,58 @@
+package market
+
+// IntentKind says what an agent intends to do. The set is closed: there is no
+// withdrawal, transfer or any other movement of funds out of the venue, by
+// construction (see docs/design).
+type IntentKind uint8
+
+// Intent kinds. The zero value is invalid.
+const (
+	// IntentQuote declares a desired resting order identified by Key; the reconciler
+	// places, replaces or keeps an order so that one live order matches it.
+	IntentQuote IntentKind = iota + 1
+	// IntentTake sends one immediate order (FOK or FAK).
+	IntentTake
+	// IntentCancel withdraws the quote identified by Key (or the order OrderID).
+	IntentCancel
+	// IntentCancelAll cancels every open order of the agent (of Market, if set).
+	IntentCancelAll
+	// IntentFlatten closes the agent's position in Market (every market if empty)
+	// with marketable orders, after cancelling its open orders there.
+	IntentFlatten
+	// IntentPause stops opening positions until an operator resumes the agent.
+	IntentPause
+)
+
+var intentKindNames = [...]string{"invalid", "quote", "take", "cancel", "cancel_all", "flatten", "pause"}
+
+// String returns a short lower-case name ("quote", "take", ...).
+func (k IntentKind) String() string {
+	if int(k) < len(intentKindNames) {
+		return intentKindNames[k]
+	}
+	return "unknown"
+}
+
+// Valid reports whether k is one of the defined kinds.
+func (k IntentKind) Valid() bool { return k >= IntentQuote && int(k) < len(intentKindNames) }
+
+// Opens reports whether an intent of this kind can place an order.
+func (k IntentKind) Opens() bool { return k == IntentQuote || k == IntentTake }
+
+// Intent is one thing a strategy wants done. Order fields (Token, Side, Price, Size,
+// Type, PostOnly, Expiration) are meaningful for quotes and takes.
+type Intent struct {
+	Kind       IntentKind
+	Key        string // quote id (for IntentQuote, IntentCancel) or rule name
+	Market     ConditionID
+	Token      TokenID
+	Outcome    Outcome
+	Side       Side
+	Price      Micros
+	Size       Micros
+	Type       OrderType
+	PostOnly   bool
+	Expiration int64   // Unix seconds, GTD only
+	OrderID    OrderID // IntentCancel of one specific order
+	Reason     string  // why the strategy wants it (rule or quote name), for the audit trail
+}
