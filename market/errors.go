@@ -205,6 +205,17 @@ func init() {
 	}
 }
 
+// register adds a catalog entry from another file of this package (call it from a
+// package-level var initializer or init). Registering a code twice is a programmer
+// error and panics.
+func register(c Code, status int, template, spec string) Code {
+	if _, dup := catalog[c]; dup {
+		panic("market: error code registered twice: " + string(c))
+	}
+	catalog[c] = Spec{Code: c, Status: status, Template: template, Spec: spec}
+	return c
+}
+
 // Sentinels for errors.Is. Their messages are the templates' rendering with no
 // arguments where the template has none; use Errorf to build a specific instance.
 var (

@@ -160,3 +160,11 @@ func TestFromStatusPrefersSpecificTemplates(t *testing.T) {
 		}
 	}
 }
+
+var codeTestRegistered = register("test_registered", 400, "registered %s", "(test)")
+
+func TestRegister(t *testing.T) {
+	if e := Errorf(codeTestRegistered, "x"); e.Code != codeTestRegistered || e.Message != "registered x" {
+		t.Fatalf("got %+v", e)
+	}
+}
