@@ -1,0 +1,424 @@
+package exprenv
+
+import (
+	"fmt"
+	"reflect"
+	"sort"
+	"strings"
+
+	"github.com/expr-lang/expr"
+	"github.com/expr-lang/expr/ast"
+	"github.com/expr-lang/expr/vm"
+)
+
+// Limits applied when the configuration leaves them zero.
+const (
+	// DefaultMaxNodes is the node limit of one expression: generous for any formula a
+	// person writes, small enough that compile and evaluation stay cheap.
+	DefaultMaxNodes = 1000
+	// DefaultMemoryBudget bounds what one evaluation may allocate in expr's units
+	// (roughly: elements of arrays, maps and ranges it builds).
+	DefaultMemoryBudget = 100_000
+)
+
+// Builtins are the expr builtins enabled in the sandbox; every other builtin is
+// disabled. In particular now, date, timezone and duration (clock and time-zone
+// files) are not available: time comes from the environment.
+var Builtins = []string{
+	"abs", "ceil", "floor", "round", "int", "float", "max", "min", "mean", "median",
+	"len", "all", "none", "any", "one", "filter", "map", "find", "findIndex", "findLast",
+	"findLastIndex", "count", "sum", "first", "last", "reduce",
+}
+
+// disabledHints explain why a well-known builtin is missing.
+var disabledHints = map[string]string{
+	"now":      "now() is not available: time comes from the event (use the environment's time field)",
+	"date":     "date() is not available: time comes from the event (use the environment's time field)",
+	"timezone": "timezone() is not available in the sandbox",
+	"duration": "duration() is not available: write times as numbers of milliseconds",
+}
+
+// Kind is the type of an expression's result.
+type Kind uint8
+
+// Kinds. Any (the zero value) means "no expectation" when compiling.
+const (
+	Any Kind = iota
+	Bool
+	Float // float64; an int-valued expression compiled as Float is converted
+	Int
+	String
+)
+
+var kindNames = [...]string{"any", "bool", "number", "int", "string"}
+
+// String returns "any", "bool", "number", "int" or "string".
+func (k Kind) String() string {
+	if int(k) < len(kindNames) {
+		return kindNames[k]
+	}
+	return "unknown"
+}
+
+// Config describes an environment. Only Env is required.
+type Config struct {
+	// Env is a value (not a pointer) of the struct type expressions are evaluated
+	// against. Fields are visible under their `expr` tag, or their Go name without
+	// one; a field tagged `expr:"-"` is hidden. Evaluate with values of this same type.
+	Env any
+	// Consts are names substituted by constants at compile time. Values must be bool,
+	// int, float64 or string. Names must be identifiers and must not clash with a
+	// field, a function or an alias.
+	Consts map[string]any
+	// Aliases map names to fields of Env (by their expr name, which may be a hidden
+	// name such as "@3" that users cannot type). Names must be identifiers and must not
+	// clash with a field, a function or a constant.
+	Aliases map[string]string
+	// TickField, if set, is the dotted path of the environment field that holds the
+	// current tick size (e.g. "market.tick"); round_tick(x), floor_tick(x) and
+	// ceil_tick(x) then use it. If empty, those helpers need the tick as a second
+	// argument.
+	TickField string
+	// MaxNodes is the node limit per expression. If zero, DefaultMaxNodes.
+	MaxNodes uint
+}
+
+// Env is a compiled environment description. It is immutable after New and safe for
+// concurrent use; compile as many expressions against it as needed.
+type Env struct {
+	cfg     Config
+	envType reflect.Type
+	opts    []expr.Option
+	names   []string            // every name an expression may use, for suggestions
+	fields  map[string][]string // struct type string -> visible field names
+	short   map[string]string   // struct type string -> unqualified name
+	hidden  map[string]bool     // hidden field names (aliases' targets)
+}
+
+// New validates cfg and returns an Env.
+func New(cfg Config) (*Env, error) {
+	if cfg.Env == nil {
+		return nil, fmt.Errorf("exprenv: Config.Env is nil")
+	}
+	t := reflect.TypeOf(cfg.Env)
+	if t.Kind() != reflect.Struct {
+		return nil, fmt.Errorf("exprenv: Config.Env must be a struct value, not %s", t)
+	}
+	if cfg.MaxNodes == 0 {
+		cfg.MaxNodes = DefaultMaxNodes
+	}
+	e := &Env{cfg: cfg, envType: t, fields: map[string][]string{}, short: map[string]string{}, hidden: map[string]bool{}}
+	e.walkType(t)
+
+	top := map[string]bool{}
+	for _, n := range e.fields[t.String()] {
+		top[n] = true
+	}
+	for _, f := range helpers {
+		top[f.name] = true
+	}
+	for _, b := range Builtins {
+		top[b] = true
+	}
+	for name, v := range cfg.Consts {
+		if !isIdent(name) {
+			return nil, fmt.Errorf("exprenv: constant name %q is not an identifier", name)
+		}
+		if top[name] {
+			return nil, fmt.Errorf("exprenv: constant %q clashes with a built-in name", name)
+		}
+		if _, ok := constNode(v); !ok {
+			return nil, fmt.Errorf("exprenv: constant %q has unsupported type %T", name, v)
+		}
+	}
+	allFields := map[string]bool{}
+	for i := 0; i < t.NumField(); i++ {
+		allFields[exprName(t.Field(i))] = true
+	}
+	for name, target := range cfg.Aliases {
+		if !isIdent(name) {
+			return nil, fmt.Errorf("exprenv: alias name %q is not an identifier", name)
+		}
+		if top[name] {
+			return nil, fmt.Errorf("exprenv: alias %q clashes with a built-in name", name)
+		}
+		if _, dup := cfg.Consts[name]; dup {
+			return nil, fmt.Errorf("exprenv: %q is both a constant and an alias", name)
+		}
+		if !allFields[target] {
+			return nil, fmt.Errorf("exprenv: alias %q names no field %q of %s", name, target, t)
+		}
+		e.hidden[target] = true
+	}
+	for n := range top {
+		e.names = append(e.names, n)
+	}
+	for n := range cfg.Consts {
+		e.names = append(e.names, n)
+	}
+	for n := range cfg.Aliases {
+		e.names = append(e.names, n)
+	}
+	sort.Strings(e.names)
+
+	e.opts = []expr.Option{expr.Env(cfg.Env), expr.DisableAllBuiltins(), expr.MaxNodes(cfg.MaxNodes)}
+	for _, b := range Builtins {
+		e.opts = append(e.opts, expr.EnableBuiltin(b))
+	}
+	for _, f := range helpers {
+		e.opts = append(e.opts, expr.Function(f.name, f.fn, f.types...))
+	}
+	return e, nil
+}
+
+// walkType records the visible field names of every struct type reachable from t.
+func (e *Env) walkType(t reflect.Type) {
+	for t.Kind() == reflect.Pointer || t.Kind() == reflect.Slice || t.Kind() == reflect.Array || t.Kind() == reflect.Map {
+		t = t.Elem()
+	}
+	if t.Kind() != reflect.Struct {
+		return
+	}
+	key := t.String()
+	if _, seen := e.fields[key]; seen {
+		return
+	}
+	e.short[key] = t.Name()
+	var names []string
+	e.fields[key] = names
+	for i := 0; i < t.NumField(); i++ {
+		f := t.Field(i)
+		if !f.IsExported() {
+			continue
+		}
+		n := exprName(f)
+		if n == "-" || !isIdent(n) {
+			continue
+		}
+		names = append(names, n)
+		e.walkType(f.Type)
+	}
+	e.fields[key] = names
+}
+
+func exprName(f reflect.StructField) string {
+	if tag, ok := f.Tag.Lookup("expr"); ok && tag != "" {
+		if i := strings.IndexByte(tag, ','); i >= 0 {
+			tag = tag[:i]
+		}
+		return tag
+	}
+	return f.Name
+}
+
+func isIdent(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i, r := range s {
+		switch {
+		case r == '_' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z':
+		case i > 0 && r >= '0' && r <= '9':
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// Program is one compiled expression. It is immutable and safe for concurrent use.
+type Program struct {
+	prog   *vm.Program
+	src    string
+	origin Origin
+	kind   Kind
+	names  []string
+}
+
+// Source returns the expression's text.
+func (p *Program) Source() string { return p.src }
+
+// Origin returns where the expression came from.
+func (p *Program) Origin() Origin { return p.origin }
+
+// Kind returns the type of the result: the expected kind given to Compile, or the
+// inferred one when Any was expected (Any if it cannot be known statically).
+func (p *Program) Kind() Kind { return p.kind }
+
+// Names returns, sorted and without duplicates, the names the expression reads: every
+// top-level identifier as written (constants and aliases included) and every
+// "name.field" selection of one. The caller can use it to order dependencies or to
+// skip computing fields no expression reads.
+func (p *Program) Names() []string { return p.names }
+
+// Uses reports whether the expression reads name (see Names).
+func (p *Program) Uses(name string) bool {
+	i := sort.SearchStrings(p.names, name)
+	return i < len(p.names) && p.names[i] == name
+}
+
+// Compile compiles src against the environment, expecting a result of kind want (Any
+// for no expectation). Errors are *Error, positioned in at's file.
+func (e *Env) Compile(src string, at Origin, want Kind) (*Program, error) {
+	if strings.TrimSpace(src) == "" {
+		return nil, newError(at, src, 1, 0, "empty expression")
+	}
+	pt := &patcher{env: e, names: map[string]bool{}}
+	opts := make([]expr.Option, 0, len(e.opts)+2)
+	opts = append(opts, e.opts...)
+	opts = append(opts, expr.Patch(pt))
+	switch want {
+	case Bool:
+		opts = append(opts, expr.AsBool())
+	case Float:
+		opts = append(opts, expr.AsFloat64())
+	case Int:
+		opts = append(opts, expr.AsInt())
+	case String:
+		opts = append(opts, expr.AsKind(reflect.String))
+	}
+	prog, err := compileSafe(src, opts)
+	if pt.err != nil {
+		line, col := lineCol(src, pt.errOff)
+		return nil, newError(at, src, line, col, pt.err.Error())
+	}
+	if err != nil {
+		ee := fromExpr(at, src, err, false)
+		ee.Message = e.explain(ee.Message)
+		if strings.HasPrefix(ee.Message, "compilation failed: expression exceeds maximum allowed nodes") {
+			ee = newError(at, src, 1, 0, fmt.Sprintf("expression too large (more than %d nodes)", e.cfg.MaxNodes))
+			ee.Err = ErrNodeLimit
+		}
+		return nil, ee
+	}
+	kind := want
+	if kind == Any {
+		kind = kindOf(prog.Node().Type())
+	}
+	names := make([]string, 0, len(pt.names))
+	for n := range pt.names {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return &Program{prog: prog, src: src, origin: at, kind: kind, names: names}, nil
+}
+
+// compileSafe runs expr.Compile, turning a panic inside expr (a bug there, triggered
+// by odd input) into an error.
+func compileSafe(src string, opts []expr.Option) (p *vm.Program, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			p, err = nil, fmt.Errorf("cannot compile expression: %v", r)
+		}
+	}()
+	return expr.Compile(src, opts...)
+}
+
+func kindOf(t reflect.Type) Kind {
+	if t == nil {
+		return Any
+	}
+	switch t.Kind() {
+	case reflect.Bool:
+		return Bool
+	case reflect.Float32, reflect.Float64:
+		return Float
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return Int
+	case reflect.String:
+		return String
+	}
+	return Any
+}
+
+// patcher substitutes constants and aliases, completes the one-argument tick helpers,
+// refuses `let` bindings that shadow user names, and records the names read.
+type patcher struct {
+	env    *Env
+	names  map[string]bool
+	err    error
+	errOff int // rune offset of the offending node
+}
+
+func (p *patcher) fail(n ast.Node, msg string) {
+	if p.err != nil {
+		return
+	}
+	p.err = fmt.Errorf("%s", msg)
+	p.errOff = n.Location().From
+}
+
+// Visit implements ast.Visitor. Walk is post-order: children before parents.
+func (p *patcher) Visit(node *ast.Node) {
+	switch n := (*node).(type) {
+	case *ast.VariableDeclaratorNode:
+		if _, c := p.env.cfg.Consts[n.Name]; c {
+			p.fail(n, fmt.Sprintf("let %s: %s is already a parameter or variable name", n.Name, n.Name))
+		}
+		if _, a := p.env.cfg.Aliases[n.Name]; a {
+			p.fail(n, fmt.Sprintf("let %s: %s is already a parameter or variable name", n.Name, n.Name))
+		}
+	case *ast.MemberNode:
+		if id, ok := n.Node.(*ast.IdentifierNode); ok {
+			if s, ok := n.Property.(*ast.StringNode); ok {
+				p.names[id.Value+"."+s.Value] = true
+			}
+		}
+	case *ast.IdentifierNode:
+		name := n.Value
+		if p.env.hidden[name] {
+			return // an alias already substituted (visitors may run more than once)
+		}
+		p.names[name] = true
+		if v, ok := p.env.cfg.Consts[name]; ok {
+			c, _ := constNode(v)
+			ast.Patch(node, c)
+			return
+		}
+		if target, ok := p.env.cfg.Aliases[name]; ok {
+			ast.Patch(node, &ast.IdentifierNode{Value: target})
+		}
+	case *ast.CallNode:
+		id, ok := n.Callee.(*ast.IdentifierNode)
+		if !ok || len(n.Arguments) != 1 {
+			return
+		}
+		switch id.Value {
+		case "round_tick", "floor_tick", "ceil_tick":
+			if p.env.cfg.TickField == "" {
+				p.fail(n, id.Value+" needs the tick size as its second argument")
+				return
+			}
+			tick := pathNode(p.env.cfg.TickField)
+			tick.SetLocation(n.Location())
+			n.Arguments = append(n.Arguments, tick)
+		}
+	}
+}
+
+// pathNode builds the AST of a dotted field path.
+func pathNode(path string) ast.Node {
+	parts := strings.Split(path, ".")
+	var n ast.Node = &ast.IdentifierNode{Value: parts[0]}
+	for _, p := range parts[1:] {
+		n = &ast.MemberNode{Node: n, Property: &ast.StringNode{Value: p}}
+	}
+	return n
+}
+
+func constNode(v any) (ast.Node, bool) {
+	switch x := v.(type) {
+	case bool:
+		return &ast.BoolNode{Value: x}, true
+	case int:
+		return &ast.IntegerNode{Value: x}, true
+	case int64:
+		return &ast.IntegerNode{Value: int(x)}, true
+	case float64:
+		return &ast.FloatNode{Value: x}, true
+	case string:
+		return &ast.StringNode{Value: x}, true
+	}
+	return nil, false
+}
