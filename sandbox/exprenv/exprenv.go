@@ -70,9 +70,10 @@ type Config struct {
 	// int, float64 or string. Names must be identifiers and must not clash with a
 	// field, a function or an alias.
 	Consts map[string]any
-	// Aliases map names to fields of Env (by their expr name, which may be a hidden
-	// name such as "@3" that users cannot type). Names must be identifiers and must not
-	// clash with a field, a function or a constant.
+	// Aliases map names to fields of Env: a field's expr name, or a dotted path
+	// through struct and pointer-to-struct fields ("@s.f3"). Path elements may be
+	// hidden names such as "@s" that users cannot type. Names must be identifiers and
+	// must not clash with a field, a function or a constant.
 	Aliases map[string]string
 	// TickField, if set, is the dotted path of the environment field that holds the
 	// current tick size (e.g. "market.tick"); round_tick(x), floor_tick(x) and
@@ -131,10 +132,6 @@ func New(cfg Config) (*Env, error) {
 			return nil, fmt.Errorf("exprenv: constant %q has unsupported type %T", name, v)
 		}
 	}
-	allFields := map[string]bool{}
-	for i := 0; i < t.NumField(); i++ {
-		allFields[exprName(t.Field(i))] = true
-	}
 	for name, target := range cfg.Aliases {
 		if !isIdent(name) {
 			return nil, fmt.Errorf("exprenv: alias name %q is not an identifier", name)
@@ -145,10 +142,10 @@ func New(cfg Config) (*Env, error) {
 		if _, dup := cfg.Consts[name]; dup {
 			return nil, fmt.Errorf("exprenv: %q is both a constant and an alias", name)
 		}
-		if !allFields[target] {
+		if !hasPath(t, target) {
 			return nil, fmt.Errorf("exprenv: alias %q names no field %q of %s", name, target, t)
 		}
-		e.hidden[target] = true
+		e.hidden[strings.SplitN(target, ".", 2)[0]] = true
 	}
 	for n := range top {
 		e.names = append(e.names, n)
@@ -199,6 +196,30 @@ func (e *Env) walkType(t reflect.Type) {
 		e.walkType(f.Type)
 	}
 	e.fields[key] = names
+}
+
+// hasPath reports whether the dotted path of expr names leads from struct type t to a
+// field, through structs and pointers to structs.
+func hasPath(t reflect.Type, path string) bool {
+	for _, part := range strings.Split(path, ".") {
+		for t.Kind() == reflect.Pointer {
+			t = t.Elem()
+		}
+		if t.Kind() != reflect.Struct {
+			return false
+		}
+		found := false
+		for i := 0; i < t.NumField(); i++ {
+			if f := t.Field(i); f.IsExported() && exprName(f) == part {
+				t, found = f.Type, true
+				break
+			}
+		}
+		if !found {
+			return false
+		}
+	}
+	return true
 }
 
 func exprName(f reflect.StructField) string {
@@ -263,10 +284,11 @@ func (e *Env) Compile(src string, at Origin, want Kind) (*Program, error) {
 	if strings.TrimSpace(src) == "" {
 		return nil, newError(at, src, 1, 0, "empty expression")
 	}
-	pt := &patcher{env: e, names: map[string]bool{}}
-	opts := make([]expr.Option, 0, len(e.opts)+2)
+	rec := recorder{}
+	pt := &patcher{env: e}
+	opts := make([]expr.Option, 0, len(e.opts)+3)
 	opts = append(opts, e.opts...)
-	opts = append(opts, expr.Patch(pt))
+	opts = append(opts, expr.Patch(rec), expr.Patch(pt))
 	switch want {
 	case Bool:
 		opts = append(opts, expr.AsBool())
@@ -295,8 +317,8 @@ func (e *Env) Compile(src string, at Origin, want Kind) (*Program, error) {
 	if kind == Any {
 		kind = kindOf(prog.Node().Type())
 	}
-	names := make([]string, 0, len(pt.names))
-	for n := range pt.names {
+	names := make([]string, 0, len(rec))
+	for n := range rec {
 		names = append(names, n)
 	}
 	sort.Strings(names)
@@ -332,11 +354,29 @@ func kindOf(t reflect.Type) Kind {
 	return Any
 }
 
-// patcher substitutes constants and aliases, completes the one-argument tick helpers,
-// refuses `let` bindings that shadow user names, and records the names read.
+// recorder records the names an expression reads, before any substitution.
+type recorder map[string]bool
+
+// Visit implements ast.Visitor.
+func (r recorder) Visit(node *ast.Node) {
+	switch n := (*node).(type) {
+	case *ast.MemberNode:
+		if id, ok := n.Node.(*ast.IdentifierNode); ok {
+			if s, ok := n.Property.(*ast.StringNode); ok {
+				r[id.Value+"."+s.Value] = true
+			}
+		}
+	case *ast.IdentifierNode:
+		if !strings.HasPrefix(n.Value, "@") {
+			r[n.Value] = true
+		}
+	}
+}
+
+// patcher substitutes constants and aliases, completes the one-argument tick helpers
+// and refuses `let` bindings that shadow user names.
 type patcher struct {
 	env    *Env
-	names  map[string]bool
 	err    error
 	errOff int // rune offset of the offending node
 }
@@ -359,25 +399,18 @@ func (p *patcher) Visit(node *ast.Node) {
 		if _, a := p.env.cfg.Aliases[n.Name]; a {
 			p.fail(n, fmt.Sprintf("let %s: %s is already a parameter or variable name", n.Name, n.Name))
 		}
-	case *ast.MemberNode:
-		if id, ok := n.Node.(*ast.IdentifierNode); ok {
-			if s, ok := n.Property.(*ast.StringNode); ok {
-				p.names[id.Value+"."+s.Value] = true
-			}
-		}
 	case *ast.IdentifierNode:
 		name := n.Value
 		if p.env.hidden[name] {
 			return // an alias already substituted (visitors may run more than once)
 		}
-		p.names[name] = true
 		if v, ok := p.env.cfg.Consts[name]; ok {
 			c, _ := constNode(v)
 			ast.Patch(node, c)
 			return
 		}
 		if target, ok := p.env.cfg.Aliases[name]; ok {
-			ast.Patch(node, &ast.IdentifierNode{Value: target})
+			ast.Patch(node, pathNode(target))
 		}
 	case *ast.CallNode:
 		id, ok := n.Callee.(*ast.IdentifierNode)

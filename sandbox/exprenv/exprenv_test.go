@@ -27,6 +27,12 @@ type testEnv struct {
 	List   []testToken `expr:"list"`
 	S0     float64     `expr:"@0"`
 	B0     bool        `expr:"@1"`
+	C      *testCommon `expr:"@c"`
+}
+
+type testCommon struct {
+	Inventory float64    `expr:"inventory"`
+	No        *testToken `expr:"no"`
 }
 
 func newTestEnv(t testing.TB) *Env {
@@ -34,7 +40,7 @@ func newTestEnv(t testing.TB) *Env {
 	env, err := New(Config{
 		Env:       testEnv{},
 		Consts:    map[string]any{"spread": 0.02, "size": 10, "live": true, "label": "x"},
-		Aliases:   map[string]string{"skew": "@0", "wide": "@1"},
+		Aliases:   map[string]string{"skew": "@0", "wide": "@1", "inventory": "@c.inventory", "no": "@c.no"},
 		TickField: "market.tick",
 	})
 	if err != nil {
@@ -52,6 +58,7 @@ func sampleEnv() testEnv {
 		List:   []testToken{{Bid: 0.1}, {Bid: 0.3}},
 		S0:     0.005,
 		B0:     true,
+		C:      &testCommon{Inventory: -3, No: &testToken{Bid: 0.54, Ask: 0.56}},
 	}
 }
 
@@ -68,6 +75,8 @@ func TestEvaluateGivesTheFormulaResult(t *testing.T) {
 		{"int constant converts", "size * 2", Float, 20.0},
 		{"aliases read hidden fields", "yes.bid - skew", Float, 0.435},
 		{"bool alias", "wide && live", Bool, true},
+		{"dotted alias through a pointer", "inventory * 2", Float, -6.0},
+		{"alias to a pointer struct", "no.bid + yes.ask", Float, 1.0},
 		{"string constant", `label == "x" && kind == "book"`, Bool, true},
 		{"clamp", "clamp(yes.bid * 10, 0, 1)", Float, 1.0},
 		{"floor_tick uses the market tick", "floor_tick(0.3 - 0.1)", Float, 0.2},
@@ -100,14 +109,14 @@ func TestEvaluateGivesTheFormulaResult(t *testing.T) {
 
 func TestProgramReportsKindAndNames(t *testing.T) {
 	env := newTestEnv(t)
-	p, err := env.Compile("yes.bid - skew > spread && market.tick > 0", Origin{}, Any)
+	p, err := env.Compile("yes.bid - skew > spread && market.tick > no.ask", Origin{}, Any)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if p.Kind() != Bool {
 		t.Fatalf("kind %v, want bool", p.Kind())
 	}
-	for _, n := range []string{"yes", "yes.bid", "skew", "spread", "market", "market.tick"} {
+	for _, n := range []string{"yes", "yes.bid", "skew", "spread", "market", "market.tick", "no", "no.ask"} {
 		if !p.Uses(n) {
 			t.Errorf("Uses(%q) = false; names %v", n, p.Names())
 		}
@@ -132,6 +141,7 @@ func TestCompileErrorsArePositionedAndHelpful(t *testing.T) {
 		{"unknown name suggests", "yes.bid - skwe", Float, 10, 22, "unknown name skwe (did you mean skew?)", nil},
 		{"unknown field suggests", "yes.bidd", Float, 10, 16, "has no field bidd (did you mean bid?)", nil},
 		{"type names are unqualified", "yes.bidd", Float, 10, 16, "type testToken", nil},
+		{"fields behind pointers suggest", "no.bidd", Float, 10, 15, "type testToken has no field bidd (did you mean bid?)", nil},
 		{"second line maps to indent", "yes.bid +\n  nope", Float, 11, 7, "unknown name nope", nil},
 		{"now is disabled", "now()", Any, 10, 12, "time comes from the event", nil},
 		{"date is disabled", `date("2024-01-01")`, Any, 10, 12, "time comes from the event", nil},
@@ -236,6 +246,7 @@ func TestNewRejectsClashes(t *testing.T) {
 		{"constant clashes with a helper", Config{Env: testEnv{}, Consts: map[string]any{"clamp": 1.0}}},
 		{"constant of a bad type", Config{Env: testEnv{}, Consts: map[string]any{"x": []int{1}}}},
 		{"alias to a missing field", Config{Env: testEnv{}, Aliases: map[string]string{"x": "@9"}}},
+		{"alias to a missing nested field", Config{Env: testEnv{}, Aliases: map[string]string{"x": "@c.nope"}}},
 		{"alias and constant", Config{Env: testEnv{}, Consts: map[string]any{"x": 1.0}, Aliases: map[string]string{"x": "@0"}}},
 		{"not an identifier", Config{Env: testEnv{}, Consts: map[string]any{"a-b": 1.0}}},
 	}

@@ -24,7 +24,7 @@ func (e *Env) explain(msg string) string {
 		return msg
 	}
 	if m := reNoField.FindStringSubmatch(msg); m != nil {
-		typ, field := m[1], m[3]
+		typ, field := strings.TrimLeft(m[1], "*"), m[3]
 		out := "type " + e.shortName(typ) + " has no " + m[2] + " " + field
 		if s := Suggest(field, e.fields[typ]); s != "" {
 			out += " (did you mean " + s + "?)"
