@@ -108,6 +108,9 @@ type State struct {
 	Balance   Micros             // available collateral
 	Reserved  Micros             // collateral locked by open buy orders
 	Mode      AccountMode
+	// Last is the last public trade printed for each token (see Apply); nil until
+	// the first trade event.
+	Last map[TokenID]LastTrade
 }
 
 // Init allocates the maps of a zero State.

@@ -1,0 +1,202 @@
+package market
+
+// LastTrade is the last public trade printed for a token (an EventLastTrade).
+type LastTrade struct {
+	Price Micros
+	Size  Micros
+	Side  Side  // the taker's side
+	Time  int64 // Unix milliseconds
+}
+
+// Apply updates s from one event. It is the one deterministic state transition shared
+// by the agent loop, the paper venue and backtests: the same events applied in the same
+// order give the same State. It never reads the clock; s.Time becomes ev.Time when that
+// is set. Apply calls Init itself, so the zero State is usable.
+//
+// What each event does:
+//   - EventBook: replaces the token's book (best-first levels are copied as they are;
+//     unsorted input is sorted). EventPriceChange: sets each changed level.
+//   - EventLastTrade: records the print in s.Last.
+//   - EventTickSize: sets the market's TickSize.
+//   - EventResolved: marks the market resolved with its winner, settles both positions
+//     (winning shares pay One each into Balance) and drops the market's open orders,
+//     releasing their reserved collateral.
+//   - EventOrder: keeps s.Orders in step with this wallet's orders (placed, matched,
+//     cancelled) and moves the collateral a BUY order locks (price × remaining) between
+//     Balance and Reserved.
+//   - EventFill: buys add to the token's position and pay price × size + fee out of
+//     Balance; sells reduce it and pay proceeds − fee into Balance. The release of the
+//     order's reservation comes with its EventOrder, in either order, so the net effect
+//     of a buy filled at a better price than its limit is exactly the fill's cost.
+//   - EventTimer: only advances s.Time.
+//
+// Events for unknown markets update what they can (books, prints, orders, fills) and
+// ignore the rest. For book events Apply does not allocate once the token's book
+// exists and its level slices have grown to their working size. Apply is not safe for
+// concurrent use (the agent loop is the single writer); ev is not retained.
+func (s *State) Apply(ev *Event) {
+	if s.Books == nil || s.Positions == nil || s.Orders == nil || s.Markets == nil {
+		s.Init()
+	}
+	if ev.Time != 0 {
+		s.Time = ev.Time
+	}
+	switch ev.Kind {
+	case EventBook:
+		b := s.book(ev.Token)
+		b.Bids = copyLevels(b.Bids, ev.Bids, true)
+		b.Asks = copyLevels(b.Asks, ev.Asks, false)
+		b.Time, b.Hash = ev.Time, ev.Hash
+	case EventPriceChange:
+		for i := range ev.Changes {
+			c := &ev.Changes[i]
+			tok := c.Token
+			if tok == "" {
+				tok = ev.Token
+			}
+			b := s.book(tok)
+			b.Set(c.Side, c.Price, c.Size)
+			b.Time = ev.Time
+		}
+	case EventLastTrade:
+		if s.Last == nil {
+			s.Last = make(map[TokenID]LastTrade)
+		}
+		s.Last[ev.Token] = LastTrade{Price: ev.Price, Size: ev.Size, Side: ev.Side, Time: ev.Time}
+	case EventTickSize:
+		if m := s.marketFor(ev.Market, ev.Token); m != nil && ev.NewTick > 0 {
+			m.TickSize = ev.NewTick
+		}
+	case EventResolved:
+		s.resolve(ev)
+	case EventOrder:
+		s.applyOrder(&ev.Order, ev.OrderUpdate)
+	case EventFill:
+		s.applyFill(&ev.Fill)
+	}
+}
+
+// book returns the book of token t, creating it on first use.
+func (s *State) book(t TokenID) *Book {
+	b := s.Books[t]
+	if b == nil {
+		b = &Book{Token: t}
+		s.Books[t] = b
+	}
+	return b
+}
+
+// copyLevels copies src into dst's storage. Levels that are already strictly
+// best-first with positive sizes (what adapters deliver) are copied as they are;
+// anything else goes through Book.Reset's sort-and-merge.
+func copyLevels(dst, src []Level, desc bool) []Level {
+	ok := true
+	for i, l := range src {
+		if l.Size <= 0 || i > 0 && (desc && l.Price >= src[i-1].Price || !desc && l.Price <= src[i-1].Price) {
+			ok = false
+			break
+		}
+	}
+	if ok {
+		return append(dst[:0], src...)
+	}
+	return resetSide(dst[:0], src, desc)
+}
+
+// marketFor finds a market by condition id or, failing that, by token.
+func (s *State) marketFor(c ConditionID, t TokenID) *Info {
+	if m := s.Markets[c]; m != nil {
+		return m
+	}
+	if t != "" {
+		if m, _, ok := s.MarketOf(t); ok {
+			return m
+		}
+	}
+	return nil
+}
+
+func (s *State) resolve(ev *Event) {
+	m := s.marketFor(ev.Market, ev.Winner)
+	if m == nil {
+		return
+	}
+	m.Resolved = true
+	if o, ok := m.OutcomeOf(ev.Winner); ok {
+		m.Winner = o
+	}
+	for o, tok := range m.Tokens {
+		p := s.Positions[tok]
+		if p == nil || p.Size == 0 {
+			continue
+		}
+		won := Outcome(o) == m.Winner
+		if won {
+			s.Balance += p.Size // One per share
+		}
+		p.Settle(won)
+	}
+	for id, ord := range s.Orders {
+		if ord.Market == m.Condition || ord.Token == m.Tokens[Yes] || ord.Token == m.Tokens[No] {
+			s.release(ord)
+			delete(s.Orders, id)
+		}
+	}
+}
+
+// reservation is the collateral an open order locks: price × remaining for a live
+// BUY, nothing otherwise.
+func reservation(o *Order) Micros {
+	if o.Side != Buy || o.Status.Final() || o.Remaining() <= 0 {
+		return 0
+	}
+	n, _ := Notional(o.Price, o.Remaining())
+	return n
+}
+
+func (s *State) release(o *Order) {
+	r := reservation(o)
+	s.Reserved -= r
+	s.Balance += r
+}
+
+func (s *State) applyOrder(o *Order, u OrderUpdate) {
+	old := s.Orders[o.ID]
+	if old != nil {
+		s.release(old)
+	}
+	if u == OrderCancellation || o.Status.Final() || o.Remaining() <= 0 {
+		if old != nil {
+			delete(s.Orders, o.ID)
+		}
+		return
+	}
+	if old == nil {
+		old = new(Order)
+		s.Orders[o.ID] = old
+	}
+	*old = *o
+	r := reservation(old)
+	s.Reserved += r
+	s.Balance -= r
+}
+
+func (s *State) applyFill(f *Fill) {
+	p := s.Positions[f.Token]
+	if p == nil {
+		p = &Position{Market: f.Market, Token: f.Token, Outcome: f.Outcome}
+		s.Positions[f.Token] = p
+	}
+	switch f.Side {
+	case Buy:
+		if p.Buy(f.Price, f.Size, f.Fee) {
+			n, _ := Notional(f.Price, f.Size)
+			s.Balance -= n + f.Fee
+		}
+	case Sell:
+		if _, ok := p.Sell(f.Price, f.Size, f.Fee); ok {
+			n, _ := Notional(f.Price, f.Size)
+			s.Balance += n - f.Fee
+		}
+	}
+}
