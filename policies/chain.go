@@ -1,0 +1,308 @@
+package policies
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/pitbossdev/pitboss/market"
+)
+
+// Chain is the ordered, default-deny guard chain of one agent. An intent is allowed
+// only when it is of a known, non-withdrawing kind and every guard allows it; the
+// first denial ends the evaluation. Every decision, and every trip and resume of the
+// kill switch, is delivered to the Sink.
+//
+// The guards, in order: allowlist, kill_switch, geoblock, account_mode,
+// market_state, preflight, max_order_size, max_order_notional, max_position,
+// max_market_position, max_gross_exposure, max_open_orders, price_band,
+// max_orders_per_minute, then any guards given with WithGuards, then the custom
+// deny_if guards of the configuration.
+//
+// A Chain is not safe for concurrent use: the agent's loop owns it and calls every
+// method, operator commands (Trip, Resume) included. It keeps no reference to the
+// states and intents it is given. Evaluations that allow do not allocate.
+type Chain struct {
+	cfg    Config
+	agent  string
+	sink   Sink
+	geo    Geoblock
+	guards []Guard
+	kill   KillState
+	rate   window
+	view   View
+	custom *customSet
+
+	denyKind, denyHalted, denyGeoBlocked, denyGeoUnknown, denyBanned, denyCloseOnly *Denied
+}
+
+// Option configures a Chain at construction.
+type Option func(*Chain)
+
+// WithAgent names the agent in audit records.
+func WithAgent(name string) Option { return func(c *Chain) { c.agent = name } }
+
+// WithSink delivers audit records to s. If not given (or nil), records are discarded.
+func WithSink(s Sink) Option { return func(c *Chain) { c.sink = s } }
+
+// WithGeoblock sets the initial geoblock status (see SetGeoblock). If not given, the
+// status is GeoUnknown and every order is denied until SetGeoblock is called.
+func WithGeoblock(g Geoblock) Option { return func(c *Chain) { c.geo = g } }
+
+// WithKillState restores the kill switch saved by a previous run (see KillState), so
+// a tripped switch stays tripped across restarts.
+func WithKillState(k KillState) Option { return func(c *Chain) { c.kill = k } }
+
+// WithGuards appends guards written in Go after the built-in ones and before the
+// custom expression guards.
+func WithGuards(g ...Guard) Option {
+	return func(c *Chain) { c.guards = append(c.guards, g...) }
+}
+
+// WithAddress sets the wallet address quoted in account-mode denials, as the venue
+// quotes it ("'0x…' address banned").
+func WithAddress(a market.Address) Option {
+	return func(c *Chain) { c.denyBanned, c.denyCloseOnly = accountDenials(a) }
+}
+
+func accountDenials(a market.Address) (banned, closeOnly *Denied) {
+	return deny(GuardAccountMode, market.Errorf(market.CodeAddressBanned, a.String())),
+		deny(GuardAccountMode, market.Errorf(market.CodeAddressCloseOnly, a.String()))
+}
+
+// New builds a chain from cfg (zero limits take their defaults). It fails when cfg
+// has problems (see Config.Problems); the error lists all of them.
+func New(cfg Config, opts ...Option) (*Chain, error) {
+	if probs := cfg.Problems(); len(probs) > 0 {
+		msgs := make([]error, len(probs))
+		for i, p := range probs {
+			msgs[i] = errors.New(p.String())
+		}
+		return nil, fmt.Errorf("policies: invalid guard configuration: %w", errors.Join(msgs...))
+	}
+	c := &Chain{cfg: cfg.Resolved(), sink: Discard}
+	c.denyBanned, c.denyCloseOnly = accountDenials(market.Address{})
+	c.denyKind = &Denied{Guard: GuardAllowlist, Reason: "intent kind is not allowed (only quote, take, cancel, cancel_all, flatten, pause)", Err: ErrNotAllowed}
+	c.denyHalted = &Denied{Guard: GuardKillSwitch, Reason: ErrHalted.Error(), Err: ErrHalted}
+	c.denyGeoBlocked = deny(GuardGeoblock, market.ErrGeoblocked)
+	c.denyGeoUnknown = &Denied{Guard: GuardGeoblock, Reason: "geoblock status unknown: no order until it is checked", Err: ErrGeoUnknown}
+	c.guards = []Guard{allowlistGuard{c}, killGuard{c}, geoGuard{c}, accountGuard{c}, marketGuard{}, preflightGuard{}}
+	c.guards = append(c.guards, limitGuards(c)...)
+	for _, o := range opts {
+		o(c)
+	}
+	if c.sink == nil {
+		c.sink = Discard
+	}
+	if c.geo.Status > GeoBlocked {
+		return nil, fmt.Errorf("policies: invalid geoblock status %d", c.geo.Status)
+	}
+	if len(c.cfg.Custom) > 0 {
+		cs, err := newCustomSet(c, c.cfg.Custom)
+		if err != nil {
+			return nil, err
+		}
+		c.custom = cs
+		for i := range cs.guards {
+			c.guards = append(c.guards, &cs.guards[i])
+		}
+	}
+	c.rate.ts = make([]int64, c.cfg.MaxOrdersPerMinute)
+	c.view.Config = &c.cfg
+	return c, nil
+}
+
+// Config returns the resolved configuration (every limit set).
+func (c *Chain) Config() Config { return c.cfg }
+
+// Guards returns the names of the guards in evaluation order.
+func (c *Chain) Guards() []string {
+	out := make([]string, len(c.guards))
+	for i, g := range c.guards {
+		out[i] = g.Name()
+	}
+	return out
+}
+
+// SetGeoblock sets the geoblock status (from /api/geoblock; GeoAllowed for the
+// embedded venue). It applies from the next evaluation.
+func (c *Chain) SetGeoblock(g Geoblock) { c.geo = g }
+
+// Geoblock returns the current geoblock status.
+func (c *Chain) Geoblock() Geoblock { return c.geo }
+
+// Evaluate decides intent it against state s. It first re-checks the loss limits
+// (see Observe); if that trips the kill switch, Decision.Action says what to do.
+func (c *Chain) Evaluate(s *market.State, it *market.Intent) Decision {
+	return c.evaluate(s, it, "")
+}
+
+// EvaluateReplacing is Evaluate for an intent that replaces the open order
+// replaces (a re-quote): that order's reservations and its slot among the open
+// orders are not counted against the new one. An id that is not open is ignored.
+func (c *Chain) EvaluateReplacing(s *market.State, it *market.Intent, replaces market.OrderID) Decision {
+	return c.evaluate(s, it, replaces)
+}
+
+func (c *Chain) evaluate(s *market.State, it *market.Intent, replaces market.OrderID) Decision {
+	var d Decision
+	posValue := PositionsValue(s)
+	d.Action = c.observe(s, s.Balance+s.Reserved+posValue)
+	var rep *market.Order
+	if replaces != "" {
+		rep = s.Orders[replaces]
+	}
+	v := &c.view
+	v.reset(s, it, rep)
+	v.Geoblock, v.Halted, v.positionsValue = c.geo, c.kill.Tripped, posValue
+	c.locate(v)
+	for _, g := range c.guards {
+		if den := g.Check(v); den != nil {
+			d.Denied = den
+			break
+		}
+	}
+	d.Allowed = d.Denied == nil
+	r := Record{Kind: RecordDecision, Agent: c.agent, Time: s.Time, Intent: *it, Allowed: d.Allowed}
+	if d.Denied != nil {
+		r.Guard, r.Reason, r.Code = d.Denied.Guard, d.Denied.Reason, d.Denied.Code()
+	}
+	c.sink.Audit(r)
+	v.State, v.Intent, v.Replaces, v.Market = nil, nil, nil, nil // keep no references
+	return d
+}
+
+// locate finds the intent's market and outcome and its notional.
+func (c *Chain) locate(v *View) {
+	s, it := v.State, v.Intent
+	switch {
+	case it.Token != "" && it.Market != "":
+		if m := s.Markets[it.Market]; m != nil {
+			if o, ok := m.OutcomeOf(it.Token); ok {
+				v.Market, v.Outcome = m, o
+			}
+		}
+	case it.Token != "":
+		if m, o, ok := s.MarketOf(it.Token); ok {
+			v.Market, v.Outcome = m, o
+		}
+	case it.Market != "":
+		v.Market = s.Markets[it.Market]
+	}
+	if it.Kind.Opens() && it.Price > 0 && it.Size > 0 {
+		if n, ok := market.Notional(it.Price, it.Size); ok {
+			v.Notional = n
+		} else {
+			v.Notional = market.MaxMicros + 1
+		}
+	}
+}
+
+// RecordOrder tells the chain that an order was sent to the venue at event time t
+// (Unix milliseconds), for max_orders_per_minute. The agent (its reconciler) calls it
+// once per order placed, whatever intent it came from.
+func (c *Chain) RecordOrder(t int64) { c.rate.add(t) }
+
+// KillState is the kill switch and loss-limit baseline, serializable (JSON, amounts
+// as decimal strings) so that the agent can keep it in its state directory and a
+// tripped switch survives a restart. The zero value is "not tripped, no baseline
+// yet".
+type KillState struct {
+	Tripped   bool
+	Reason    string
+	TrippedAt int64 // event time, Unix milliseconds
+	// Baseline reports whether Day, DayStart and HighWater are set (after the first
+	// Observe, or a Resume).
+	Baseline  bool
+	Day       int64         // UTC day number (Unix days) that DayStart belongs to
+	DayStart  market.Micros // equity at the first observation of Day
+	HighWater market.Micros // highest equity observed since the baseline was set
+}
+
+// KillState returns the current kill switch state, to persist.
+func (c *Chain) KillState() KillState { return c.kill }
+
+// Halted reports whether the kill switch is tripped.
+func (c *Chain) Halted() bool { return c.kill.Tripped }
+
+const day = 86_400_000
+
+func floorDiv(a, b int64) int64 {
+	q := a / b
+	if a%b != 0 && a < 0 {
+		q--
+	}
+	return q
+}
+
+// Observe updates the loss-limit baselines from s (equity, see Equity; the UTC day of
+// s.Time) and trips the kill switch when the daily loss reaches max_daily_loss or the
+// drawdown reaches max_drawdown. It returns the Action to take when it trips, the
+// zero Action otherwise. The agent calls it after applying each event, so that the
+// limits trip even when the strategy intends nothing; Evaluate calls it too. Call it
+// only once the state holds the account's balance and positions: the first call sets
+// the baseline.
+func (c *Chain) Observe(s *market.State) Action { return c.observe(s, Equity(s)) }
+
+func (c *Chain) observe(s *market.State, eq market.Micros) Action {
+	k := &c.kill
+	d := floorDiv(s.Time, day)
+	if !k.Baseline {
+		k.Baseline, k.Day, k.DayStart, k.HighWater = true, d, eq, eq
+	}
+	if d > k.Day {
+		k.Day, k.DayStart = d, eq
+	}
+	if eq > k.HighWater {
+		k.HighWater = eq
+	}
+	if k.Tripped {
+		return Action{}
+	}
+	if loss := k.DayStart - eq; loss >= c.cfg.MaxDailyLoss {
+		return c.trip(s.Time, fmt.Sprintf("daily loss %s reached max_daily_loss %s (equity %s, day start %s)", loss, c.cfg.MaxDailyLoss, eq, k.DayStart))
+	}
+	if dd := k.HighWater - eq; dd >= c.cfg.MaxDrawdown {
+		return c.trip(s.Time, fmt.Sprintf("drawdown %s reached max_drawdown %s (equity %s, high-water %s)", dd, c.cfg.MaxDrawdown, eq, k.HighWater))
+	}
+	return Action{}
+}
+
+// Trip trips the kill switch on an operator's (or the agent's) request at event time
+// t and returns the Action to take. Tripping a tripped switch keeps its first reason
+// and asks for the action again.
+func (c *Chain) Trip(t int64, reason string) Action {
+	if reason == "" {
+		reason = "operator"
+	}
+	if c.kill.Tripped {
+		return c.action(c.kill.Reason)
+	}
+	return c.trip(t, reason)
+}
+
+func (c *Chain) trip(t int64, reason string) Action {
+	c.kill.Tripped, c.kill.Reason, c.kill.TrippedAt = true, reason, t
+	c.sink.Audit(Record{Kind: RecordTrip, Agent: c.agent, Time: t, Guard: GuardKillSwitch, Reason: reason})
+	return c.action(reason)
+}
+
+func (c *Chain) action(reason string) Action {
+	return Action{CancelAll: true, Flatten: c.cfg.FlattenOnHalt, Halt: true, Reason: reason}
+}
+
+// Resume clears a tripped kill switch on an operator's explicit request and resets
+// the loss-limit baselines (day start and high-water mark) to the equity of s, so
+// that the same loss does not trip it again at once. It reports whether the switch
+// was tripped; resuming an untripped switch changes nothing.
+func (c *Chain) Resume(s *market.State, reason string) bool {
+	if !c.kill.Tripped {
+		return false
+	}
+	eq := Equity(s)
+	c.kill = KillState{Baseline: true, Day: floorDiv(s.Time, day), DayStart: eq, HighWater: eq}
+	if reason == "" {
+		reason = "operator"
+	}
+	c.sink.Audit(Record{Kind: RecordResume, Agent: c.agent, Time: s.Time, Guard: GuardKillSwitch, Allowed: true, Reason: reason})
+	return true
+}

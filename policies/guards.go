@@ -1,0 +1,369 @@
+package policies
+
+import (
+	"fmt"
+
+	"github.com/pitbossdev/pitboss/market"
+)
+
+// allowed is the closed set of intent kinds the chain lets through. There is no
+// withdrawal, transfer or any other way to move funds out of the venue; an intent
+// of any other kind (or a kind added to market later without a decision here) is
+// denied: default deny.
+func allowedKind(k market.IntentKind) bool {
+	switch k {
+	case market.IntentQuote, market.IntentTake, market.IntentCancel,
+		market.IntentCancelAll, market.IntentFlatten, market.IntentPause:
+		return true
+	}
+	return false
+}
+
+// placesOrders reports whether an intent of kind k sends orders to the venue
+// (flattening does: marketable sells).
+func placesOrders(k market.IntentKind) bool { return k.Opens() || k == market.IntentFlatten }
+
+type allowlistGuard struct{ c *Chain }
+
+func (allowlistGuard) Name() string { return GuardAllowlist }
+
+func (g allowlistGuard) Check(v *View) *Denied {
+	it := v.Intent
+	if !allowedKind(it.Kind) {
+		return g.c.denyKind
+	}
+	switch it.Kind {
+	case market.IntentQuote, market.IntentTake:
+		switch {
+		case it.Token == "":
+			return malformed("no token")
+		case !it.Side.Valid():
+			return malformed("invalid side")
+		case !it.Type.Valid():
+			return malformed("invalid order type")
+		case it.Kind == market.IntentQuote && !it.Type.Rests():
+			return malformed("a quote must be GTC or GTD, not " + it.Type.String())
+		case it.Kind == market.IntentTake && it.Type.Rests():
+			return malformed("a take must be FOK or FAK, not " + it.Type.String())
+		case it.Kind == market.IntentTake && it.PostOnly:
+			return malformed("a take cannot be post-only")
+		case it.Price <= 0 || it.Price >= market.One:
+			return malformed("price must be strictly between 0 and 1")
+		case it.Size <= 0 || it.Size > market.MaxMicros:
+			return malformed("size must be positive")
+		}
+	case market.IntentCancel:
+		if it.Key == "" && it.OrderID == "" {
+			return malformed("cancel names neither a quote key nor an order id")
+		}
+	}
+	return nil
+}
+
+func malformed(why string) *Denied {
+	return &Denied{Guard: GuardAllowlist, Reason: "malformed intent: " + why, Err: ErrNotAllowed}
+}
+
+type killGuard struct{ c *Chain }
+
+func (killGuard) Name() string { return GuardKillSwitch }
+
+func (g killGuard) Check(v *View) *Denied {
+	if v.Halted && v.Intent.Kind.Opens() {
+		return g.c.denyHalted
+	}
+	return nil
+}
+
+type geoGuard struct{ c *Chain }
+
+func (geoGuard) Name() string { return GuardGeoblock }
+
+// Check denies placing orders from an unknown or blocked location and, from a
+// close-only location, any order that does not reduce a position. Cancels, cancel-all
+// and pauses always pass: they never add exposure (flattening passes close-only).
+func (g geoGuard) Check(v *View) *Denied {
+	k := v.Intent.Kind
+	if !placesOrders(k) {
+		return nil
+	}
+	switch v.Geoblock.Status {
+	case GeoAllowed:
+		return nil
+	case GeoCloseOnly:
+		if k == market.IntentFlatten || v.Reduces() {
+			return nil
+		}
+		return &Denied{Guard: GuardGeoblock, Err: market.ErrGeoblocked,
+			Reason: "close-only location " + v.Geoblock.where() + ": the order does not reduce a position"}
+	case GeoBlocked:
+		return g.c.denyGeoBlocked
+	}
+	return g.c.denyGeoUnknown
+}
+
+type accountGuard struct{ c *Chain }
+
+func (accountGuard) Name() string { return GuardAccountMode }
+
+func (g accountGuard) Check(v *View) *Denied {
+	k := v.Intent.Kind
+	if !placesOrders(k) {
+		return nil
+	}
+	switch v.State.Mode {
+	case market.ModeNormal:
+		return nil
+	case market.ModeCloseOnly:
+		if k == market.IntentFlatten || v.Reduces() {
+			return nil
+		}
+		return g.c.denyCloseOnly
+	}
+	return g.c.denyBanned // banned, or a mode this package does not know: default deny
+}
+
+type marketGuard struct{}
+
+func (marketGuard) Name() string { return GuardMarketState }
+
+func (marketGuard) Check(v *View) *Denied {
+	it := v.Intent
+	if !placesOrders(it.Kind) || (it.Kind == market.IntentFlatten && it.Market == "") {
+		return nil
+	}
+	m := v.Market
+	switch {
+	case m == nil:
+		return denyMarketNotFound
+	case m.Resolved:
+		return denyResolved
+	case !m.Tradable():
+		return denyNotAccepting
+	}
+	return nil
+}
+
+var (
+	denyMarketNotFound = deny(GuardMarketState, market.ErrMarketNotFound)
+	denyResolved       = deny(GuardMarketState, market.ErrMarketResolved)
+	denyNotAccepting   = deny(GuardMarketState, market.ErrMarketNotAccepting)
+)
+
+type preflightGuard struct{}
+
+func (preflightGuard) Name() string { return GuardPreflight }
+
+// Check runs the venue's own order checks before the order leaves, with the venue's
+// catalog errors: tick size, lot, minimum size, expiration, post-only crossing and
+// balance (collateral for a buy including the worst-case fee; shares for a sell).
+func (preflightGuard) Check(v *View) *Denied {
+	it, m := v.Intent, v.Market
+	if !it.Kind.Opens() {
+		return nil
+	}
+	id := it.Key
+	if id == "" {
+		id = "(new)"
+	}
+	if !m.OnTick(it.Price) {
+		return deny(GuardPreflight, market.Errorf(market.CodeTickSize, id, it.Price, m.TickSize))
+	}
+	if it.Size%market.Lot != 0 {
+		return deny(GuardPreflight, market.Errorf(market.CodeAmountNotExact, it.Size))
+	}
+	if it.Size < m.MinSize {
+		return deny(GuardPreflight, market.Errorf(market.CodeMinSize, id, it.Size, m.MinSize))
+	}
+	now := v.State.Time / 1000
+	if (it.Type == market.GTD) != (it.Expiration != 0) || it.Type == market.GTD && it.Expiration <= now {
+		return denyExpiration
+	}
+	if it.PostOnly {
+		if opp, ok := bestOpposite(v.State, m, v.Outcome, it.Side); ok &&
+			(it.Side == market.Buy && it.Price >= opp || it.Side == market.Sell && it.Price <= opp) {
+			return denyPostOnly
+		}
+	}
+	if it.Side == market.Buy {
+		avail := v.State.Balance
+		if r := v.Replaces; r != nil && r.Side == market.Buy && !r.Status.Final() {
+			avail += notional(r.Price, r.Remaining()) // what State.Apply reserved for it
+		}
+		if v.Notional+feeBound(v.Notional, m.FeeBps) > avail {
+			return denyBalance
+		}
+	} else if it.Size > v.Closable() {
+		return denyBalance
+	}
+	return nil
+}
+
+var (
+	denyExpiration = deny(GuardPreflight, market.ErrInvalidExpiration)
+	denyPostOnly   = deny(GuardPreflight, market.ErrPostOnlyCrosses)
+	denyBalance    = deny(GuardPreflight, market.ErrInsufficientBalance)
+)
+
+// feeBound is the largest fee an order of notional n can pay at bps basis points,
+// rounded up: the service charges on min(p, 1−p) × size, never more than on p × size.
+func feeBound(n market.Micros, bps uint32) market.Micros {
+	b := market.Micros(bps)
+	return n/10_000*b + (n%10_000*b+9_999)/10_000
+}
+
+// bestOpposite returns the best price an order on side of outcome o would cross
+// against: the best ask for a buy, the best bid for a sell, from the token's book or
+// mirrored from the complementary token's.
+func bestOpposite(s *market.State, m *market.Info, o market.Outcome, side market.Side) (market.Micros, bool) {
+	if b := s.Books[m.Tokens[o]]; b != nil {
+		if side == market.Buy {
+			if l, ok := b.BestAsk(); ok {
+				return l.Price, true
+			}
+		} else if l, ok := b.BestBid(); ok {
+			return l.Price, true
+		}
+	}
+	if b := s.Books[m.Tokens[o.Other()]]; b != nil {
+		if side == market.Buy {
+			if l, ok := b.BestBid(); ok {
+				return market.One - l.Price, true
+			}
+		} else if l, ok := b.BestAsk(); ok {
+			return market.One - l.Price, true
+		}
+	}
+	return 0, false
+}
+
+// funcGuard is a guard made of a name and a function; the limits are these.
+type funcGuard struct {
+	name  string
+	check func(v *View) *Denied
+}
+
+func (g funcGuard) Name() string          { return g.name }
+func (g funcGuard) Check(v *View) *Denied { return g.check(v) }
+
+// limitGuards returns the risk limits in the order of Config's fields. Limits that
+// bound exposure (position, market position, gross exposure) apply to buys only: a
+// sell never adds exposure (pre-flight refuses one that exceeds the holding).
+func limitGuards(c *Chain) []Guard {
+	opens := func(f func(v *View, it *market.Intent, cfg *Config) *Denied) func(v *View) *Denied {
+		return func(v *View) *Denied {
+			if !v.Intent.Kind.Opens() {
+				return nil
+			}
+			return f(v, v.Intent, v.Config)
+		}
+	}
+	buys := func(f func(v *View, it *market.Intent, cfg *Config) *Denied) func(v *View) *Denied {
+		return opens(func(v *View, it *market.Intent, cfg *Config) *Denied {
+			if it.Side != market.Buy {
+				return nil
+			}
+			return f(v, it, cfg)
+		})
+	}
+	return []Guard{
+		funcGuard{GuardOrderSize, opens(func(v *View, it *market.Intent, cfg *Config) *Denied {
+			if it.Size > cfg.MaxOrderSize {
+				return limit(GuardOrderSize, "order size %s exceeds max_order_size %s", it.Size, cfg.MaxOrderSize)
+			}
+			return nil
+		})},
+		funcGuard{GuardOrderNotional, opens(func(v *View, it *market.Intent, cfg *Config) *Denied {
+			if v.Notional > cfg.MaxOrderNotional {
+				return limit(GuardOrderNotional, "order notional %s exceeds max_order_notional %s", v.Notional, cfg.MaxOrderNotional)
+			}
+			return nil
+		})},
+		funcGuard{GuardPosition, buys(func(v *View, it *market.Intent, cfg *Config) *Denied {
+			if p := v.Held() + v.OpenBuys() + it.Size; p > cfg.MaxPosition {
+				return limit(GuardPosition, "position in %s would reach %s (held %s, open buys %s), above max_position %s",
+					it.Token, p, v.Held(), v.OpenBuys(), cfg.MaxPosition)
+			}
+			return nil
+		})},
+		funcGuard{GuardMarketPos, buys(func(v *View, it *market.Intent, cfg *Config) *Denied {
+			if p := v.MarketHeld() + v.MarketOpenBuys() + it.Size; p > cfg.MaxMarketPosition {
+				return limit(GuardMarketPos, "position in market %s would reach %s shares, above max_market_position %s",
+					v.Market.Condition, p, cfg.MaxMarketPosition)
+			}
+			return nil
+		})},
+		funcGuard{GuardGross, buys(func(v *View, it *market.Intent, cfg *Config) *Denied {
+			if e := v.PositionsValue() + v.OpenBuyNotional() + v.Notional; e > cfg.MaxGrossExposure {
+				return limit(GuardGross, "gross exposure would reach %s, above max_gross_exposure %s", e, cfg.MaxGrossExposure)
+			}
+			return nil
+		})},
+		funcGuard{GuardOpenOrders, opens(func(v *View, it *market.Intent, cfg *Config) *Denied {
+			// Takes (FOK, FAK) never rest, so they do not count.
+			if it.Kind == market.IntentQuote && v.OpenOrders()+1 > cfg.MaxOpenOrders {
+				return limit(GuardOpenOrders, "%d open orders, max_open_orders is %d", v.OpenOrders(), cfg.MaxOpenOrders)
+			}
+			return nil
+		})},
+		funcGuard{GuardPriceBand, opens(func(v *View, it *market.Intent, cfg *Config) *Denied {
+			mid, ok := v.Mid()
+			if !ok {
+				return limit(GuardPriceBand, "no two-sided book for %s to check the price band against", it.Token)
+			}
+			if d := absDiff(it.Price, mid); d > cfg.PriceBand {
+				return limit(GuardPriceBand, "price %s is %s from the mid %s, beyond price_band %s", it.Price, d, mid, cfg.PriceBand)
+			}
+			return nil
+		})},
+		funcGuard{GuardRate, opens(func(v *View, it *market.Intent, cfg *Config) *Denied {
+			if c.rate.full(v.State.Time) {
+				return limit(GuardRate, "%d orders sent in the last 60s, max_orders_per_minute is %d", cfg.MaxOrdersPerMinute, cfg.MaxOrdersPerMinute)
+			}
+			return nil
+		})},
+	}
+}
+
+func limit(guard, format string, args ...any) *Denied {
+	return &Denied{Guard: guard, Reason: fmt.Sprintf(format, args...), Err: ErrLimit}
+}
+
+func absDiff(a, b market.Micros) market.Micros {
+	if a > b {
+		return a - b
+	}
+	return b - a
+}
+
+// window counts event times of orders sent within the last 60 s. It holds at most
+// cap times (the limit), so its memory is fixed at construction.
+type window struct {
+	ts      []int64
+	head, n int
+}
+
+const minute = 60_000
+
+func (w *window) add(t int64) {
+	if len(w.ts) == 0 {
+		return
+	}
+	if w.n < len(w.ts) {
+		w.ts[(w.head+w.n)%len(w.ts)] = t
+		w.n++
+		return
+	}
+	w.ts[w.head] = t
+	w.head = (w.head + 1) % len(w.ts)
+}
+
+// full drops times older than 60 s before now and reports whether the window holds
+// its capacity.
+func (w *window) full(now int64) bool {
+	for w.n > 0 && w.ts[w.head] <= now-minute {
+		w.head = (w.head + 1) % len(w.ts)
+		w.n--
+	}
+	return w.n >= len(w.ts)
+}

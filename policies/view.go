@@ -1,0 +1,216 @@
+package policies
+
+import (
+	"math"
+	"math/bits"
+
+	"github.com/pitbossdev/pitboss/market"
+)
+
+// Guard is one check of the chain. Check returns nil to let the intent go on to the
+// next guard, or a denial. Guards run on the goroutine that evaluates, one at a
+// time; they must not keep v or anything it points to after returning, and must not
+// modify the state.
+type Guard interface {
+	Name() string
+	Check(v *View) *Denied
+}
+
+// View is what a guard sees of one intent: the intent, the agent's state, the
+// chain's context (geoblock, kill switch, configuration) and figures derived from
+// the state, computed once per intent on first use. A View is valid only during the
+// Check call it is passed to.
+type View struct {
+	// Intent is the intent being checked.
+	Intent *market.Intent
+	// State is the agent's state at this instant (read only).
+	State *market.State
+	// Replaces is the open order this intent replaces (its reservations do not
+	// count against the new order), or nil.
+	Replaces *market.Order
+	// Geoblock is the current geoblock status.
+	Geoblock Geoblock
+	// Halted reports whether the kill switch is tripped.
+	Halted bool
+	// Config is the chain's resolved configuration (every limit set).
+	Config *Config
+	// Market is the market of Intent.Token (or Intent.Market when Token is empty),
+	// nil when the agent does not know it.
+	Market *market.Info
+	// Outcome is Intent.Token's outcome in Market.
+	Outcome market.Outcome
+	// Notional is Intent.Price × Intent.Size (0 for intents that do not open).
+	Notional market.Micros
+
+	done            bool
+	envReady        bool          // the custom guards' Env is filled for this intent
+	held            market.Micros // shares of Intent.Token held
+	openSells       market.Micros // remaining size of open sells of Intent.Token
+	openBuys        market.Micros // remaining size of open buys of Intent.Token
+	marketHeld      market.Micros // shares of both tokens of Market held
+	marketOpenBuys  market.Micros // remaining size of open buys of both tokens of Market
+	openOrders      int           // open orders, Replaces excluded
+	openBuyNotional market.Micros // collateral of every open buy, Replaces excluded
+	positionsValue  market.Micros // every position at its mark (set by the chain)
+}
+
+func (v *View) reset(s *market.State, it *market.Intent, replaces *market.Order) {
+	*v = View{Intent: it, State: s, Replaces: replaces, Geoblock: v.Geoblock, Halted: v.Halted, Config: v.Config}
+}
+
+// compute fills the aggregates in one pass over orders and one over positions.
+func (v *View) compute() {
+	if v.done {
+		return
+	}
+	v.done = true
+	s, it, m := v.State, v.Intent, v.Market
+	for _, o := range s.Orders {
+		if o == v.Replaces || o.Status.Final() {
+			continue
+		}
+		v.openOrders++
+		rem := o.Remaining()
+		if o.Side == market.Buy {
+			v.openBuyNotional += notional(o.Price, rem)
+		}
+		if o.Token == it.Token {
+			if o.Side == market.Buy {
+				v.openBuys += rem
+			} else {
+				v.openSells += rem
+			}
+		}
+		if m != nil && o.Side == market.Buy && (o.Token == m.Tokens[market.Yes] || o.Token == m.Tokens[market.No]) {
+			v.marketOpenBuys += rem
+		}
+	}
+	v.held = s.PositionSize(it.Token)
+	if m != nil {
+		v.marketHeld = s.PositionSize(m.Tokens[market.Yes]) + s.PositionSize(m.Tokens[market.No])
+	}
+}
+
+// Held returns the shares of the intent's token the agent holds.
+func (v *View) Held() market.Micros { v.compute(); return v.held }
+
+// OpenSells returns the shares of the intent's token already offered by open sell
+// orders (Replaces excluded): shares that a new sell cannot use.
+func (v *View) OpenSells() market.Micros { v.compute(); return v.openSells }
+
+// OpenBuys returns the remaining size of open buys of the intent's token.
+func (v *View) OpenBuys() market.Micros { v.compute(); return v.openBuys }
+
+// MarketHeld returns the shares held of both tokens of the intent's market.
+func (v *View) MarketHeld() market.Micros { v.compute(); return v.marketHeld }
+
+// MarketOpenBuys returns the remaining size of open buys of both tokens of the
+// intent's market.
+func (v *View) MarketOpenBuys() market.Micros { v.compute(); return v.marketOpenBuys }
+
+// OpenOrders returns the number of the agent's open orders, Replaces excluded.
+func (v *View) OpenOrders() int { v.compute(); return v.openOrders }
+
+// OpenBuyNotional returns the collateral committed by every open buy order,
+// Replaces excluded.
+func (v *View) OpenBuyNotional() market.Micros { v.compute(); return v.openBuyNotional }
+
+// PositionsValue returns the value of every position at its mark (see Mark).
+func (v *View) PositionsValue() market.Micros { v.compute(); return v.positionsValue }
+
+// Closable returns the shares of the intent's token a new sell may offer: held
+// minus what open sells already offer. A sell reduces a position when its size is at
+// most Closable.
+func (v *View) Closable() market.Micros {
+	c := v.Held() - v.OpenSells()
+	if c < 0 {
+		return 0
+	}
+	return c
+}
+
+// Reduces reports whether the intent only reduces a position: a SELL of a token held,
+// of at most Closable shares. A BUY of the complementary token is not reducing (the
+// service and the exchange core treat it as opening), nor is any buy.
+func (v *View) Reduces() bool {
+	it := v.Intent
+	return it.Side == market.Sell && it.Size > 0 && it.Size <= v.Closable()
+}
+
+// Mid returns the mid price of the intent's token (see TokenMid).
+func (v *View) Mid() (market.Micros, bool) {
+	if v.Market == nil {
+		return 0, false
+	}
+	return TokenMid(v.State, v.Market, v.Outcome)
+}
+
+// TokenMid returns the mid of outcome o of market m: from its own two-sided book,
+// else mirrored (1 − mid) from the complementary token's book.
+func TokenMid(s *market.State, m *market.Info, o market.Outcome) (market.Micros, bool) {
+	if b := s.Books[m.Tokens[o]]; b != nil {
+		if mid, ok := b.Mid(); ok {
+			return mid, true
+		}
+	}
+	if b := s.Books[m.Tokens[o.Other()]]; b != nil {
+		if mid, ok := b.Mid(); ok {
+			return market.One - mid, true
+		}
+	}
+	return 0, false
+}
+
+// Mark returns the price a position in token tok is valued at: the mid of its book,
+// else the mirrored mid of the complementary token, else its average cost.
+func Mark(s *market.State, tok market.TokenID, p *market.Position) market.Micros {
+	if b := s.Books[tok]; b != nil {
+		if mid, ok := b.Mid(); ok {
+			return mid
+		}
+	}
+	if m := s.Markets[p.Market]; m != nil {
+		if o, ok := m.OutcomeOf(tok); ok {
+			if b := s.Books[m.Tokens[o.Other()]]; b != nil {
+				if mid, ok := b.Mid(); ok {
+					return market.One - mid
+				}
+			}
+		}
+	}
+	return p.AvgPrice()
+}
+
+func positionValue(s *market.State, tok market.TokenID, p *market.Position) market.Micros {
+	return notional(Mark(s, tok, p), p.Size)
+}
+
+// notional is market.Notional with a fast path for products that fit in 64 bits
+// (division by a constant instead of a 128-bit division); it returns 0 for the
+// impossible overflow, as Position.Value does.
+func notional(price, size market.Micros) market.Micros {
+	if price >= 0 && size >= 0 {
+		if hi, lo := bits.Mul64(uint64(price), uint64(size)); hi == 0 && lo <= math.MaxInt64 {
+			return market.Micros(lo / uint64(market.One))
+		}
+	}
+	n, _ := market.Notional(price, size)
+	return n
+}
+
+// Equity returns the agent's equity: available and reserved collateral plus every
+// position at its mark. It is what the loss limits watch.
+func Equity(s *market.State) market.Micros {
+	return s.Balance + s.Reserved + PositionsValue(s)
+}
+
+// PositionsValue returns the value of every position at its mark (see Mark).
+func PositionsValue(s *market.State) market.Micros {
+	var sum market.Micros
+	for tok, p := range s.Positions {
+		if p.Size > 0 {
+			sum += positionValue(s, tok, p)
+		}
+	}
+	return sum
+}
