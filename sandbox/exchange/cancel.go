@@ -1,0 +1,122 @@
+package exchange
+
+import (
+	"github.com/pitbossdev/pitboss/market"
+)
+
+// removeOrder takes open order oi off the book, releases its reservation, reports it
+// (OrderExpired for ReasonExpired, OrderCancelled otherwise) and retires it.
+func (e *Engine) removeOrder(oi int32, r Reason) {
+	o := &e.orders[oi]
+	m := &e.markets[o.mkt]
+	if o.reserved != 0 {
+		if o.side == market.Buy {
+			ac := &e.accts[o.acct]
+			ac.res -= o.reserved
+			ac.avail += o.reserved
+			e.touchCollateral(o.acct)
+		} else {
+			ps := &e.pos[o.pos]
+			ps.res -= o.reserved
+			ps.avail += o.reserved
+			e.touchPosition(o.pos)
+		}
+		o.reserved = 0
+	}
+	kind, status := OrderCancelled, market.StatusCanceled
+	if r == ReasonExpired {
+		kind, status = OrderExpired, market.StatusExpired
+	}
+	ev := e.emit(kind)
+	e.describeOrder(ev, o, m)
+	ev.Matched, ev.Remaining, ev.Reason, ev.Status = o.filled, o.remaining(), r, status
+	ev.Expiration = o.expiration
+	e.unlink(oi)
+	e.retire(oi, status)
+}
+
+func (e *Engine) cancelOne(c *Command) *market.Error {
+	if c.Order == "" {
+		return market.Errorf(market.CodeInvalidOrderID)
+	}
+	v, ok := e.ids[c.Order]
+	if !ok {
+		return market.Errorf(market.CodeUnknownOrder)
+	}
+	if v < 0 {
+		if market.OrderStatus(-1-v) == market.StatusMatched {
+			return market.Errorf(market.CodeAlreadyMatchedOrCxl)
+		}
+		return market.Errorf(market.CodeAlreadyCanceled)
+	}
+	r := ReasonVenue
+	if !c.Owner.IsZero() {
+		if e.accts[e.orders[v].acct].addr != c.Owner {
+			return market.Errorf(market.CodeUnknownOrder)
+		}
+		r = ReasonOwner
+	}
+	e.removeOrder(v, r)
+	return nil
+}
+
+// cancelAll cancels the open orders matching the command's owner, market and token
+// (zero values: any). Unknown owners, markets or tokens match nothing; it never fails.
+func (e *Engine) cancelAll(c *Command) *market.Error {
+	mi, tok := int32(-1), int32(-1)
+	if c.Token != "" {
+		t, ok := e.tokenIdx[c.Token]
+		if !ok {
+			return nil
+		}
+		tok, mi = t, t>>1
+	}
+	if c.Market != "" {
+		m, ok := e.marketIdx[c.Market]
+		if !ok || mi >= 0 && m != mi {
+			return nil
+		}
+		mi = m
+	}
+	if !c.Owner.IsZero() {
+		if a, ok := e.acctIdx[c.Owner]; ok {
+			e.cancelOwner(a, mi, tok, ReasonOwner, false)
+		}
+		return nil
+	}
+	if mi >= 0 {
+		e.cancelMarketToken(mi, tok, ReasonVenue)
+		return nil
+	}
+	for i := range e.markets {
+		e.cancelMarketToken(int32(i), -1, ReasonVenue)
+	}
+	return nil
+}
+
+// cancelOwner cancels account a's open orders, in acceptance order, restricted to
+// market mi and token tok when they are ≥ 0, and to BUY orders when buysOnly.
+func (e *Engine) cancelOwner(a, mi, tok int32, r Reason, buysOnly bool) {
+	for oi := e.accts[a].head; oi >= 0; {
+		o := &e.orders[oi]
+		next := o.anext
+		if (mi < 0 || o.mkt == mi) && (tok < 0 || o.mkt*2+int32(o.outcome) == tok) && (!buysOnly || o.side == market.Buy) {
+			e.removeOrder(oi, r)
+		}
+		oi = next
+	}
+}
+
+// cancelMarket cancels every open order of market mi, in acceptance order.
+func (e *Engine) cancelMarket(mi int32, r Reason) { e.cancelMarketToken(mi, -1, r) }
+
+func (e *Engine) cancelMarketToken(mi, tok int32, r Reason) {
+	for oi := e.markets[mi].head; oi >= 0; {
+		o := &e.orders[oi]
+		next := o.mnext
+		if tok < 0 || o.mkt*2+int32(o.outcome) == tok {
+			e.removeOrder(oi, r)
+		}
+		oi = next
+	}
+}

@@ -1,0 +1,243 @@
+package exchange
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/pitbossdev/pitboss/market"
+)
+
+// ErrInvariant is wrapped by Check's errors: the state breaks one of the engine's
+// invariants. It never happens to an engine driven only by Apply; Restore refuses a
+// snapshot that would produce it.
+var ErrInvariant = errors.New("exchange: invariant violated")
+
+func violation(format string, args ...any) error {
+	return fmt.Errorf("%w: "+format, append([]any{ErrInvariant}, args...)...)
+}
+
+// Check verifies every invariant of the state and returns the first violation found:
+//
+//   - no available or reserved balance is negative;
+//   - conservation: the collateral of all accounts (available and reserved, the fee
+//     account included) plus the collateral locked in complete sets equals deposits
+//     minus withdrawals, to the micro-unit;
+//   - before resolution each market's YES supply, NO supply and locked collateral are
+//     equal; after it, the winning supply equals the locked collateral and no order
+//     is open;
+//   - every reservation equals what its open orders need (price × remaining for a
+//     BUY, remaining for a SELL), and accounts' and positions' reserved amounts are
+//     the sums of their orders';
+//   - every level's size is the sum of its orders' remaining sizes, the level bitmap
+//     and best levels agree with the levels, and no book is crossed;
+//   - owner and market lists, the id index and the expiry heap agree with the orders.
+//
+// It walks the whole state (allocating scratch space) and is meant for tests, audits
+// and recovery, not for the hot path.
+func (e *Engine) Check() error {
+	acctRes := make([]market.Micros, len(e.accts))
+	acctOpen := make([]int32, len(e.accts))
+	posRes := make([]market.Micros, len(e.pos))
+	var total market.Micros
+	for i := range e.accts {
+		ac := &e.accts[i]
+		if ac.avail < 0 || ac.res < 0 {
+			return violation("account %s has collateral %d available, %d reserved", ac.addr, ac.avail, ac.res)
+		}
+		total += ac.avail + ac.res
+		if j, ok := e.acctIdx[ac.addr]; !ok || j != int32(i) {
+			return violation("account %s is not indexed", ac.addr)
+		}
+	}
+	if len(e.acctIdx) != len(e.accts) {
+		return violation("account index has %d entries for %d accounts", len(e.acctIdx), len(e.accts))
+	}
+	if i, ok := e.acctIdx[e.cfg.FeeAccount]; !ok || i != 0 {
+		return violation("fee account is not account 0")
+	}
+	supply := make([]market.Micros, 2*len(e.markets))
+	for i := range e.pos {
+		ps := &e.pos[i]
+		if ps.avail < 0 || ps.res < 0 {
+			return violation("position %d has %d available, %d reserved", i, ps.avail, ps.res)
+		}
+		if int(ps.tok) >= len(supply) || ps.acct < 0 || int(ps.acct) >= len(e.accts) {
+			return violation("position %d refers to token %d of account %d", i, ps.tok, ps.acct)
+		}
+		supply[ps.tok] += ps.avail + ps.res
+	}
+	open, gtd := 0, 0
+	for mi := range e.markets {
+		m := &e.markets[mi]
+		total += m.locked
+		y, n := supply[2*mi], supply[2*mi+1]
+		if m.resolved {
+			if supply[2*mi+int(m.winner)] != m.locked {
+				return violation("market %s: winning supply %d, locked %d", m.id, supply[2*mi+int(m.winner)], m.locked)
+			}
+			if m.open != 0 {
+				return violation("market %s is resolved with %d open orders", m.id, m.open)
+			}
+		} else if y != m.locked || n != m.locked {
+			return violation("market %s: YES supply %d, NO supply %d, locked %d", m.id, y, n, m.locked)
+		}
+		g, err := e.checkBook(m, int32(mi), acctRes, acctOpen, posRes)
+		if err != nil {
+			return err
+		}
+		gtd += g
+		cnt := int32(0)
+		prev := int32(-1)
+		for oi := m.head; oi >= 0; oi = e.orders[oi].mnext {
+			if e.orders[oi].mprev != prev || e.orders[oi].mkt != int32(mi) {
+				return violation("market %s: broken order list at %d", m.id, oi)
+			}
+			prev = oi
+			cnt++
+			if cnt > m.open {
+				break
+			}
+		}
+		if cnt != m.open || m.tail != prev {
+			return violation("market %s: %d orders listed, %d counted", m.id, cnt, m.open)
+		}
+		open += int(m.open)
+	}
+	if total != e.net {
+		return violation("conservation: accounts and sets hold %d, deposits − withdrawals are %d", total, e.net)
+	}
+	for i := range e.accts {
+		ac := &e.accts[i]
+		if ac.res != acctRes[i] {
+			return violation("account %s reserves %d collateral, its orders need %d", ac.addr, ac.res, acctRes[i])
+		}
+		if ac.open != acctOpen[i] {
+			return violation("account %s counts %d open orders, books hold %d", ac.addr, ac.open, acctOpen[i])
+		}
+		cnt := int32(0)
+		prev := int32(-1)
+		for oi := ac.head; oi >= 0 && cnt <= ac.open; oi = e.orders[oi].anext {
+			if e.orders[oi].aprev != prev || e.orders[oi].acct != int32(i) {
+				return violation("account %s: broken order list", ac.addr)
+			}
+			prev = oi
+			cnt++
+		}
+		if cnt != ac.open || ac.tail != prev {
+			return violation("account %s lists %d orders, counts %d", ac.addr, cnt, ac.open)
+		}
+	}
+	for i := range e.pos {
+		if e.pos[i].res != posRes[i] {
+			return violation("position %d reserves %d tokens, its orders need %d", i, e.pos[i].res, posRes[i])
+		}
+	}
+	live := 0
+	for id, oi := range e.ids {
+		if oi >= 0 {
+			live++
+			if int(oi) >= len(e.orders) || e.orders[oi].id != id {
+				return violation("order id %q points to slot %d", id, oi)
+			}
+		}
+	}
+	if live != open {
+		return violation("%d live ids, %d open orders", live, open)
+	}
+	if gtd != len(e.expiry) {
+		return violation("%d open GTD orders, %d in the expiry heap", gtd, len(e.expiry))
+	}
+	for i, h := range e.expiry {
+		if h.oi < 0 || int(h.oi) >= len(e.orders) || e.orders[h.oi].heap != int32(i) || e.orders[h.oi].typ != market.GTD {
+			return violation("expiry heap entry %d is stale", i)
+		}
+		if i > 0 && h.less(e.expiry[(i-1)/2]) {
+			return violation("expiry heap out of order at %d", i)
+		}
+		if h.at < e.now {
+			return violation("order %q should have expired", e.orders[h.oi].id)
+		}
+	}
+	return nil
+}
+
+// checkBook verifies both sides of m's book and accumulates, per account and position,
+// what its resting orders reserve.
+func (e *Engine) checkBook(m *mkt, mi int32, acctRes []market.Micros, acctOpen []int32, posRes []market.Micros) (int, error) {
+	n := levelsFor(m.unit)
+	gtd := 0
+	for si := range m.book {
+		s := &m.book[si]
+		if len(s.levels) != n || len(s.bits) != (n+63)/64 {
+			return 0, violation("market %s: side %d has %d levels", m.id, si, len(s.levels))
+		}
+		best := int32(-1)
+		for li := int32(0); li < int32(n); li++ {
+			lv := &s.levels[li]
+			bit := s.bits[li>>6]&(1<<uint(li&63)) != 0
+			if bit != (lv.head >= 0) {
+				return 0, violation("market %s: bitmap disagrees at level %d", m.id, li)
+			}
+			if lv.head < 0 {
+				if lv.size != 0 || lv.tail >= 0 {
+					return 0, violation("market %s: empty level %d has size %d", m.id, li, lv.size)
+				}
+				continue
+			}
+			if li == 0 {
+				return 0, violation("market %s: level 0 (price 0) is not empty", m.id)
+			}
+			if best < 0 || s.better(li, best) {
+				best = li
+			}
+			var sum market.Micros
+			prev := int32(-1)
+			for oi := lv.head; oi >= 0; oi = e.orders[oi].next {
+				o := &e.orders[oi]
+				if o.prev != prev || o.li != li || o.bs != uint8(si) || o.mkt != mi {
+					return 0, violation("market %s: broken level %d", m.id, li)
+				}
+				if own(market.Micros(li)*m.unit, o.outcome) != o.price {
+					return 0, violation("order %q at price %d sits on level %d", o.id, o.price, li)
+				}
+				r := o.remaining()
+				if r <= 0 || o.filled < 0 {
+					return 0, violation("order %q has %d remaining", o.id, r)
+				}
+				if o.side == market.Buy {
+					if o.reserved != notional(o.price, r) {
+						return 0, violation("order %q reserves %d collateral, needs %d", o.id, o.reserved, notional(o.price, r))
+					}
+					acctRes[o.acct] += o.reserved
+				} else {
+					if o.reserved != r {
+						return 0, violation("order %q reserves %d tokens, needs %d", o.id, o.reserved, r)
+					}
+					posRes[o.pos] += o.reserved
+				}
+				if ps := &e.pos[o.pos]; ps.acct != o.acct || ps.tok != mi*2+int32(o.outcome) {
+					return 0, violation("order %q has the wrong position", o.id)
+				}
+				if (o.typ == market.GTD) != (o.heap >= 0) || !o.typ.Rests() {
+					return 0, violation("order %q of type %s has heap index %d", o.id, o.typ, o.heap)
+				}
+				if o.typ == market.GTD {
+					gtd++
+				}
+				acctOpen[o.acct]++
+				sum += r
+				prev = oi
+			}
+			if lv.tail != prev || lv.size != sum {
+				return 0, violation("market %s: level %d has size %d, orders sum %d", m.id, li, lv.size, sum)
+			}
+		}
+		if s.best != best {
+			return 0, violation("market %s: side %d best is %d, should be %d", m.id, si, s.best, best)
+		}
+	}
+	if b, a := m.book[sideBid].best, m.book[sideAsk].best; b >= 0 && a >= 0 && b >= a {
+		return 0, violation("market %s: book crossed (bid level %d, ask level %d)", m.id, b, a)
+	}
+	return gtd, nil
+}

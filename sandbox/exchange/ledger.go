@@ -1,0 +1,196 @@
+package exchange
+
+import (
+	"github.com/pitbossdev/pitboss/market"
+)
+
+// validAmount reports whether a is a positive amount within market.MaxMicros.
+func validAmount(a market.Micros) bool { return a > 0 && a <= market.MaxMicros }
+
+func errBadAddress() *market.Error { return market.Errorf(market.CodeBadRequest, "address") }
+
+func (e *Engine) deposit(c *Command) *market.Error {
+	if c.Owner.IsZero() {
+		return errBadAddress()
+	}
+	if !validAmount(c.Amount) || e.net > maxTotal-c.Amount {
+		return market.Errorf(market.CodeInvalidAmount)
+	}
+	a := e.account(c.Owner)
+	e.accts[a].avail += c.Amount
+	e.net += c.Amount
+	e.touchCollateral(a)
+	ev := e.emit(Deposited)
+	ev.Owner, ev.Amount = c.Owner, c.Amount
+	return nil
+}
+
+func (e *Engine) withdraw(c *Command) *market.Error {
+	if c.Owner.IsZero() {
+		return errBadAddress()
+	}
+	if !validAmount(c.Amount) {
+		return market.Errorf(market.CodeInvalidAmount)
+	}
+	a, ok := e.acctIdx[c.Owner]
+	if !ok || e.accts[a].avail < c.Amount {
+		return market.Errorf(market.CodeInsufficientWithdraw)
+	}
+	e.accts[a].avail -= c.Amount
+	e.net -= c.Amount
+	e.touchCollateral(a)
+	ev := e.emit(Withdrawn)
+	ev.Owner, ev.Amount = c.Owner, c.Amount
+	return nil
+}
+
+// ledgerMarket resolves the market of a Split, Merge or Redeem.
+func (e *Engine) ledgerMarket(c *Command) (int32, *market.Error) {
+	if c.Owner.IsZero() {
+		return 0, errBadAddress()
+	}
+	mi, ok := e.marketIdx[c.Market]
+	if !ok {
+		return 0, market.Errorf(market.CodeMarketNotFound)
+	}
+	return mi, nil
+}
+
+func (e *Engine) split(c *Command) *market.Error {
+	mi, err := e.ledgerMarket(c)
+	if err != nil {
+		return err
+	}
+	a, ok := e.acctIdx[c.Owner]
+	if ok {
+		switch e.accts[a].mode {
+		case market.ModeBanned:
+			return market.Errorf(market.CodeAddressBanned, c.Owner.String())
+		case market.ModeCloseOnly:
+			return market.Errorf(market.CodeAddressCloseOnly, c.Owner.String())
+		}
+	}
+	if e.markets[mi].resolved {
+		return market.Errorf(market.CodeMarketResolved)
+	}
+	if !validAmount(c.Amount) {
+		return market.Errorf(market.CodeInvalidAmount)
+	}
+	if !ok || e.accts[a].avail < c.Amount {
+		return market.Errorf(market.CodeInsufficientBalance)
+	}
+	e.accts[a].avail -= c.Amount
+	e.touchCollateral(a)
+	for o := int32(0); o < 2; o++ {
+		p := e.position(a, mi*2+o)
+		e.pos[p].avail += c.Amount
+		e.touchPosition(p)
+	}
+	e.markets[mi].locked += c.Amount
+	ev := e.emit(PositionsSplit)
+	ev.Owner, ev.Market, ev.Amount = c.Owner, c.Market, c.Amount
+	return nil
+}
+
+func (e *Engine) merge(c *Command) *market.Error {
+	mi, err := e.ledgerMarket(c)
+	if err != nil {
+		return err
+	}
+	if e.markets[mi].resolved {
+		return market.Errorf(market.CodeMarketResolved)
+	}
+	if !validAmount(c.Amount) {
+		return market.Errorf(market.CodeInvalidAmount)
+	}
+	a, ok := e.acctIdx[c.Owner]
+	if !ok {
+		return market.Errorf(market.CodeInsufficientBalance)
+	}
+	py, pn := e.lookupPosition(a, mi*2), e.lookupPosition(a, mi*2+1)
+	if py < 0 || pn < 0 || e.pos[py].avail < c.Amount || e.pos[pn].avail < c.Amount {
+		return market.Errorf(market.CodeInsufficientBalance)
+	}
+	e.pos[py].avail -= c.Amount
+	e.pos[pn].avail -= c.Amount
+	e.touchPosition(py)
+	e.touchPosition(pn)
+	e.accts[a].avail += c.Amount
+	e.touchCollateral(a)
+	e.markets[mi].locked -= c.Amount
+	ev := e.emit(PositionsMerged)
+	ev.Owner, ev.Market, ev.Amount = c.Owner, c.Market, c.Amount
+	return nil
+}
+
+func (e *Engine) redeem(c *Command) *market.Error {
+	mi, err := e.ledgerMarket(c)
+	if err != nil {
+		return err
+	}
+	m := &e.markets[mi]
+	if !m.resolved {
+		return market.Errorf(market.CodeMarketNotResolved, string(c.Market))
+	}
+	a, ok := e.acctIdx[c.Owner]
+	if !ok {
+		return market.Errorf(market.CodeNothingToRedeem, string(c.Market))
+	}
+	pw, pl := e.lookupPosition(a, mi*2+int32(m.winner)), e.lookupPosition(a, mi*2+int32(m.winner.Other()))
+	var win, lose market.Micros
+	if pw >= 0 {
+		win = e.pos[pw].avail
+	}
+	if pl >= 0 {
+		lose = e.pos[pl].avail
+	}
+	if win == 0 && lose == 0 {
+		return market.Errorf(market.CodeNothingToRedeem, string(c.Market))
+	}
+	if win > 0 {
+		e.pos[pw].avail = 0
+		e.touchPosition(pw)
+		e.accts[a].avail += win
+		e.touchCollateral(a)
+		m.locked -= win
+	}
+	if lose > 0 {
+		e.pos[pl].avail = 0
+		e.touchPosition(pl)
+	}
+	ev := e.emit(Redeemed)
+	ev.Owner, ev.Market, ev.Token, ev.Amount, ev.Size = c.Owner, m.id, m.tokens[m.winner], win, lose
+	return nil
+}
+
+func (e *Engine) incrementNonce(c *Command) *market.Error {
+	if c.Owner.IsZero() {
+		return errBadAddress()
+	}
+	a := e.account(c.Owner)
+	e.cancelOwner(a, -1, -1, ReasonNonce, false)
+	e.accts[a].nonce++
+	ev := e.emit(NonceIncremented)
+	ev.Owner, ev.Nonce = c.Owner, e.accts[a].nonce
+	return nil
+}
+
+func (e *Engine) setMode(c *Command) *market.Error {
+	if c.Owner.IsZero() {
+		return errBadAddress()
+	}
+	if c.Mode > market.ModeBanned {
+		return market.Errorf(market.CodeBadRequest, "account mode")
+	}
+	a := e.account(c.Owner)
+	switch c.Mode {
+	case market.ModeBanned:
+		e.cancelOwner(a, -1, -1, ReasonMode, false)
+	case market.ModeCloseOnly:
+		e.cancelOwner(a, -1, -1, ReasonMode, true)
+	}
+	e.accts[a].mode = c.Mode
+	ev := e.emit(ModeChanged)
+	ev.Owner, ev.Mode = c.Owner, c.Mode
+	return nil
+}
