@@ -1,0 +1,531 @@
+package strategy
+
+import (
+	"fmt"
+	"math"
+	"slices"
+
+	"github.com/pitbossdev/pitboss/market"
+	"github.com/pitbossdev/pitboss/sandbox/exprenv"
+)
+
+// Binding names one market an instance trades. The agent file makes them: for a
+// strategy with named slots (markets: [main, hedge]) one binding per slot, with the
+// slot's name; for a strategy without, one or more bindings with any unique names
+// (a slug, say).
+type Binding struct {
+	Name   string             // slot name or label; part of every quote's key ("main/bid")
+	Market market.ConditionID // the market; its tokens and metadata come from market.State
+}
+
+// Instance is one running copy of a strategy: its markets, indicator state and rule
+// cooldowns, and a reusable evaluator. It is not safe for concurrent use: the agent
+// loop that owns the market.State owns the Instance.
+type Instance struct {
+	s      *Strategy
+	ms     []*mstate
+	byCond map[market.ConditionID]*mstate
+	eval   exprenv.Evaluator
+}
+
+// mstate is an instance's state for one bound market.
+type mstate struct {
+	b     Binding
+	yes   Token
+	no    Token
+	mkt   MarketInfo
+	evi   EventInfo
+	acct  Account
+	slots Slots
+	env   Env
+	boxed any // env boxed once: expressions read through its pointers
+	f     []*float64
+	bl    []*bool
+
+	ind     []*indicator
+	start   int64
+	started bool
+
+	quotes   []int // indexes into s.quotes that run on this market
+	qkeys    []string
+	qreasons []string
+	rules    []int
+	rkeys    []string
+	rreasons []string
+	lastFire []int64
+	fired    []bool
+}
+
+// NewInstance binds s to markets. Names must be unique and non-empty; for a strategy
+// with named slots, every slot must be bound exactly once and nothing else.
+func (s *Strategy) NewInstance(bindings []Binding) (*Instance, error) {
+	if len(bindings) == 0 {
+		return nil, fmt.Errorf("strategy %s: no market bound", s.Name())
+	}
+	names := map[string]bool{}
+	conds := map[market.ConditionID]bool{}
+	for _, b := range bindings {
+		switch {
+		case b.Name == "":
+			return nil, fmt.Errorf("strategy %s: a market binding has no name", s.Name())
+		case b.Market == "":
+			return nil, fmt.Errorf("strategy %s: market %s is bound to no condition id", s.Name(), b.Name)
+		case names[b.Name]:
+			return nil, fmt.Errorf("strategy %s: market %s is bound twice", s.Name(), b.Name)
+		case conds[b.Market]:
+			return nil, fmt.Errorf("strategy %s: condition %s is bound twice", s.Name(), b.Market)
+		}
+		if len(s.spec.slots) > 0 && !contains(s.spec.slots, b.Name) {
+			return nil, fmt.Errorf("strategy %s: %s is not one of its market slots %v", s.Name(), b.Name, s.spec.slots)
+		}
+		names[b.Name], conds[b.Market] = true, true
+	}
+	for _, slot := range s.spec.slots {
+		if !names[slot] {
+			return nil, fmt.Errorf("strategy %s: market slot %s is not bound", s.Name(), slot)
+		}
+	}
+	in := &Instance{s: s, byCond: make(map[market.ConditionID]*mstate, len(bindings))}
+	for _, b := range bindings {
+		m := &mstate{b: b}
+		m.env = Env{Yes: &m.yes, No: &m.no, Market: &m.mkt, Event: &m.evi, Account: &m.acct, Slots: &m.slots}
+		m.boxed = m.env
+		m.f, m.bl = m.slots.floats(), m.slots.bools()
+		for _, ci := range s.indicators {
+			m.ind = append(m.ind, newIndicator(ci.fn, ci.events, ci.span))
+		}
+		for i, q := range s.quotes {
+			if q.slot == "" || q.slot == b.Name {
+				m.quotes = append(m.quotes, i)
+				m.qkeys = append(m.qkeys, b.Name+"/"+q.id)
+				m.qreasons = append(m.qreasons, "quote "+q.id)
+			}
+		}
+		for i, r := range s.rules {
+			if r.slot == "" || r.slot == b.Name {
+				m.rules = append(m.rules, i)
+				m.rkeys = append(m.rkeys, b.Name+"/"+r.id)
+				m.rreasons = append(m.rreasons, "rule "+r.id)
+			}
+		}
+		m.lastFire = make([]int64, len(m.rules))
+		m.fired = make([]bool, len(m.rules))
+		m.acct.Orders = make([]OrderInfo, 0, 8)
+		in.ms = append(in.ms, m)
+		in.byCond[b.Market] = m
+	}
+	return in, nil
+}
+
+// Strategy returns the strategy the instance runs.
+func (in *Instance) Strategy() *Strategy { return in.s }
+
+// Decide evaluates the strategy for one event and appends the resulting intents to
+// out, returning the extended slice (pass a reused out[:0] and the hot path does not
+// allocate intents). st must already include ev (call st.Apply(ev) first); Decide
+// reads st and never keeps references into it.
+//
+// The event's market is evaluated (every bound market for a timer event; none for an
+// event of an unbound market): indicators are sampled, vars computed, then rules
+// (in file order; a rule fires when its on: matches the event, its cooldown has
+// passed and its when is true), then quotes. Each evaluated market yields one intent
+// per quote that runs on it: IntentQuote when the quote is wanted (its when holds,
+// the market is tradable, and price and size are valid after rounding), IntentCancel
+// with the quote's key otherwise, so the reconciler always gets the complete desired
+// set. A fired flatten, cancel_all or pause suppresses that market's quotes for the
+// evaluation.
+//
+// A failing expression (a runtime error or a recovered panic) stops the evaluation:
+// Decide returns out with nothing appended and a positioned *exprenv.Error; the agent
+// should stop opening positions and report. The same events with the same state give
+// byte-identical intents.
+func (in *Instance) Decide(ev *market.Event, st *market.State, out []market.Intent) ([]market.Intent, error) {
+	n0 := len(out)
+	var err error
+	if ev.Kind == market.EventTimer {
+		for _, m := range in.ms {
+			if out, err = in.evalMarket(m, ev, st, out); err != nil {
+				return out[:n0], err
+			}
+		}
+		return out, nil
+	}
+	m := in.find(ev, st)
+	if m == nil {
+		return out, nil
+	}
+	if out, err = in.evalMarket(m, ev, st, out); err != nil {
+		return out[:n0], err
+	}
+	return out, nil
+}
+
+// eventToken returns the token an event is about, if any.
+func eventToken(ev *market.Event) market.TokenID {
+	switch ev.Kind {
+	case market.EventFill:
+		return ev.Fill.Token
+	case market.EventOrder:
+		return ev.Order.Token
+	case market.EventPriceChange:
+		if ev.Token == "" && len(ev.Changes) > 0 {
+			return ev.Changes[0].Token
+		}
+	case market.EventResolved:
+		if ev.Token == "" {
+			return ev.Winner
+		}
+	}
+	return ev.Token
+}
+
+// find returns the bound market an event belongs to.
+func (in *Instance) find(ev *market.Event, st *market.State) *mstate {
+	cond := ev.Market
+	switch {
+	case ev.Kind == market.EventFill && ev.Fill.Market != "":
+		cond = ev.Fill.Market
+	case ev.Kind == market.EventOrder && ev.Order.Market != "":
+		cond = ev.Order.Market
+	}
+	if cond != "" {
+		return in.byCond[cond]
+	}
+	tok := eventToken(ev)
+	if tok == "" {
+		return nil
+	}
+	for _, m := range in.ms {
+		if info := st.Markets[m.b.Market]; info != nil {
+			if _, ok := info.OutcomeOf(tok); ok {
+				return m
+			}
+		}
+	}
+	return nil
+}
+
+func (in *Instance) evalMarket(m *mstate, ev *market.Event, st *market.State, out []market.Intent) ([]market.Intent, error) {
+	info := st.Markets[m.b.Market]
+	if info == nil {
+		return out, nil // no metadata yet: nothing can be priced
+	}
+	s := in.s
+	now := ev.Time
+	if now == 0 {
+		now = st.Time
+	}
+	if !m.started {
+		m.start, m.started = now, true
+	}
+	bit, touched, mirrored := in.fill(m, info, ev, st, now)
+
+	// indicators
+	for i := range s.indicators {
+		ci := &s.indicators[i]
+		x := m.ind[i]
+		if ci.series.fromTrades() {
+			if ev.Kind == market.EventLastTrade && ev.Token == info.Tokens[ci.token] {
+				v := f(ev.Price)
+				if ci.series == serVolume {
+					v = f(ev.Size)
+				}
+				x.add(now, v)
+			}
+		} else if bit == onBook && (touched[ci.token] || mirrored[ci.token] && touched[ci.token.Other()]) {
+			x.add(now, seriesValue(m.token(ci.token), ci.series))
+		}
+		*m.f[ci.slot] = x.value(now, m.start)
+	}
+	// vars
+	for i := range s.vars {
+		v := &s.vars[i]
+		if v.isBool {
+			b, err := in.eval.Bool(v.prog, m.boxed)
+			if err != nil {
+				return out, err
+			}
+			*m.bl[v.slot] = b
+			continue
+		}
+		x, err := in.eval.Float(v.prog, m.boxed)
+		if err != nil {
+			return out, err
+		}
+		*m.f[v.slot] = x
+	}
+	// rules
+	tradable := info.Tradable() && info.TickSize > 0
+	suppress := false
+	for j, ri := range m.rules {
+		r := &s.rules[ri]
+		if r.on != 0 && r.on&bit == 0 {
+			continue
+		}
+		if r.cooldown > 0 && m.fired[j] && now-m.lastFire[j] < r.cooldown {
+			continue
+		}
+		ok, err := in.eval.Bool(r.when, m.boxed)
+		if err != nil {
+			return out, err
+		}
+		if !ok {
+			continue
+		}
+		m.fired[j], m.lastFire[j] = true, now
+		switch r.action {
+		case actTake:
+			if !tradable {
+				continue
+			}
+			for k := range r.takes {
+				t := &r.takes[k]
+				px, err := in.eval.Float(t.price, m.boxed)
+				if err != nil {
+					return out, err
+				}
+				sz, err := in.eval.Float(t.size, m.boxed)
+				if err != nil {
+					return out, err
+				}
+				price, ok1 := toPrice(px, info.TickSize, t.side)
+				size, ok2 := toSize(sz, info.MinSize)
+				if !ok1 || !ok2 {
+					continue
+				}
+				out = append(out, market.Intent{Kind: market.IntentTake, Key: m.rkeys[j], Market: info.Condition,
+					Token: info.Tokens[t.token], Outcome: t.token, Side: t.side, Price: price, Size: size, Type: t.typ,
+					Reason: m.rreasons[j]})
+			}
+		default:
+			kind := market.IntentCancelAll
+			switch r.action {
+			case actFlatten:
+				kind = market.IntentFlatten
+			case actPause:
+				kind = market.IntentPause
+			}
+			out = append(out, market.Intent{Kind: kind, Key: m.rkeys[j], Market: info.Condition, Reason: m.rreasons[j]})
+			suppress = true
+		}
+	}
+	if suppress {
+		return out, nil
+	}
+	// quotes
+	for j, qi := range m.quotes {
+		q := &s.quotes[qi]
+		want := tradable
+		var err error
+		if want && q.when != nil {
+			if want, err = in.eval.Bool(q.when, m.boxed); err != nil {
+				return out, err
+			}
+		}
+		var price, size market.Micros
+		if want {
+			px, err := in.eval.Float(q.price, m.boxed)
+			if err != nil {
+				return out, err
+			}
+			sz, err := in.eval.Float(q.size, m.boxed)
+			if err != nil {
+				return out, err
+			}
+			var ok1, ok2 bool
+			price, ok1 = toPrice(px, info.TickSize, q.side)
+			size, ok2 = toSize(sz, info.MinSize)
+			want = ok1 && ok2
+		}
+		if !want {
+			out = append(out, market.Intent{Kind: market.IntentCancel, Key: m.qkeys[j], Market: info.Condition,
+				Token: info.Tokens[q.token], Outcome: q.token, Side: q.side, Reason: m.qreasons[j]})
+			continue
+		}
+		it := market.Intent{Kind: market.IntentQuote, Key: m.qkeys[j], Market: info.Condition,
+			Token: info.Tokens[q.token], Outcome: q.token, Side: q.side, Price: price, Size: size, Type: q.typ,
+			PostOnly: q.postOnly, Reason: m.qreasons[j]}
+		if q.typ == market.GTD {
+			it.Expiration = (now + q.ttl + 999) / 1000
+		}
+		out = append(out, it)
+	}
+	return out, nil
+}
+
+func (m *mstate) token(o market.Outcome) *Token {
+	if o == market.No {
+		return &m.no
+	}
+	return &m.yes
+}
+
+func seriesValue(t *Token, s series) float64 {
+	switch s {
+	case serMid:
+		return t.Mid
+	case serMicroprice:
+		return t.Microprice
+	case serBid:
+		return t.Bid
+	case serAsk:
+		return t.Ask
+	case serSpread:
+		return t.Spread
+	case serImbalance:
+		return t.Imbalance[1]
+	}
+	return nan
+}
+
+// fill rewrites the environment of m from the state and the event. It returns the
+// event's on: bit, which tokens a book event touched and which tokens' book fields
+// were mirrored from the other token's book.
+func (in *Instance) fill(m *mstate, info *market.Info, ev *market.Event, st *market.State, now int64) (bit uint16, touched, mirrored [2]bool) {
+	s := in.s
+	for o := market.Yes; o <= market.No; o++ {
+		t := m.token(o)
+		own, other := st.Books[info.Tokens[o]], st.Books[info.Tokens[o.Other()]]
+		switch {
+		case own != nil && len(own.Bids)+len(own.Asks) > 0:
+			t.fillBook(own, false, s.needDepth)
+		case other != nil && len(other.Bids)+len(other.Asks) > 0:
+			t.fillBook(other, true, s.needDepth)
+			mirrored[o] = true
+		default:
+			t.clearBook()
+		}
+		lt, ok := st.Last[info.Tokens[o]]
+		t.fillLast(lt, ok)
+		t.fillPosition(st.Positions[info.Tokens[o]])
+		t.OpenBuy, t.OpenSell = 0, 0
+	}
+
+	mk := &m.mkt
+	mk.Name, mk.ID = m.b.Name, string(info.Condition)
+	mk.Tick, mk.MinSize = f(info.TickSize), f(info.MinSize)
+	mk.FeeBps, mk.Fee = float64(info.FeeBps), float64(info.FeeBps)/1e4
+	mk.End, mk.NegRisk = info.EndDate, info.NegRisk
+	mk.EndsIn = math.Inf(1)
+	if info.EndDate != 0 {
+		mk.EndsIn = float64(info.EndDate) - float64(now)/1000
+	}
+	mk.Tradable, mk.Resolved = info.Tradable(), info.Resolved
+	mk.YesWon = info.Resolved && info.Winner == market.Yes
+
+	a := &m.acct
+	a.Time = now
+	a.Inventory = m.yes.Position - m.no.Position
+	a.UPnL = m.yes.UPnL + m.no.UPnL
+	a.RPnL = m.yes.RPnL + m.no.RPnL
+	a.Balance, a.Reserved = f(st.Balance), f(st.Reserved)
+	a.Mode = st.Mode.String()
+	if s.needOrders || s.needOpen {
+		in.fillOrders(m, info, st, now)
+	}
+
+	e := &m.evi
+	var name string
+	bit, name = kindBit(ev.Kind)
+	e.Kind, e.Time, e.Token, e.Side, e.Price, e.Size, e.Fee = name, now, "", "", nan, 0, 0
+	if o, ok := info.OutcomeOf(eventToken(ev)); ok {
+		e.Token = outcomeName(o)
+	}
+	switch ev.Kind {
+	case market.EventLastTrade:
+		e.Side, e.Price, e.Size = sideName(ev.Side), f(ev.Price), f(ev.Size)
+	case market.EventFill:
+		e.Side, e.Price, e.Size, e.Fee = sideName(ev.Fill.Side), f(ev.Fill.Price), f(ev.Fill.Size), f(ev.Fill.Fee)
+	case market.EventOrder:
+		e.Side, e.Price, e.Size = sideName(ev.Order.Side), f(ev.Order.Price), f(ev.Order.Size)
+	case market.EventBook:
+		if o, ok := info.OutcomeOf(ev.Token); ok {
+			touched[o] = true
+		}
+	case market.EventPriceChange:
+		for i := range ev.Changes {
+			tok := ev.Changes[i].Token
+			if tok == "" {
+				tok = ev.Token
+			}
+			if o, ok := info.OutcomeOf(tok); ok {
+				touched[o] = true
+			}
+		}
+	}
+	return bit, touched, mirrored
+}
+
+// fillOrders lists the wallet's open orders in this market (oldest first, then by id,
+// so the order is deterministic whatever the map's) and sums the open sizes.
+func (in *Instance) fillOrders(m *mstate, info *market.Info, st *market.State, now int64) {
+	a := &m.acct
+	a.Orders = a.Orders[:0]
+	for _, o := range st.Orders {
+		out, ok := info.OutcomeOf(o.Token)
+		if !ok {
+			continue
+		}
+		rem := o.Remaining()
+		t := m.token(out)
+		if o.Side == market.Buy {
+			t.OpenBuy += f(rem)
+		} else {
+			t.OpenSell += f(rem)
+		}
+		if in.s.needOrders {
+			a.Orders = append(a.Orders, OrderInfo{Token: outcomeName(out), Side: sideName(o.Side), Price: f(o.Price),
+				Size: f(o.Size), Remaining: f(rem), Type: o.Type.String(), PostOnly: o.PostOnly, Age: float64(now - o.CreatedAt),
+				id: o.ID, created: o.CreatedAt})
+		}
+	}
+	slices.SortFunc(a.Orders, func(x, y OrderInfo) int {
+		if x.created != y.created {
+			if x.created < y.created {
+				return -1
+			}
+			return 1
+		}
+		if x.id < y.id {
+			return -1
+		}
+		if x.id > y.id {
+			return 1
+		}
+		return 0
+	})
+}
+
+// toPrice converts an expression's price to micro-units on the tick: snapped to the
+// nearest micro-unit (removing float noise), then rounded down for a BUY and up for a
+// SELL, so the order never crosses the price the formula asked for. It fails for NaN,
+// ±Inf and prices outside (0, 1) after rounding.
+func toPrice(x float64, tick market.Micros, side market.Side) (market.Micros, bool) {
+	m, ok := exprenv.SnapMicros(x)
+	if !ok || tick <= 0 || m <= 0 {
+		return 0, false
+	}
+	p := market.Micros(m) / tick * tick
+	if side == market.Sell && p < market.Micros(m) {
+		p += tick
+	}
+	if p <= 0 || p >= market.One {
+		return 0, false
+	}
+	return p, true
+}
+
+// toSize converts an expression's size to micro-units, rounded down to the lot. It
+// fails for NaN, ±Inf, sizes below the market's minimum (or one lot) and above
+// market.MaxMicros.
+func toSize(x float64, minSize market.Micros) (market.Micros, bool) {
+	m, ok := exprenv.SnapMicros(x)
+	if !ok {
+		return 0, false
+	}
+	s := market.Micros(m) / market.Lot * market.Lot
+	if s < max(minSize, market.Lot) || s > market.MaxMicros {
+		return 0, false
+	}
+	return s, true
+}

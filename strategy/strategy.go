@@ -1,0 +1,434 @@
+package strategy
+
+import (
+	"fmt"
+	"math"
+	"os"
+	"strings"
+
+	yaml "go.yaml.in/yaml/v3"
+
+	"github.com/pitbossdev/pitboss/market"
+	"github.com/pitbossdev/pitboss/sandbox/exprenv"
+)
+
+// Strategy is a compiled strategy file with one set of parameter values. It is
+// immutable and safe for concurrent use: every agent (or backtest, or sweep point)
+// makes its own Instance from it.
+type Strategy struct {
+	spec   *spec
+	values map[string]pval
+	env    *exprenv.Env // the final environment: every name known
+
+	indicators []compiledInd
+	vars       []compiledVar
+	quotes     []compiledQuote
+	rules      []compiledRule
+
+	needDepth  bool // some expression reads bid_depth, ask_depth or imbalance
+	needOrders bool // some expression reads orders
+	needOpen   bool // some expression reads open_buy or open_sell
+}
+
+type compiledInd struct {
+	name   string
+	fn     indFn
+	token  market.Outcome
+	series series
+	events int
+	span   int64
+	slot   int
+}
+
+type compiledVar struct {
+	name   string
+	prog   *exprenv.Program
+	isBool bool
+	slot   int
+}
+
+type compiledQuote struct {
+	id       string
+	slot     string
+	token    market.Outcome
+	side     market.Side
+	typ      market.OrderType
+	price    *exprenv.Program
+	size     *exprenv.Program
+	when     *exprenv.Program // nil: always
+	ttl      int64            // ms, GTD only
+	postOnly bool
+}
+
+type compiledTake struct {
+	token market.Outcome
+	side  market.Side
+	typ   market.OrderType
+	price *exprenv.Program
+	size  *exprenv.Program
+}
+
+type compiledRule struct {
+	id       string
+	slot     string
+	on       uint16
+	when     *exprenv.Program
+	action   ruleAction
+	takes    []compiledTake
+	cooldown int64 // ms
+}
+
+// Load reads and compiles the strategy file at path with its parameters' defaults.
+// When the file has problems the error is a *CompileError listing every one of them
+// with file:line:col; other errors are the file system's.
+func Load(path string) (*Strategy, error) {
+	src, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("strategy: %w", err)
+	}
+	return Parse(path, src)
+}
+
+// Parse compiles a strategy file's content; file names it in error messages.
+func Parse(file string, src []byte) (*Strategy, error) {
+	sp, probs := parse(file, src)
+	values := make(map[string]pval, len(sp.params))
+	for _, ps := range sp.params {
+		values[ps.name] = ps.def
+	}
+	s, cprobs := compileSpec(sp, values)
+	probs.list = append(probs.list, cprobs.list...)
+	if err := probs.err(); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// compile compiles sp with the given parameter values (all present).
+func compile(sp *spec, values map[string]pval) (*Strategy, error) {
+	s, probs := compileSpec(sp, values)
+	if err := probs.err(); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// Name returns the strategy's name: its name: field, or the file name.
+func (s *Strategy) Name() string {
+	if s.spec.name != "" {
+		return s.spec.name
+	}
+	return s.spec.file
+}
+
+// Description returns the description: field.
+func (s *Strategy) Description() string { return s.spec.description }
+
+// File returns the file name the strategy was loaded from.
+func (s *Strategy) File() string { return s.spec.file }
+
+// Markets returns the named market slots the file declares (markets:), which an
+// agent must bind; nil when the strategy runs on any number of unnamed markets.
+func (s *Strategy) Markets() []string { return append([]string(nil), s.spec.slots...) }
+
+// Quotes returns the quote ids in file order.
+func (s *Strategy) Quotes() []string {
+	out := make([]string, len(s.quotes))
+	for i, q := range s.quotes {
+		out[i] = q.id
+	}
+	return out
+}
+
+// Rules returns the rule ids in file order.
+func (s *Strategy) Rules() []string {
+	out := make([]string, len(s.rules))
+	for i, r := range s.rules {
+		out[i] = r.id
+	}
+	return out
+}
+
+// builtinNames are names a param, indicator or var may not take.
+func builtinNames() []string {
+	out := append([]string{}, reservedNames...)
+	out = append(out, topNames...)
+	out = append(out, exprenv.Builtins...)
+	out = append(out, exprenv.Helpers()...)
+	return out
+}
+
+// compileSpec compiles every expression of sp against the environment with the given
+// parameter values, collecting every problem.
+func compileSpec(sp *spec, values map[string]pval) (*Strategy, *problems) {
+	probs := newProblems(sp.file, sp.src)
+	s := &Strategy{spec: sp, values: values}
+
+	// one namespace for params, indicators and vars
+	builtins := builtinNames()
+	taken := map[string]string{} // name -> what defined it, with its line
+	claim := func(name, what string, line, col int) bool {
+		if contains(builtins, name) {
+			probs.at(line, col, "%s %s: %s is a built-in name", what, name, name)
+			return false
+		}
+		if prev, dup := taken[name]; dup {
+			probs.at(line, col, "%s %s: the name is already used by %s", what, name, prev)
+			return false
+		}
+		taken[name] = fmt.Sprintf("%s at line %d", what, line)
+		return true
+	}
+	consts := map[string]any{}
+	for _, ps := range sp.params {
+		if claim(ps.name, "param", ps.key.Line, ps.key.Column) {
+			consts[ps.name] = ps.constant(values[ps.name])
+		}
+	}
+	aliases := map[string]string{}
+	for _, n := range topNames {
+		aliases[n] = "@a." + n
+	}
+	nf, nb := 0, 0
+
+	// slots for indicators
+	for _, is := range sp.indicators {
+		if !claim(is.name, "indicator", is.key.Line, is.key.Column) {
+			continue
+		}
+		if nf == MaxNumberNames {
+			probs.node(is.key, "indicator %s: more than %d indicators and number vars", is.name, MaxNumberNames)
+			continue
+		}
+		ci := compiledInd{name: is.name, fn: is.fn, token: is.token, series: is.series, slot: nf}
+		w, ok := s.resolveWindow(is, probs)
+		if !ok {
+			continue
+		}
+		if w.dur {
+			ci.span = int64(w.num)
+		} else {
+			ci.events = int(w.num)
+		}
+		aliases[is.name] = fmt.Sprintf("@s.f%d", nf)
+		nf++
+		s.indicators = append(s.indicators, ci)
+	}
+
+	newEnv := func() *exprenv.Env {
+		env, err := exprenv.New(exprenv.Config{Env: Env{}, Consts: consts, Aliases: aliases, TickField: "market.tick"})
+		if err != nil { // names were checked above; this is a programmer error
+			panic("strategy: " + err.Error())
+		}
+		return env
+	}
+
+	// vars, in order: each sees the params, indicators and earlier vars
+	later := map[string]int{}
+	for _, v := range sp.vars {
+		later[v.name] = v.key.Line
+	}
+	for _, v := range sp.vars {
+		delete(later, v.name)
+		if !claim(v.name, "var", v.key.Line, v.key.Column) {
+			continue
+		}
+		prog, err := newEnv().Compile(v.expr.text, v.expr.at, exprenv.Any)
+		if err != nil {
+			if e, ok := err.(*exprenv.Error); ok {
+				for name, line := range later {
+					if strings.HasPrefix(e.Message, "unknown name "+name) {
+						e.Message = fmt.Sprintf("var %s uses %s, which is defined later (line %d); vars are computed in order", v.name, name, line)
+					}
+				}
+				if strings.HasPrefix(e.Message, "unknown name "+v.name) {
+					e.Message = fmt.Sprintf("var %s refers to itself", v.name)
+				}
+			}
+			probs.add(err)
+			continue
+		}
+		cv := compiledVar{name: v.name, prog: prog}
+		switch prog.Kind() {
+		case exprenv.Bool:
+			if nb == MaxBoolNames {
+				probs.node(v.key, "var %s: more than %d bool vars", v.name, MaxBoolNames)
+				continue
+			}
+			cv.isBool, cv.slot = true, nb
+			aliases[v.name] = fmt.Sprintf("@s.b%d", nb)
+			nb++
+		case exprenv.Float, exprenv.Int:
+			if nf == MaxNumberNames {
+				probs.node(v.key, "var %s: more than %d indicators and number vars", v.name, MaxNumberNames)
+				continue
+			}
+			cv.slot = nf
+			aliases[v.name] = fmt.Sprintf("@s.f%d", nf)
+			nf++
+		default:
+			probs.at(v.expr.at.Line, v.expr.at.Col, "var %s must be a number or a bool, not %s", v.name, prog.Kind())
+			continue
+		}
+		s.vars = append(s.vars, cv)
+	}
+
+	env := newEnv()
+	s.env = env
+	comp := func(e exprSrc, kind exprenv.Kind) *exprenv.Program {
+		p, err := env.Compile(e.text, e.at, kind)
+		if err != nil {
+			probs.add(err)
+			return nil
+		}
+		return p
+	}
+	slotOK := func(slot string, n *yaml.Node) bool {
+		if slot == "" || contains(sp.slots, slot) {
+			return true
+		}
+		if len(sp.slots) == 0 {
+			probs.node(n, "market %q: the strategy declares no market slots (add markets: [%s])", slot, slot)
+		} else {
+			probs.node(n, "market %q is not a declared slot%s", slot, suggestion(slot, sp.slots, "slots"))
+		}
+		return false
+	}
+
+	for _, q := range sp.quotes {
+		cq := compiledQuote{id: q.id, slot: q.slot, token: q.token, side: q.side, typ: q.typ}
+		ok := q.slotNode == nil || slotOK(q.slot, q.slotNode)
+		cq.price = comp(q.price, exprenv.Float)
+		cq.size = comp(q.size, exprenv.Float)
+		if q.when != nil {
+			cq.when = comp(*q.when, exprenv.Bool)
+			ok = ok && cq.when != nil
+		}
+		if q.ttl.set {
+			w, good := s.resolveDuration(q.ttl, "quote "+q.id+" ttl", probs)
+			ok = ok && good
+			cq.ttl = int64(w)
+		}
+		if q.postOnly.set {
+			b, good := s.resolveBool(q.postOnly, "quote "+q.id+" post_only", probs)
+			ok = ok && good
+			cq.postOnly = b
+		}
+		if ok && cq.price != nil && cq.size != nil {
+			s.quotes = append(s.quotes, cq)
+		}
+	}
+	for _, r := range sp.rules {
+		cr := compiledRule{id: r.id, slot: r.slot, on: r.on, action: r.action}
+		ok := r.slotNode == nil || slotOK(r.slot, r.slotNode)
+		cr.when = comp(r.when, exprenv.Bool)
+		ok = ok && cr.when != nil
+		for _, t := range r.takes {
+			ct := compiledTake{token: t.token, side: t.side, typ: t.typ, price: comp(t.price, exprenv.Float), size: comp(t.size, exprenv.Float)}
+			ok = ok && ct.price != nil && ct.size != nil
+			cr.takes = append(cr.takes, ct)
+		}
+		if r.cooldown.set {
+			w, good := s.resolveDuration(r.cooldown, "rule "+r.id+" cooldown", probs)
+			ok = ok && good
+			cr.cooldown = int64(w)
+		}
+		if ok {
+			s.rules = append(s.rules, cr)
+		}
+	}
+	s.scanNeeds()
+	return s, probs
+}
+
+// scanNeeds records which costly parts of the environment any expression reads.
+func (s *Strategy) scanNeeds() {
+	var progs []*exprenv.Program
+	for _, v := range s.vars {
+		progs = append(progs, v.prog)
+	}
+	for _, q := range s.quotes {
+		progs = append(progs, q.price, q.size, q.when)
+	}
+	for _, r := range s.rules {
+		progs = append(progs, r.when)
+		for _, t := range r.takes {
+			progs = append(progs, t.price, t.size)
+		}
+	}
+	for _, p := range progs {
+		if p == nil {
+			continue
+		}
+		for _, tok := range []string{"yes.", "no."} {
+			if p.Uses(tok+"bid_depth") || p.Uses(tok+"ask_depth") || p.Uses(tok+"imbalance") {
+				s.needDepth = true
+			}
+			if p.Uses(tok+"open_buy") || p.Uses(tok+"open_sell") {
+				s.needOpen = true
+			}
+		}
+		if p.Uses("orders") {
+			s.needOrders = true
+		}
+	}
+}
+
+// resolveWindow returns an indicator's window: events (num) or a duration (dur, ms).
+func (s *Strategy) resolveWindow(is *indSpec, probs *problems) (ref, bool) {
+	w := is.window
+	if w.param == "" {
+		return w, true
+	}
+	line, col := w.node.Line, w.col
+	ps := s.spec.param(w.param)
+	if ps == nil {
+		probs.at(line, col, "indicator %s: window %s is neither a number of events, a duration nor a parameter%s", is.name, w.param, suggestion(w.param, paramNames(s.spec), "parameters"))
+		return ref{}, false
+	}
+	v := s.values[w.param]
+	switch ps.typ {
+	case Duration:
+		return ref{num: v.f, dur: true}, true
+	case Number, Int:
+		if v.f != math.Trunc(v.f) || v.f < 1 || v.f > maxEventWindow {
+			probs.at(line, col, "indicator %s: window %s = %s must be a whole number of events from 1 to %d", is.name, w.param, ps.format(v), maxEventWindow)
+			return ref{}, false
+		}
+		return ref{num: v.f}, true
+	}
+	probs.at(line, col, "indicator %s: window %s is a bool parameter", is.name, w.param)
+	return ref{}, false
+}
+
+func (s *Strategy) resolveDuration(r ref, what string, probs *problems) (float64, bool) {
+	if r.param == "" {
+		return r.num, true
+	}
+	ps := s.spec.param(r.param)
+	if ps == nil || ps.typ != Duration {
+		probs.node(r.node, "%s: %s is not a duration parameter%s", what, r.param, suggestion(r.param, paramNames(s.spec), "parameters"))
+		return 0, false
+	}
+	return s.values[r.param].f, true
+}
+
+func (s *Strategy) resolveBool(r ref, what string, probs *problems) (bool, bool) {
+	if r.param == "" {
+		return r.b, true
+	}
+	ps := s.spec.param(r.param)
+	if ps == nil || ps.typ != Bool {
+		probs.node(r.node, "%s: %s is not a bool parameter%s", what, r.param, suggestion(r.param, paramNames(s.spec), "parameters"))
+		return false, false
+	}
+	return s.values[r.param].b, true
+}
+
+func paramNames(sp *spec) []string {
+	out := make([]string, len(sp.params))
+	for i, ps := range sp.params {
+		out[i] = ps.name
+	}
+	return out
+}
