@@ -259,9 +259,12 @@ type Markets struct {
 
 	// Selector is Select, compiled by Load (nil unless Select is set).
 	Selector *Selector `yaml:"-"`
+
+	line, col int // where the markets section is written
 }
 
 func (m *Markets) decodeYAML(d *decoder, n *yaml.Node, path string) {
+	m.line, m.col = n.Line, n.Column
 	if n.Kind == yaml.SequenceNode {
 		d.decode(n, reflectValue(&m.Tokens), join(path, "tokens"))
 		return

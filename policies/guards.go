@@ -155,7 +155,8 @@ type preflightGuard struct{}
 func (preflightGuard) Name() string { return GuardPreflight }
 
 // Check runs the venue's own order checks before the order leaves, with the venue's
-// catalog errors: tick size, lot, minimum size, expiration, post-only crossing and
+// catalog errors and in the exchange core's order (sandbox/exchange place): tick
+// size, lot, minimum size (resting orders only), expiration, post-only crossing and
 // balance (collateral for a buy including the worst-case fee; shares for a sell).
 func (preflightGuard) Check(v *View) *Denied {
 	it, m := v.Intent, v.Market
@@ -172,11 +173,10 @@ func (preflightGuard) Check(v *View) *Denied {
 	if it.Size%market.Lot != 0 {
 		return deny(GuardPreflight, market.Errorf(market.CodeAmountNotExact, it.Size))
 	}
-	if it.Size < m.MinSize {
+	if it.Type.Rests() && it.Size < m.MinSize { // as the exchange core: takes have no minimum
 		return deny(GuardPreflight, market.Errorf(market.CodeMinSize, id, it.Size, m.MinSize))
 	}
-	now := v.State.Time / 1000
-	if (it.Type == market.GTD) != (it.Expiration != 0) || it.Type == market.GTD && it.Expiration <= now {
+	if (it.Type == market.GTD) != (it.Expiration != 0) || it.Type == market.GTD && it.Expiration*1000 < v.State.Time {
 		return denyExpiration
 	}
 	if it.PostOnly {
