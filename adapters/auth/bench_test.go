@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/pitbossdev/pitboss/api"
+	"github.com/pitbossdev/pitboss/market"
 )
 
 // BenchmarkL1Verify is the server's cost of one L1 request: parse the headers,
@@ -69,5 +70,59 @@ func canonical(hdr http.Header) {
 	for key, val := range hdr {
 		delete(hdr, key)
 		hdr.Set(key, val[0])
+	}
+}
+
+// BenchmarkOrderHash is the hand-encoded EIP-712 digest of one order (the order id).
+func BenchmarkOrderHash(b *testing.B) {
+	v := testVectors(b)
+	o := v.Orders[5].order(b)
+	d := ExchangeDomain(56, addr(b, v.Orders[5].Contract))
+	b.ReportAllocs()
+	var sink [32]byte
+	for b.Loop() {
+		sink = d.OrderDigest(&o)
+	}
+	_ = sink
+}
+
+// BenchmarkVerifyOrder is the server's signature check of one order: digest, recover
+// (cgo secp256k1), compare.
+func BenchmarkVerifyOrder(b *testing.B) {
+	v := testVectors(b)
+	tc := v.Orders[5]
+	o := SignedOrder{Order: tc.order(b)}
+	o.Signature, _ = DecodeSignature(tc.Signature)
+	d := ExchangeDomain(56, addr(b, tc.Contract))
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := VerifyOrder(d, &o); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkSignOrder is the client's cost of signing one order.
+func BenchmarkSignOrder(b *testing.B) {
+	v := testVectors(b)
+	s := testSigner(b)
+	o := v.Orders[5].order(b)
+	d := ExchangeDomain(56, addr(b, v.Orders[5].Contract))
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, _, err := SignOrder(s, d, o); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkOrderTerms is the server's conversion of signed amounts to engine terms.
+func BenchmarkOrderTerms(b *testing.B) {
+	maker, taker := api.U256From(100_000_000), api.U256From(178_571_400)
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := OrderTerms("0x", market.Buy, maker, taker, market.FOK, 10_000); err != nil {
+			b.Fatal(err)
+		}
 	}
 }

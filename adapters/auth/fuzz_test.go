@@ -2,10 +2,12 @@ package auth
 
 import (
 	"errors"
+	"math/big"
 	"net/http"
 	"strings"
 	"testing"
 
+	"github.com/pitbossdev/pitboss/api"
 	"github.com/pitbossdev/pitboss/market"
 )
 
@@ -116,6 +118,81 @@ func FuzzDecodeSecret(f *testing.F) {
 		}
 		if len(b) == 0 {
 			t.Fatal("empty secret accepted")
+		}
+	})
+}
+
+// FuzzOrderTerms: any signed amounts, side, type and tick either fail with a catalog
+// error or give terms that are on the tick, in range, in whole lots, and never worse
+// for the trader than what was signed.
+func FuzzOrderTerms(f *testing.F) {
+	f.Add(uint64(100_000_000), uint64(178_571_400), uint8(1), uint8(2), uint8(1))
+	f.Add(uint64(3_600_000), uint64(15_000_000), uint8(1), uint8(0), uint8(1))
+	f.Add(uint64(15_000_000), uint64(3_600_000), uint8(2), uint8(0), uint8(1))
+	f.Add(uint64(1), uint64(1<<53), uint8(2), uint8(3), uint8(3))
+	f.Fuzz(func(t *testing.T, maker, taker uint64, side, typ, tickIdx uint8) {
+		tick := market.TickSizes[int(tickIdx)%len(market.TickSizes)]
+		s, ot := market.Side(side%3), market.OrderType(typ%5)
+		terms, err := OrderTerms("0x", s, api.U256From(maker), api.U256From(taker), ot, tick)
+		if err != nil {
+			var me *market.Error
+			if !errors.As(err, &me) {
+				t.Fatalf("not a catalog error: %v", err)
+			}
+			return
+		}
+		if terms.Price%tick != 0 || terms.Price < tick || terms.Price > market.One-tick {
+			t.Fatalf("price %s off tick %s", terms.Price, tick)
+		}
+		if terms.Size <= 0 || terms.Size%market.Lot != 0 {
+			t.Fatalf("size %s", terms.Size)
+		}
+		// Compare prices as cross products: price·shares vs collateral·One.
+		var priceSide, signedSide big.Int
+		if s == market.Buy {
+			// Never pay more per share than maker/taker: price·taker ≤ maker·One.
+			priceSide.Mul(big.NewInt(int64(terms.Price)), new(big.Int).SetUint64(taker))
+			signedSide.Mul(new(big.Int).SetUint64(maker), big.NewInt(int64(market.One)))
+			if priceSide.Cmp(&signedSide) > 0 || terms.Size > market.Micros(taker) {
+				t.Fatalf("buy terms %+v worse than signed %d/%d", terms, maker, taker)
+			}
+		} else {
+			// Never receive less per share than taker/maker: price·maker ≥ taker·One.
+			priceSide.Mul(big.NewInt(int64(terms.Price)), new(big.Int).SetUint64(maker))
+			signedSide.Mul(new(big.Int).SetUint64(taker), big.NewInt(int64(market.One)))
+			if priceSide.Cmp(&signedSide) < 0 || terms.Size > market.Micros(maker) {
+				t.Fatalf("sell terms %+v worse than signed %d/%d", terms, maker, taker)
+			}
+		}
+	})
+}
+
+// FuzzOrderAmounts: any price, size and tick either fail with a catalog error or
+// give amounts that convert back to the rounded price and the truncated size.
+func FuzzOrderAmounts(f *testing.F) {
+	f.Add(int64(240_000), int64(15_000_000), uint8(1), uint8(1), uint8(0))
+	f.Add(int64(5_600), int64(100_000_000), uint8(3), uint8(1), uint8(2))
+	f.Add(int64(-1), int64(1<<62), uint8(0), uint8(2), uint8(3))
+	f.Fuzz(func(t *testing.T, price, size int64, tickIdx, side, typ uint8) {
+		tick := market.TickSizes[int(tickIdx)%len(market.TickSizes)]
+		s, ot := market.Side(side%3), market.OrderType(typ%4)
+		maker, taker, err := OrderAmounts(s, ot, market.Micros(price), market.Micros(size), tick)
+		if err != nil {
+			var me *market.Error
+			if !errors.As(err, &me) {
+				t.Fatalf("not a catalog error: %v", err)
+			}
+			return
+		}
+		terms, err := OrderTerms("0x", s, api.U256From(uint64(maker)), api.U256From(uint64(taker)), ot, tick)
+		if err != nil {
+			t.Fatalf("amounts %d/%d from price %d size %d do not convert back: %v", maker, taker, price, size, err)
+		}
+		if ot.Rests() {
+			want := (market.Micros(price) + tick/2) / tick * tick
+			if terms.Price != want || terms.Size != market.Micros(size)/market.Lot*market.Lot {
+				t.Fatalf("terms %+v from price %d size %d", terms, price, size)
+			}
 		}
 	})
 }
