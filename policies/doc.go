@@ -11,7 +11,7 @@
 //
 //	allowlist              only quote, take, cancel, cancel_all, flatten, pause; well-formed
 //	kill_switch            tripped: nothing opens (cancels, flatten, pause pass)
-//	geoblock               unknown or blocked: no order; close-only: only reducing orders
+//	geoblock               blocked: no order; unknown: only flatten; close-only: only reducing orders
 //	account_mode           banned: no order; close-only: only reducing orders
 //	market_state           unknown, closed, not accepting orders, resolved
 //	preflight              tick, lot, minimum size, expiration, post-only crossing, balance

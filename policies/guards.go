@@ -81,7 +81,8 @@ func (geoGuard) Name() string { return GuardGeoblock }
 
 // Check denies placing orders from an unknown or blocked location and, from a
 // close-only location, any order that does not reduce a position. Cancels, cancel-all
-// and pauses always pass: they never add exposure (flattening passes close-only).
+// and pauses always pass: they never add exposure. Flattening passes everywhere but
+// a blocked location.
 func (g geoGuard) Check(v *View) *Denied {
 	k := v.Intent.Kind
 	if !placesOrders(k) {
@@ -98,6 +99,9 @@ func (g geoGuard) Check(v *View) *Denied {
 			Reason: "close-only location " + v.Geoblock.where() + ": the order does not reduce a position"}
 	case GeoBlocked:
 		return g.c.denyGeoBlocked
+	}
+	if k == market.IntentFlatten { // unknown: only what reduces (the kill switch's way out)
+		return nil
 	}
 	return g.c.denyGeoUnknown
 }
