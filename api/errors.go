@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"io"
 	"net/http"
 	"strings"
 
@@ -95,6 +96,8 @@ func invalidJSON(err error) *market.Error {
 		return market.Errorf(market.CodeInvalidJSON, "cannot decode "+typ.Value+" into "+field)
 	case errors.Is(err, errTrailing):
 		return market.Errorf(market.CodeInvalidJSON, "unexpected data after the JSON value")
+	case errors.Is(err, io.ErrUnexpectedEOF):
+		return market.Errorf(market.CodeInvalidJSON, "unexpected end of JSON input")
 	case errors.Is(err, errEmpty):
 		return market.Errorf(market.CodeInvalidJSON, "empty body")
 	}
