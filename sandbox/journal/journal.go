@@ -56,6 +56,9 @@ type Journal struct {
 	closeErr   error
 }
 
+// maxFreeBuffers bounds the batch buffers kept for reuse after a burst.
+const maxFreeBuffers = 8
+
 // batch is one write group: consecutive records written with one write and one sync.
 // Its buffer starts with FileHeaderSize bytes of headroom, filled with a segment
 // header when the batch opens a new segment.
@@ -149,7 +152,9 @@ func (j *Journal) openBatch(size int) *batch {
 		buf = j.free[n-1][:FileHeaderSize]
 		j.free = j.free[:n-1]
 	} else {
-		buf = make([]byte, FileHeaderSize, FileHeaderSize+min(j.o.maxBatchBytes, 64<<10))
+		// Full size at once: growing by doubling under load costs more in copies
+		// than the Append itself.
+		buf = make([]byte, FileHeaderSize, FileHeaderSize+max(j.o.maxBatchBytes, size))
 	}
 	b := &batch{first: j.next, buf: buf, done: make(chan struct{})}
 	j.pending = append(j.pending, b)
@@ -320,7 +325,7 @@ func (j *Journal) run() {
 			j.st.MaxBatchRecords = r
 		}
 		close(b.done)
-		if cap(b.buf) <= 2*j.o.maxBatchBytes+FileHeaderSize && len(j.free) < 4 {
+		if cap(b.buf) <= 2*j.o.maxBatchBytes+FileHeaderSize && len(j.free) < maxFreeBuffers {
 			j.free = append(j.free, b.buf)
 		}
 		b.buf = nil

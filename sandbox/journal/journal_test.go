@@ -182,7 +182,7 @@ func TestConcurrentAppendersAndWaiters(t *testing.T) {
 	checkNoLeak(t)
 	dir := t.TempDir()
 	j := openT(t, dir)
-	const writers, each = 8, 200
+	const writers, each = 8, 100
 	var wg sync.WaitGroup
 	errc := make(chan error, writers)
 	var mu sync.Mutex

@@ -107,62 +107,105 @@ func Open(dir string, opts ...Option) (*Journal, error) {
 	return j, nil
 }
 
-// recover implements steps 2–5 of Open. It mutates the directory only once it has
-// decided that recovery succeeds.
-func (j *Journal) recover() error {
-	entries, err := os.ReadDir(j.dir)
+// recoveryPlan is what recovery decided, before it changes anything.
+type recoveryPlan struct {
+	rec          Recovery // counts describe the repairs to make
+	segs         []segment
+	kept         []uint64 // snapshots kept
+	temps        []string
+	corrupt      []string // snapshot files to set aside
+	repair       *segmentRepair
+	lastRec      uint64
+	lastEnd      int64
+	continueLast bool // the last segment was scanned and can take more batches
+}
+
+// segmentRepair cuts the torn tail of the last segment, or removes the segment.
+type segmentRepair struct {
+	path    string
+	end     int64 // truncate to end; -1: remove the file
+	dropped int64
+	torn    *DamageError
+}
+
+// Inspect reports what Open would recover from dir and which repairs it would make
+// (TruncatedBytes, RemovedSegments, RemovedTemp, CorruptSnapshots naming the files it
+// would set aside), without changing anything. It takes no lock: on a journal being
+// written, the batch in flight may be reported as a torn tail. For operators and
+// tools, e.g. after Open failed with a *CorruptError, which Inspect returns too.
+func Inspect(dir string) (Recovery, error) {
+	p, err := planRecovery(dir, zap.NewNop())
 	if err != nil {
-		return fmt.Errorf("journal: %w", err)
+		return Recovery{}, err
 	}
+	return p.rec, nil
+}
+
+// recover implements steps 2–5 of Open: plan, then repair and continue.
+func (j *Journal) recover() error {
+	p, err := planRecovery(j.dir, j.log)
+	if err != nil {
+		return err
+	}
+	return j.apply(p)
+}
+
+// planRecovery implements steps 2–4 of Open without changing the directory.
+func planRecovery(dir string, log *zap.Logger) (*recoveryPlan, error) {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, fmt.Errorf("journal: %w", err)
+	}
+	p := &recoveryPlan{}
 	var segs []segment
 	var snaps []uint64
-	var temps []string
 	for _, e := range entries {
 		name := e.Name()
 		switch {
 		case !e.Type().IsRegular() || name == lockName || strings.HasSuffix(name, corruptSuffix):
 		case strings.HasSuffix(name, tmpSuffix):
-			temps = append(temps, name)
+			p.temps = append(p.temps, filepath.Join(dir, name))
 		case strings.HasSuffix(name, segmentSuffix):
 			base, ok := parseName(name, segmentSuffix)
 			if !ok || base == 0 {
-				return fmt.Errorf("%w: unexpected segment file name %s", ErrCorrupt, name)
+				return nil, fmt.Errorf("%w: unexpected segment file name %s", ErrCorrupt, name)
 			}
-			segs = append(segs, segment{base: base, path: filepath.Join(j.dir, name)})
+			segs = append(segs, segment{base: base, path: filepath.Join(dir, name)})
 		case strings.HasSuffix(name, snapSuffix):
 			lsn, ok := parseName(name, snapSuffix)
 			if !ok {
-				return fmt.Errorf("%w: unexpected snapshot file name %s", ErrCorrupt, name)
+				return nil, fmt.Errorf("%w: unexpected snapshot file name %s", ErrCorrupt, name)
 			}
 			snaps = append(snaps, lsn)
 		}
 	}
 	slices.SortFunc(segs, func(a, b segment) int { return cmp.Compare(a.base, b.base) })
 	slices.Sort(snaps)
+	rec := &p.rec
+	rec.RemovedTemp = len(p.temps)
 
 	// Step 3: the snapshot.
-	var rec Recovery
-	var corrupt []string
-	kept := snaps
+	p.kept = snaps
 	for i := len(snaps) - 1; i >= 0; i-- {
 		s := snaps[i]
 		if len(segs) > 0 && segs[0].base > s+1 {
 			break // the journal no longer holds the records right after s: older ones are worse
 		}
-		path := filepath.Join(j.dir, snapshotName(s))
+		path := filepath.Join(dir, snapshotName(s))
 		if _, err := readSnapshot(path, s); err != nil {
-			j.log.Warn("journal: snapshot does not verify; falling back to the previous one",
+			log.Warn("journal: snapshot does not verify; falling back to the previous one",
 				zap.String("path", path), zap.Error(err))
-			corrupt = append(corrupt, path)
-			kept = snaps[:i]
+			p.corrupt = append(p.corrupt, path)
+			p.kept = snaps[:i]
 			continue
 		}
 		rec.HasSnapshot, rec.SnapshotLSN = true, s
-		kept = snaps[:i+1]
+		p.kept = snaps[:i+1]
 		break
 	}
+	rec.CorruptSnapshots = slices.Clone(p.corrupt)
 	if !rec.HasSnapshot && len(segs) > 0 && segs[0].base != 1 {
-		return &CorruptError{Path: segs[0].path, Evidence: -1, Seq: 1,
+		return nil, &CorruptError{Path: segs[0].path, Evidence: -1, Seq: 1,
 			Reason: fmt.Sprintf("no usable snapshot, and the journal starts at lsn %d", segs[0].base)}
 	}
 
@@ -173,112 +216,108 @@ func (j *Journal) recover() error {
 			i0 = i
 		}
 	}
-	type fix struct {
-		path    string
-		end     int64 // truncate to end; -1: remove
-		dropped int64
-		torn    *DamageError
-	}
-	var repair *fix
-	var lastEnd int64
-	continueLast := false // the last segment was scanned and can take more batches
-	lastRec := rec.SnapshotLSN
+	p.lastRec = rec.SnapshotLSN
 	if len(segs) > 0 {
-		lastRec = segs[i0].base - 1
+		p.lastRec = segs[i0].base - 1
 	}
 	for i := i0; i < len(segs); i++ {
 		s := segs[i]
 		isLast := i == len(segs)-1
-		if i > i0 && s.base != lastRec+1 {
-			return &CorruptError{Path: s.path, Evidence: -1, Seq: lastRec + 1,
-				Reason: fmt.Sprintf("segment starts at lsn %d, want %d", s.base, lastRec+1)}
+		if i > i0 && s.base != p.lastRec+1 {
+			return nil, &CorruptError{Path: s.path, Evidence: -1, Seq: p.lastRec + 1,
+				Reason: fmt.Sprintf("segment starts at lsn %d, want %d", s.base, p.lastRec+1)}
 		}
 		res, size, err := scanSegment(s)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		if res.Torn != nil {
 			if !isLast {
-				return &CorruptError{Path: s.path, Offset: res.End, Seq: res.Torn.Seq, Evidence: -1,
+				return nil, &CorruptError{Path: s.path, Offset: res.End, Seq: res.Torn.Seq, Evidence: -1,
 					Reason: fmt.Sprintf("%v in a segment that is not the last (it was synced before the next one was created)", res.Torn.Err)}
 			}
 			end := res.End
 			if end < FileHeaderSize {
 				end = -1
 			}
-			repair = &fix{path: s.path, end: end, dropped: size - res.End, torn: res.Torn}
+			p.repair = &segmentRepair{path: s.path, end: end, dropped: size - res.End, torn: res.Torn}
 			if end < 0 {
+				rec.RemovedSegments++
 				segs = segs[:i]
 				break
 			}
+			rec.TruncatedBytes = p.repair.dropped
 		}
-		lastRec, lastEnd = res.Last, res.End
-		continueLast = isLast
+		p.lastRec, p.lastEnd = res.Last, res.End
+		p.continueLast = isLast
 	}
+	p.segs = segs
+	rec.LastLSN = p.lastRec
+	rec.Segments = len(segs)
+	return p, nil
+}
 
-	// Decided: apply the repairs.
-	for _, name := range temps {
-		path := filepath.Join(j.dir, name)
+// apply makes the repairs of plan p, continues the last segment and sets the
+// journal's state (step 5 of Open).
+func (j *Journal) apply(p *recoveryPlan) error {
+	rec := p.rec
+	for _, path := range p.temps {
 		if err := os.Remove(path); err != nil {
 			return fmt.Errorf("journal: %w", err)
 		}
 		j.log.Info("journal: removed leftover temporary file", zap.String("path", path))
-		rec.RemovedTemp++
 	}
-	for _, path := range corrupt {
+	rec.CorruptSnapshots = nil
+	for _, path := range p.corrupt {
 		if err := os.Rename(path, path+corruptSuffix); err != nil {
 			return fmt.Errorf("journal: %w", err)
 		}
 		rec.CorruptSnapshots = append(rec.CorruptSnapshots, path+corruptSuffix)
 	}
-	if repair != nil {
-		if repair.end < 0 {
-			if err := os.Remove(repair.path); err != nil {
+	if r := p.repair; r != nil {
+		if r.end < 0 {
+			if err := os.Remove(r.path); err != nil {
 				return fmt.Errorf("journal: %w", err)
 			}
-			rec.RemovedSegments++
 			j.log.Warn("journal: removed the last segment: its header is torn and it holds no record of an earlier write group",
-				zap.String("path", repair.path), zap.Int64("bytes", repair.dropped), zap.Error(repair.torn))
+				zap.String("path", r.path), zap.Int64("bytes", r.dropped), zap.Error(r.torn))
 		} else {
-			if err := truncateSync(repair.path, repair.end, j.o.sync); err != nil {
+			if err := truncateSync(r.path, r.end, j.o.sync); err != nil {
 				return fmt.Errorf("journal: %w", err)
 			}
-			rec.TruncatedBytes = repair.dropped
 			j.log.Warn("journal: truncated a torn tail; it is not replayed",
-				zap.String("path", repair.path), zap.Int64("offset", repair.end),
-				zap.Int64("dropped_bytes", repair.dropped), zap.Uint64("last_lsn", lastRec), zap.Error(repair.torn))
+				zap.String("path", r.path), zap.Int64("offset", r.end),
+				zap.Int64("dropped_bytes", r.dropped), zap.Uint64("last_lsn", p.lastRec), zap.Error(r.torn))
 		}
 	}
-	if rec.HasSnapshot && lastRec < rec.SnapshotLSN {
+	if rec.HasSnapshot && p.lastRec < rec.SnapshotLSN {
 		j.log.Warn("journal: the snapshot is ahead of the journal; records after the journal's end exist only in the snapshot",
-			zap.Uint64("snapshot_lsn", rec.SnapshotLSN), zap.Uint64("journal_last_lsn", lastRec))
+			zap.Uint64("snapshot_lsn", rec.SnapshotLSN), zap.Uint64("journal_last_lsn", p.lastRec))
 	}
 
-	// Step 5: continue the last segment.
-	if n := len(segs); n > 0 && continueLast {
-		f, err := os.OpenFile(segs[n-1].path, os.O_WRONLY, 0o600)
+	// Continue the last segment; sync it so that what Replay delivers is durable.
+	if n := len(p.segs); n > 0 && p.continueLast {
+		f, err := os.OpenFile(p.segs[n-1].path, os.O_WRONLY, 0o600)
 		if err != nil {
 			return fmt.Errorf("journal: %w", err)
 		}
-		j.cur, j.curSize, j.curNext = f, lastEnd, lastRec+1
+		j.cur, j.curSize, j.curNext = f, p.lastEnd, p.lastRec+1
 		if err := j.syncFile(f); err != nil {
 			return fmt.Errorf("journal: sync recovered tail: %w", err)
 		}
 	}
-	if len(temps) > 0 || len(corrupt) > 0 || repair != nil {
+	if len(p.temps) > 0 || len(p.corrupt) > 0 || p.repair != nil {
 		if err := j.syncDir(); err != nil {
 			return fmt.Errorf("journal: %w", err)
 		}
 	}
 
-	rec.LastLSN = lastRec
-	rec.Segments = len(segs)
-	last := max(lastRec, rec.SnapshotLSN)
+	last := max(p.lastRec, rec.SnapshotLSN)
 	j.next = last + 1
 	j.durable.Store(last)
-	j.segs = segs
-	j.lastRec = lastRec
-	j.snaps = kept
+	j.segs = p.segs
+	j.lastRec = p.lastRec
+	j.snaps = p.kept
 	j.recovery = rec
 	j.log.Info("journal: recovered", zap.String("dir", j.dir),
 		zap.Bool("snapshot", rec.HasSnapshot), zap.Uint64("snapshot_lsn", rec.SnapshotLSN),

@@ -182,9 +182,41 @@ func TestSnapshotCorruptWithoutCoverageFailsOpen(t *testing.T) {
 	if _, err := Open(dir); !errors.Is(err, ErrCorrupt) {
 		t.Fatalf("Open: %v, want ErrCorrupt (no snapshot, journal does not start at 1)", err)
 	}
-	after := snapshotFiles(t, dir)
-	if len(before) != len(after) {
-		t.Fatal("a failed Open changed the directory")
+	if changed := diffFiles(before, snapshotFiles(t, dir)); changed != "" {
+		t.Fatalf("a failed Open changed %s", changed)
+	}
+}
+
+func TestInspectPredictsRepairsWithoutMakingThem(t *testing.T) {
+	dir := t.TempDir()
+	j := openT(t, dir)
+	appendN(t, j, 1, 30)
+	snapshotT(t, j, 10)
+	snapshotT(t, j, 20)
+	closeT(t, j)
+	flipFile(filepath.Join(dir, snapshotName(20)), -2)
+	os.WriteFile(filepath.Join(dir, snapshotName(30)+tmpSuffix), []byte("partial"), 0o600)
+	segs := readLayout(t, dir)
+	appendFile(dir, segs[0].name, []byte("torn tail"))
+	before := snapshotFiles(t, dir)
+
+	r, err := Inspect(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if changed := diffFiles(before, snapshotFiles(t, dir)); changed != "" {
+		t.Fatalf("Inspect changed %s", changed)
+	}
+	want := Recovery{HasSnapshot: true, SnapshotLSN: 10, LastLSN: 30, Segments: 1, TruncatedBytes: 9, RemovedTemp: 1,
+		CorruptSnapshots: []string{filepath.Join(dir, snapshotName(20))}}
+	if fmt.Sprint(r) != fmt.Sprint(want) {
+		t.Fatalf("Inspect = %+v\nwant      %+v", r, want)
+	}
+	j = openT(t, dir)
+	got := j.Recovery()
+	want.CorruptSnapshots[0] += corruptSuffix
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("Open recovered %+v\nwant           %+v", got, want)
 	}
 }
 
