@@ -1,0 +1,143 @@
+package natsbus
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/pitbossdev/pitboss/market"
+)
+
+// TestBudgetNeverExceedsLimitInAnySlidingWindow hammers one budget from many
+// goroutines on several connections (as agent processes would) and checks, on the
+// times the grants were received, that no sliding window of the configured length
+// ever holds more than the limit, while the budget is still used up.
+func TestBudgetNeverExceedsLimitInAnySlidingWindow(t *testing.T) {
+	const (
+		limit   = 25
+		window  = 700 * time.Millisecond
+		clients = 4
+		workers = 4
+		run     = 2 * time.Second
+	)
+	s := startServer(t, "")
+	sup := connectRole(t, s, RoleSupervisor, "sup")
+	cfg := BudgetConfig{Key: "203.0.113.7", Limit: limit, Window: window, Hold: 50 * time.Millisecond, Slack: 50 * time.Millisecond}
+	if _, err := sup.EnsureBudget(ctxT(t, 5*time.Second), cfg); err != nil {
+		t.Fatal(err)
+	}
+	var (
+		mu     sync.Mutex
+		grants []time.Time
+		wg     sync.WaitGroup
+	)
+	ctx, cancel := context.WithTimeout(context.Background(), run)
+	defer cancel()
+	for c := 0; c < clients; c++ {
+		b := connectRole(t, s, RoleAgent, fmt.Sprintf("agent-%d", c))
+		g, err := b.OpenBudget(ctxT(t, 5*time.Second), cfg.Key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := g.Config(); got.Limit != limit || got.Window != window || got.Hold != cfg.Hold {
+			t.Fatalf("agent sees config %+v", got)
+		}
+		for w := 0; w < workers; w++ {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for ctx.Err() == nil {
+					err := g.Acquire(ctx)
+					if err != nil {
+						if !errors.Is(err, market.ErrRateLimited) {
+							t.Errorf("Acquire: %v", err)
+						}
+						return
+					}
+					now := time.Now()
+					mu.Lock()
+					grants = append(grants, now)
+					mu.Unlock()
+				}
+			}()
+		}
+	}
+	wg.Wait()
+	slices.SortFunc(grants, func(a, b time.Time) int { return a.Compare(b) })
+	if len(grants) < limit {
+		t.Fatalf("only %d grants in %s: the budget is not used up", len(grants), run)
+	}
+	worst := 0
+	for i, g := range grants {
+		j := i
+		for j >= 0 && g.Sub(grants[j]) < window {
+			j--
+		}
+		if n := i - j; n > worst {
+			worst = n
+		}
+	}
+	if worst > limit {
+		t.Fatalf("%d grants within one %s window, limit %d", worst, window, limit)
+	}
+	// At most one full window per Window+Hold+Slack, plus the first.
+	if max := limit * (int(run/(window+100*time.Millisecond)) + 1); len(grants) > max {
+		t.Fatalf("%d grants in %s, more than %d", len(grants), run, max)
+	}
+	t.Logf("%d grants, at most %d in one window", len(grants), worst)
+}
+
+func TestBudgetRefusalIsARateLimit(t *testing.T) {
+	s := startServer(t, "")
+	sup := connectRole(t, s, RoleSupervisor, "sup")
+	g, err := sup.EnsureBudget(ctxT(t, 5*time.Second), BudgetConfig{Key: "10.0.0.1", Limit: 3, Memory: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 3; i++ {
+		if ok, err := g.TryAcquire(ctxT(t, 5*time.Second)); !ok || err != nil {
+			t.Fatalf("grant %d: %v %v", i, ok, err)
+		}
+	}
+	if ok, err := g.TryAcquire(ctxT(t, 5*time.Second)); ok || err != nil {
+		t.Fatalf("fourth grant: %v %v", ok, err)
+	}
+	err = g.Acquire(ctxT(t, 100*time.Millisecond))
+	if !errors.Is(err, market.ErrRateLimited) {
+		t.Fatalf("Acquire on a full window = %v, want ErrRateLimited", err)
+	}
+	if n, err := g.Used(ctxT(t, 5*time.Second)); err != nil || n != 3 {
+		t.Fatalf("Used = %d, %v", n, err)
+	}
+	// Another key is another budget.
+	other, err := sup.EnsureBudget(ctxT(t, 5*time.Second), BudgetConfig{Key: "10_0_0_1", Limit: 3, Memory: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ok, err := other.TryAcquire(ctxT(t, 5*time.Second)); !ok || err != nil {
+		t.Fatalf("other key: %v %v", ok, err)
+	}
+	if _, err := connectRole(t, s, RoleAgent, "a").OpenBudget(ctxT(t, 5*time.Second), "unknown"); err == nil {
+		t.Fatal("opened a budget nobody created")
+	}
+}
+
+func TestBudgetNamesAreSafeAndDistinct(t *testing.T) {
+	seen := map[string]string{}
+	for _, key := range []string{"default", "203.0.113.7", "203_0_113_7", "2001:db8::1", "a b*c>", ""} {
+		name, tok := budgetName(key)
+		for _, c := range name + tok {
+			if c == '.' || c == '*' || c == '>' || c == ' ' || c == ':' {
+				t.Fatalf("budgetName(%q) = %q", key, name)
+			}
+		}
+		if prev, dup := seen[name]; dup {
+			t.Fatalf("%q and %q share %q", prev, key, name)
+		}
+		seen[name] = key
+	}
+}

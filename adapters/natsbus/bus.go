@@ -1,0 +1,179 @@
+package natsbus
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+	"go.uber.org/zap"
+)
+
+// ConnectOptions tunes a connection. The zero value is usable.
+type ConnectOptions struct {
+	// Name identifies the connection in server logs ("supervisor", "agent mm-1").
+	// If empty, "pitboss".
+	Name string
+	// Logger receives connection events (disconnects, reconnects, slow consumers,
+	// permission violations). If nil, nothing is logged.
+	Logger *zap.Logger
+	// Timeout bounds the initial connection when ctx has no earlier deadline. If
+	// zero, 5 s.
+	Timeout time.Duration
+	// ReconnectWait is the pause between reconnection attempts. If zero, 250 ms.
+	// The connection retries forever; subscriptions are restored by nats.go.
+	ReconnectWait time.Duration
+	// DrainTimeout bounds Close's drain of pending messages. If zero, 5 s.
+	DrainTimeout time.Duration
+}
+
+// Bus is one connection to the fleet's NATS: a nats.go connection and its JetStream
+// context, plus the typed operations of this package (status, control, audit, locks,
+// budget, market data). Every method is safe for concurrent use. The zero value is not
+// usable: use Connect or Server.Connect. The owner calls Close once.
+type Bus struct {
+	nc      *nats.Conn
+	js      jetstream.JetStream
+	log     *zap.Logger
+	drain   time.Duration
+	closed  chan struct{}
+	timeout time.Duration
+}
+
+// Connect opens a connection to the NATS server(s) named by ep (an external cluster
+// joined with `--nats`, or an embedded server over TCP from a child process).
+func Connect(ctx context.Context, ep Endpoint, opts ConnectOptions) (*Bus, error) {
+	if err := ep.Validate(); err != nil {
+		return nil, err
+	}
+	if ep.CredsFile != "" {
+		if err := checkSecretFile(ep.CredsFile); err != nil {
+			return nil, err
+		}
+	}
+	return connect(ctx, ep, nil, opts)
+}
+
+func connect(ctx context.Context, ep Endpoint, inproc nats.InProcessConnProvider, opts ConnectOptions) (*Bus, error) {
+	if opts.Name == "" {
+		opts.Name = "pitboss"
+	}
+	if opts.Logger == nil {
+		opts.Logger = zap.NewNop()
+	}
+	if opts.Timeout == 0 {
+		opts.Timeout = 5 * time.Second
+	}
+	if opts.ReconnectWait == 0 {
+		opts.ReconnectWait = 250 * time.Millisecond
+	}
+	if opts.DrainTimeout == 0 {
+		opts.DrainTimeout = 5 * time.Second
+	}
+	timeout := opts.Timeout
+	if d, ok := ctx.Deadline(); ok {
+		if left := time.Until(d); left < timeout {
+			timeout = left
+		}
+	}
+	if timeout <= 0 {
+		return nil, fmt.Errorf("natsbus: connect: %w", context.DeadlineExceeded)
+	}
+	log := opts.Logger.With(zap.String("conn", opts.Name))
+	b := &Bus{log: log, drain: opts.DrainTimeout, closed: make(chan struct{}), timeout: opts.Timeout}
+	nopts := []nats.Option{
+		nats.Name(opts.Name),
+		nats.Timeout(timeout),
+		nats.MaxReconnects(-1),
+		nats.ReconnectWait(opts.ReconnectWait),
+		nats.DrainTimeout(opts.DrainTimeout),
+		nats.ErrorHandler(func(_ *nats.Conn, sub *nats.Subscription, err error) {
+			subj := ""
+			if sub != nil {
+				subj = sub.Subject
+			}
+			log.Warn("nats async error", zap.String("subject", subj), zap.Error(err))
+		}),
+		nats.DisconnectErrHandler(func(_ *nats.Conn, err error) {
+			if err != nil {
+				log.Warn("nats disconnected", zap.Error(err))
+			}
+		}),
+		nats.ReconnectHandler(func(nc *nats.Conn) {
+			log.Info("nats reconnected", zap.String("server", nc.ConnectedServerName()))
+		}),
+		nats.ClosedHandler(func(*nats.Conn) { close(b.closed) }),
+	}
+	switch {
+	case ep.User != "":
+		nopts = append(nopts, nats.UserInfo(ep.User, ep.Password))
+	case ep.Token != "":
+		nopts = append(nopts, nats.Token(ep.Token))
+	case ep.CredsFile != "":
+		nopts = append(nopts, nats.UserCredentials(ep.CredsFile))
+	}
+	url := ep.URL
+	if inproc != nil {
+		nopts = append(nopts, nats.InProcessServer(inproc))
+		url = "" // ignored by nats.go for in-process connections
+	}
+	nc, err := nats.Connect(url, nopts...)
+	if err != nil {
+		// nats.go errors never contain the password.
+		return nil, fmt.Errorf("natsbus: connect %s: %w", ep.URL, err)
+	}
+	js, err := jetstream.New(nc)
+	if err != nil {
+		nc.Close()
+		return nil, fmt.Errorf("natsbus: jetstream: %w", err)
+	}
+	b.nc, b.js = nc, js
+	return b, nil
+}
+
+// Conn returns the underlying nats.go connection (for subjects this package does not
+// cover). The Bus keeps ownership: do not close it.
+func (b *Bus) Conn() *nats.Conn { return b.nc }
+
+// JetStream returns the JetStream context of the connection.
+func (b *Bus) JetStream() jetstream.JetStream { return b.js }
+
+// Close drains the connection (pending messages of subscriptions are handled, pending
+// publishes flushed) for at most the drain timeout, then closes it. Subscriptions
+// made through this package stop. Calling it again is a no-op.
+func (b *Bus) Close() {
+	if b.nc.IsClosed() {
+		return
+	}
+	if err := b.nc.Drain(); err != nil {
+		b.nc.Close()
+	}
+	select {
+	case <-b.closed:
+	case <-time.After(b.drain + time.Second):
+		b.nc.Close()
+		<-b.closed
+	}
+}
+
+// Flush waits until the server has processed everything published so far on this
+// connection, or ctx ends.
+func (b *Bus) Flush(ctx context.Context) error {
+	return b.nc.FlushWithContext(ctx)
+}
+
+// withTimeout gives ctx the bus's default timeout when it has no deadline, so that no
+// request can wait forever.
+func (b *Bus) withTimeout(ctx context.Context) (context.Context, context.CancelFunc) {
+	if _, ok := ctx.Deadline(); ok {
+		return ctx, func() {}
+	}
+	return context.WithTimeout(ctx, b.timeout)
+}
+
+// isTimeout reports whether err is a request that got no answer in time.
+func isTimeout(err error) bool {
+	return errors.Is(err, context.DeadlineExceeded) || errors.Is(err, nats.ErrTimeout)
+}

@@ -1,0 +1,149 @@
+package natsbus
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+
+	"go.uber.org/zap"
+	"go.uber.org/zap/zaptest"
+)
+
+// TestMain runs the tests (or a crash-test helper, see audit_crash_test.go) and then
+// checks that no goroutine of nats-server, nats.go or this package survived them:
+// every server, connection and Run loop the tests start has an owner that stops it.
+func TestMain(m *testing.M) {
+	if os.Getenv(crashHelperEnv) != "" {
+		os.Exit(crashHelper())
+	}
+	code := m.Run()
+	if code == 0 {
+		if leaked := waitNoLeaks(10 * time.Second); leaked != "" {
+			fmt.Fprintf(os.Stderr, "goroutines leaked by the tests:\n%s\n", leaked)
+			code = 1
+		}
+	}
+	os.Exit(code)
+}
+
+// leakMarkers identify goroutines that must not outlive a test.
+var leakMarkers = []string{"nats-io/nats-server", "nats-io/nats.go", "adapters/natsbus.("}
+
+// waitNoLeaks polls until no goroutine runs code of leakMarkers, and returns the
+// offending stacks if some remain after d.
+func waitNoLeaks(d time.Duration) string {
+	deadline := time.Now().Add(d)
+	for {
+		buf := make([]byte, 1<<20)
+		buf = buf[:runtime.Stack(buf, true)]
+		var bad []string
+		for _, g := range strings.Split(string(buf), "\n\n") {
+			if strings.Contains(g, "waitNoLeaks") {
+				continue
+			}
+			for _, m := range leakMarkers {
+				if strings.Contains(g, m) {
+					bad = append(bad, g)
+					break
+				}
+			}
+		}
+		if len(bad) == 0 {
+			return ""
+		}
+		if time.Now().After(deadline) {
+			return strings.Join(bad, "\n\n")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// startServer starts an embedded server on dir (a fresh temp dir if empty) and shuts
+// it down at the end of the test.
+func startServer(t testing.TB, dir string, mod ...func(*ServerConfig)) *Server {
+	t.Helper()
+	if dir == "" {
+		dir = t.TempDir()
+	}
+	cfg := ServerConfig{StoreDir: dir, Logger: testLogger(t)}
+	for _, f := range mod {
+		f(&cfg)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	s, err := StartServer(ctx, cfg)
+	if err != nil {
+		t.Fatalf("StartServer: %v", err)
+	}
+	t.Cleanup(s.Shutdown)
+	return s
+}
+
+func testLogger(t testing.TB) *zap.Logger {
+	if testing.Verbose() {
+		return zaptest.NewLogger(t, zaptest.Level(zap.WarnLevel))
+	}
+	return zap.NewNop()
+}
+
+// connectRole opens an in-process connection closed at the end of the test.
+func connectRole(t testing.TB, s *Server, role Role, name string) *Bus {
+	t.Helper()
+	b, err := s.Connect(context.Background(), role, ConnectOptions{Name: name, Timeout: 10 * time.Second})
+	if err != nil {
+		t.Fatalf("Connect(%s): %v", role, err)
+	}
+	t.Cleanup(b.Close)
+	return b
+}
+
+// runBG runs fn in a goroutine owned by the test: at cleanup ctx is cancelled and the
+// goroutine is waited for; a non-nil error fails the test.
+func runBG(t testing.TB, fn func(ctx context.Context) error) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- fn(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Errorf("background run: %v", err)
+			}
+		case <-time.After(10 * time.Second):
+			t.Errorf("background run did not stop")
+		}
+	})
+}
+
+// waitFor polls cond every 5 ms until it holds or d passes.
+func waitFor(t testing.TB, d time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(d)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out after %s waiting for %s", d, what)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+func ctxT(t testing.TB, d time.Duration) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), d)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+func mustJSON(v any) []byte {
+	b, err := json.Marshal(v)
+	if err != nil {
+		panic(err)
+	}
+	return b
+}
