@@ -265,7 +265,7 @@ func (in *Instance) evalMarket(m *mstate, ev *market.Event, st *market.State, ou
 		if r.cooldown > 0 && m.fired[j] && now-m.lastFire[j] < r.cooldown {
 			continue
 		}
-		ok, err := in.eval.Bool(r.when, m.boxed)
+		ok, err := in.boolean(m, r.when)
 		if err != nil {
 			return out, err
 		}
@@ -280,11 +280,11 @@ func (in *Instance) evalMarket(m *mstate, ev *market.Event, st *market.State, ou
 			}
 			for k := range r.takes {
 				t := &r.takes[k]
-				px, err := in.eval.Float(t.price, m.boxed)
+				px, err := in.num(m, t.price)
 				if err != nil {
 					return out, err
 				}
-				sz, err := in.eval.Float(t.size, m.boxed)
+				sz, err := in.num(m, t.size)
 				if err != nil {
 					return out, err
 				}
@@ -317,18 +317,18 @@ func (in *Instance) evalMarket(m *mstate, ev *market.Event, st *market.State, ou
 		q := &s.quotes[qi]
 		want := tradable
 		var err error
-		if want && q.when != nil {
-			if want, err = in.eval.Bool(q.when, m.boxed); err != nil {
+		if want && q.when.p != nil {
+			if want, err = in.boolean(m, q.when); err != nil {
 				return out, err
 			}
 		}
 		var price, size market.Micros
 		if want {
-			px, err := in.eval.Float(q.price, m.boxed)
+			px, err := in.num(m, q.price)
 			if err != nil {
 				return out, err
 			}
-			sz, err := in.eval.Float(q.size, m.boxed)
+			sz, err := in.num(m, q.size)
 			if err != nil {
 				return out, err
 			}
@@ -351,6 +351,23 @@ func (in *Instance) evalMarket(m *mstate, ev *market.Event, st *market.State, ou
 		out = append(out, it)
 	}
 	return out, nil
+}
+
+// num evaluates a number expression; one that is just an indicator or var name is
+// read from its slot.
+func (in *Instance) num(m *mstate, p prog) (float64, error) {
+	if p.slot >= 0 {
+		return *m.f[p.slot], nil
+	}
+	return in.eval.Float(p.p, m.boxed)
+}
+
+// boolean evaluates a bool expression, reading a bare bool var from its slot.
+func (in *Instance) boolean(m *mstate, p prog) (bool, error) {
+	if p.slot >= 0 {
+		return *m.bl[p.slot], nil
+	}
+	return in.eval.Bool(p.p, m.boxed)
 }
 
 func (m *mstate) token(o market.Outcome) *Token {

@@ -47,16 +47,23 @@ type compiledVar struct {
 	slot   int
 }
 
+// prog is a compiled expression; when the whole expression is the name of an
+// indicator or var, slot is its slot (read directly, without the VM), else -1.
+type prog struct {
+	p    *exprenv.Program
+	slot int
+}
+
 type compiledQuote struct {
 	id       string
 	slot     string
 	token    market.Outcome
 	side     market.Side
 	typ      market.OrderType
-	price    *exprenv.Program
-	size     *exprenv.Program
-	when     *exprenv.Program // nil: always
-	ttl      int64            // ms, GTD only
+	price    prog
+	size     prog
+	when     prog  // p nil: always
+	ttl      int64 // ms, GTD only
 	postOnly bool
 }
 
@@ -64,15 +71,15 @@ type compiledTake struct {
 	token market.Outcome
 	side  market.Side
 	typ   market.OrderType
-	price *exprenv.Program
-	size  *exprenv.Program
+	price prog
+	size  prog
 }
 
 type compiledRule struct {
 	id       string
 	slot     string
 	on       uint16
-	when     *exprenv.Program
+	when     prog
 	action   ruleAction
 	takes    []compiledTake
 	cooldown int64 // ms
@@ -190,6 +197,11 @@ func compileSpec(sp *spec, values map[string]pval) (*Strategy, *problems) {
 		aliases[n] = "@a." + n
 	}
 	nf, nb := 0, 0
+	type slotRef struct {
+		slot   int
+		isBool bool
+	}
+	slotOf := map[string]slotRef{}
 
 	// slots for indicators
 	for _, is := range sp.indicators {
@@ -211,6 +223,7 @@ func compileSpec(sp *spec, values map[string]pval) (*Strategy, *problems) {
 			ci.events = int(w.num)
 		}
 		aliases[is.name] = fmt.Sprintf("@s.f%d", nf)
+		slotOf[is.name] = slotRef{slot: nf}
 		nf++
 		s.indicators = append(s.indicators, ci)
 	}
@@ -257,6 +270,7 @@ func compileSpec(sp *spec, values map[string]pval) (*Strategy, *problems) {
 			}
 			cv.isBool, cv.slot = true, nb
 			aliases[v.name] = fmt.Sprintf("@s.b%d", nb)
+			slotOf[v.name] = slotRef{slot: nb, isBool: true}
 			nb++
 		case exprenv.Float, exprenv.Int:
 			if nf == MaxNumberNames {
@@ -265,6 +279,7 @@ func compileSpec(sp *spec, values map[string]pval) (*Strategy, *problems) {
 			}
 			cv.slot = nf
 			aliases[v.name] = fmt.Sprintf("@s.f%d", nf)
+			slotOf[v.name] = slotRef{slot: nf}
 			nf++
 		default:
 			probs.at(v.expr.at.Line, v.expr.at.Col, "var %s must be a number or a bool, not %s", v.name, prog.Kind())
@@ -275,13 +290,19 @@ func compileSpec(sp *spec, values map[string]pval) (*Strategy, *problems) {
 
 	env := newEnv()
 	s.env = env
-	comp := func(e exprSrc, kind exprenv.Kind) *exprenv.Program {
+	comp := func(e exprSrc, kind exprenv.Kind) prog {
 		p, err := env.Compile(e.text, e.at, kind)
 		if err != nil {
 			probs.add(err)
-			return nil
+			return prog{slot: -1}
 		}
-		return p
+		pr := prog{p: p, slot: -1}
+		if a := p.Alias(); a != "" {
+			if i, ok := slotOf[a]; ok && i.isBool == (kind == exprenv.Bool) {
+				pr.slot = i.slot
+			}
+		}
+		return pr
 	}
 	slotOK := func(slot string, n *yaml.Node) bool {
 		if slot == "" || contains(sp.slots, slot) {
@@ -300,9 +321,10 @@ func compileSpec(sp *spec, values map[string]pval) (*Strategy, *problems) {
 		ok := q.slotNode == nil || slotOK(q.slot, q.slotNode)
 		cq.price = comp(q.price, exprenv.Float)
 		cq.size = comp(q.size, exprenv.Float)
+		cq.when = prog{slot: -1}
 		if q.when != nil {
 			cq.when = comp(*q.when, exprenv.Bool)
-			ok = ok && cq.when != nil
+			ok = ok && cq.when.p != nil
 		}
 		if q.ttl.set {
 			w, good := s.resolveDuration(q.ttl, "quote "+q.id+" ttl", probs)
@@ -314,7 +336,7 @@ func compileSpec(sp *spec, values map[string]pval) (*Strategy, *problems) {
 			ok = ok && good
 			cq.postOnly = b
 		}
-		if ok && cq.price != nil && cq.size != nil {
+		if ok && cq.price.p != nil && cq.size.p != nil {
 			s.quotes = append(s.quotes, cq)
 		}
 	}
@@ -322,10 +344,10 @@ func compileSpec(sp *spec, values map[string]pval) (*Strategy, *problems) {
 		cr := compiledRule{id: r.id, slot: r.slot, on: r.on, action: r.action}
 		ok := r.slotNode == nil || slotOK(r.slot, r.slotNode)
 		cr.when = comp(r.when, exprenv.Bool)
-		ok = ok && cr.when != nil
+		ok = ok && cr.when.p != nil
 		for _, t := range r.takes {
 			ct := compiledTake{token: t.token, side: t.side, typ: t.typ, price: comp(t.price, exprenv.Float), size: comp(t.size, exprenv.Float)}
-			ok = ok && ct.price != nil && ct.size != nil
+			ok = ok && ct.price.p != nil && ct.size.p != nil
 			cr.takes = append(cr.takes, ct)
 		}
 		if r.cooldown.set {
@@ -348,12 +370,12 @@ func (s *Strategy) scanNeeds() {
 		progs = append(progs, v.prog)
 	}
 	for _, q := range s.quotes {
-		progs = append(progs, q.price, q.size, q.when)
+		progs = append(progs, q.price.p, q.size.p, q.when.p)
 	}
 	for _, r := range s.rules {
-		progs = append(progs, r.when)
+		progs = append(progs, r.when.p)
 		for _, t := range r.takes {
-			progs = append(progs, t.price, t.size)
+			progs = append(progs, t.price.p, t.size.p)
 		}
 	}
 	for _, p := range progs {

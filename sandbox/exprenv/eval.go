@@ -2,6 +2,7 @@ package exprenv
 
 import (
 	"fmt"
+	"reflect"
 	"strings"
 
 	"github.com/expr-lang/expr/vm"
@@ -20,6 +21,9 @@ type Evaluator struct {
 // struct by value: a pointer is slower). A panic during evaluation or an error of a
 // helper is returned as an *Error with Runtime set; it never propagates.
 func (e *Evaluator) Run(p *Program, env any) (out any, err error) {
+	if p.isConst {
+		return p.value, nil
+	}
 	defer func() {
 		if r := recover(); r != nil {
 			out, err = nil, p.runtimeError(fmt.Errorf("%v", r))
@@ -38,6 +42,11 @@ func (e *Evaluator) Run(p *Program, env any) (out any, err error) {
 
 // Bool evaluates a program compiled with Bool.
 func (e *Evaluator) Bool(p *Program, env any) (bool, error) {
+	if p.fbool != nil && reflect.TypeOf(env) == p.envType {
+		if b, ok := fastBoolRun(p.fbool, env); ok {
+			return b, nil
+		}
+	}
 	out, err := e.Run(p, env)
 	if err != nil {
 		return false, err
@@ -52,6 +61,11 @@ func (e *Evaluator) Bool(p *Program, env any) (bool, error) {
 // Float evaluates a program compiled with Float (or one whose result is a number).
 // NaN and ±Inf are returned as they are; deciding what they mean is the caller's job.
 func (e *Evaluator) Float(p *Program, env any) (float64, error) {
+	if p.fnum != nil && reflect.TypeOf(env) == p.envType {
+		if x, ok := fastNumRun(p.fnum, env); ok {
+			return x, nil
+		}
+	}
 	out, err := e.Run(p, env)
 	if err != nil {
 		return 0, err
@@ -72,4 +86,25 @@ func (p *Program) runtimeError(err error) *Error {
 		e.Err = ErrMemoryBudget
 	}
 	return e
+}
+
+// fastNumRun runs a fast-path program; ok is false if it panicked (a nil pointer on a
+// field path, an environment of another type), in which case the caller runs the VM,
+// which reports the problem as a positioned error.
+func fastNumRun(f fastNum, env any) (x float64, ok bool) {
+	defer func() {
+		if recover() != nil {
+			x, ok = 0, false
+		}
+	}()
+	return f(reflect.ValueOf(env)), true
+}
+
+func fastBoolRun(f fastBool, env any) (b bool, ok bool) {
+	defer func() {
+		if recover() != nil {
+			b, ok = false, false
+		}
+	}()
+	return f(reflect.ValueOf(env)), true
 }

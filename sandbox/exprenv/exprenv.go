@@ -1,6 +1,7 @@
 package exprenv
 
 import (
+	"errors"
 	"fmt"
 	"reflect"
 	"sort"
@@ -8,6 +9,12 @@ import (
 
 	"github.com/expr-lang/expr"
 	"github.com/expr-lang/expr/ast"
+	"github.com/expr-lang/expr/checker"
+	"github.com/expr-lang/expr/compiler"
+	"github.com/expr-lang/expr/conf"
+	"github.com/expr-lang/expr/file"
+	"github.com/expr-lang/expr/optimizer"
+	"github.com/expr-lang/expr/parser"
 	"github.com/expr-lang/expr/vm"
 )
 
@@ -249,11 +256,17 @@ func isIdent(s string) bool {
 
 // Program is one compiled expression. It is immutable and safe for concurrent use.
 type Program struct {
-	prog   *vm.Program
-	src    string
-	origin Origin
-	kind   Kind
-	names  []string
+	prog    *vm.Program
+	src     string
+	origin  Origin
+	kind    Kind
+	names   []string
+	alias   string // the alias the whole expression is, if it is one
+	isConst bool   // the expression folded to a constant
+	value   any    // its value
+	envType reflect.Type
+	fnum    fastNum  // the fast path of a Float program, if it has one
+	fbool   fastBool // the fast path of a Bool program, if it has one
 }
 
 // Source returns the expression's text.
@@ -286,9 +299,8 @@ func (e *Env) Compile(src string, at Origin, want Kind) (*Program, error) {
 	}
 	rec := recorder{}
 	pt := &patcher{env: e}
-	opts := make([]expr.Option, 0, len(e.opts)+3)
+	opts := make([]expr.Option, 0, len(e.opts)+1)
 	opts = append(opts, e.opts...)
-	opts = append(opts, expr.Patch(rec), expr.Patch(pt))
 	switch want {
 	case Bool:
 		opts = append(opts, expr.AsBool())
@@ -299,7 +311,7 @@ func (e *Env) Compile(src string, at Origin, want Kind) (*Program, error) {
 	case String:
 		opts = append(opts, expr.AsKind(reflect.String))
 	}
-	prog, err := compileSafe(src, opts)
+	prog, err := compileSafe(src, opts, rec, pt)
 	if pt.err != nil {
 		line, col := lineCol(src, pt.errOff)
 		return nil, newError(at, src, line, col, pt.err.Error())
@@ -322,18 +334,80 @@ func (e *Env) Compile(src string, at Origin, want Kind) (*Program, error) {
 		names = append(names, n)
 	}
 	sort.Strings(names)
-	return &Program{prog: prog, src: src, origin: at, kind: kind, names: names}, nil
+	p := &Program{prog: prog, src: src, origin: at, kind: kind, names: names, envType: e.envType}
+	if name := strings.TrimSpace(src); e.cfg.Aliases[name] != "" {
+		p.alias = name
+	}
+	switch prog.Node().(type) {
+	case *ast.IntegerNode, *ast.FloatNode, *ast.BoolNode, *ast.StringNode, *ast.ConstantNode, *ast.NilNode:
+		// folded to a constant: evaluate it once now (it reads nothing from the env)
+		var m vm.VM
+		if v, err := m.Run(prog, e.cfg.Env); err == nil {
+			p.isConst, p.value = true, v
+		}
+	}
+	if !p.isConst {
+		fb := fastBuilder{envType: e.envType}
+		switch kind {
+		case Float:
+			p.fnum, _ = fb.num(prog.Node())
+		case Bool:
+			p.fbool, _ = fb.boolean(prog.Node())
+		}
+	}
+	return p, nil
 }
 
-// compileSafe runs expr.Compile, turning a panic inside expr (a bug there, triggered
-// by odd input) into an error.
-func compileSafe(src string, opts []expr.Option) (p *vm.Program, err error) {
+// Fast reports whether the program runs on the fast path (Go closures over float64
+// and bool) rather than on expr's VM. See the package documentation.
+func (p *Program) Fast() bool { return p.fnum != nil || p.fbool != nil }
+
+// Constant returns the expression's value when it folded to a constant at compile
+// time (literals and constants only); evaluating such a program costs nothing.
+func (p *Program) Constant() (any, bool) { return p.value, p.isConst }
+
+// Alias returns the alias name when the whole expression is one alias (e.g. a
+// strategy var), so that the caller may read the aliased value directly; "" otherwise.
+func (p *Program) Alias() string { return p.alias }
+
+// compileSafe is expr.Compile with our visitors run on the parsed tree before any
+// type check (so that substituted names are typed like the fields they stand for),
+// and with a panic inside expr (a bug there, triggered by odd input) turned into an
+// error.
+func compileSafe(src string, opts []expr.Option, visitors ...ast.Visitor) (p *vm.Program, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			p, err = nil, fmt.Errorf("cannot compile expression: %v", r)
 		}
 	}()
-	return expr.Compile(src, opts...)
+	config := conf.CreateNew()
+	for _, op := range opts {
+		op(config)
+	}
+	for name := range config.Disabled {
+		delete(config.Builtins, name)
+	}
+	config.Check()
+	tree, err := parser.ParseWithConfig(src, config)
+	if err != nil {
+		return nil, err
+	}
+	for _, v := range visitors {
+		ast.Walk(&tree.Node, v)
+	}
+	if _, err := checker.Check(tree, config); err != nil {
+		return nil, err
+	}
+	if config.Optimize {
+		if err := optimizer.Optimize(&tree.Node, config); err != nil {
+			var fe *file.Error
+			if errors.As(err, &fe) {
+				return nil, fe.Bind(tree.Source)
+			}
+			return nil, err
+		}
+	}
+	return compiler.Compile(tree, config)
 }
 
 func kindOf(t reflect.Type) Kind {

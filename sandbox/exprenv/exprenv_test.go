@@ -126,6 +126,39 @@ func TestProgramReportsKindAndNames(t *testing.T) {
 	}
 }
 
+func TestConstantsAndAliasesAreRecognized(t *testing.T) {
+	env := newTestEnv(t)
+	tests := []struct {
+		src     string
+		isConst bool
+		value   any
+		alias   string
+	}{
+		{"spread * 2 + size", true, 10.04, ""},
+		{"live && !false", true, true, ""},
+		{" skew ", false, nil, "skew"},
+		{"skew + 0", false, nil, ""},
+		{"yes.bid", false, nil, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.src, func(t *testing.T) {
+			p, err := env.Compile(tt.src, Origin{}, Any)
+			if err != nil {
+				t.Fatal(err)
+			}
+			v, ok := p.Constant()
+			if ok != tt.isConst || ok && v != tt.value || p.Alias() != tt.alias {
+				t.Fatalf("Constant() = %v, %v; Alias() = %q", v, ok, p.Alias())
+			}
+			var ev Evaluator
+			got, err := ev.Run(p, sampleEnv())
+			if err != nil || ok && got != v {
+				t.Fatalf("Run = %v, %v", got, err)
+			}
+		})
+	}
+}
+
 func TestCompileErrorsArePositionedAndHelpful(t *testing.T) {
 	env := newTestEnv(t)
 	at := Origin{File: "s.yaml", Line: 10, Col: 12, Indent: 5}
