@@ -15,12 +15,10 @@ import (
 	"go.uber.org/zap/zaptest/observer"
 )
 
-// newTinyFileVault returns a file vault with tiny scrypt parameters (the KDF's cost
-// is not under test; -race makes scrypt 10× slower).
+// newTinyFileVault returns a file vault with KDFInsecureTest (the KDF's cost is not
+// under test; -race makes scrypt 10× slower).
 func newTinyFileVault(path string, pass PassphraseFunc, opts ...FileOption) *FileVault {
-	v := NewFileVault(path, pass, opts...)
-	v.n, v.r, v.p = 16, 8, 1
-	return v
+	return NewFileVault(path, pass, append([]FileOption{WithFileKDF(KDFInsecureTest)}, opts...)...)
 }
 
 func TestFileVaultContract(t *testing.T) {
@@ -30,6 +28,21 @@ func TestFileVaultContract(t *testing.T) {
 		t.Cleanup(func() { v.Close() })
 		return v
 	})
+}
+
+func TestFileScrypt(t *testing.T) {
+	cases := []struct {
+		kdf     KDF
+		n, r, p int
+	}{{KDFStandard, 1 << 18, 8, 1}, {KDFLight, 1 << 12, 8, 1}, {KDFInsecureTest, 16, 8, 1}}
+	for _, c := range cases {
+		t.Run(c.kdf.String(), func(t *testing.T) {
+			n, r, p := fileScrypt(c.kdf)
+			if n != c.n || r != c.r || p != c.p || checkScrypt(n, r, p) != nil {
+				t.Fatalf("n=%d r=%d p=%d", n, r, p)
+			}
+		})
+	}
 }
 
 func TestFileVaultAtRest(t *testing.T) {

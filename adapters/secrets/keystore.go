@@ -27,21 +27,33 @@ const (
 	// 0.7 s per unlock here). Use it for real wallets.
 	KDFStandard KDF = iota
 	// KDFLight is go-ethereum's light scrypt (N=2^12, r=8, p=6: 4 MiB, about 55 ms).
-	// For tests and machines that cannot spare the memory; much cheaper to brute-force.
+	// For machines that cannot spare the memory; much cheaper to brute-force.
 	KDFLight
+	// KDFInsecureTest (N=16, r=8, p=1) costs nothing and protects nothing. It exists
+	// so that other packages' tests (run with -race, where scrypt is 10× slower) can
+	// create keystores and stores quickly. No command-line flag selects it; never use
+	// it for a real secret.
+	KDFInsecureTest
 )
 
-// String returns "standard" or "light".
+// String returns "standard", "light" or "insecure-test".
 func (k KDF) String() string {
-	if k == KDFLight {
+	switch k {
+	case KDFLight:
 		return "light"
+	case KDFInsecureTest:
+		return "insecure-test"
 	}
 	return "standard"
 }
 
+// scrypt returns go-ethereum's N and P for k (r is always 8).
 func (k KDF) scrypt() (n, p int) {
-	if k == KDFLight {
+	switch k {
+	case KDFLight:
 		return keystore.LightScryptN, keystore.LightScryptP
+	case KDFInsecureTest:
+		return 16, 1
 	}
 	return keystore.StandardScryptN, keystore.StandardScryptP
 }
@@ -76,12 +88,6 @@ func (f KeystoreFile) Ref() Ref { return Ref{SchemeKeystore, f.Path} }
 // go-ethereum's API takes the passphrase as a Go string, which cannot be zeroed: the
 // copy made for the call lingers in memory until the garbage collector reuses it.
 func WriteKeystore(dir string, k *Key, passphrase Secret, kdf KDF, now time.Time) (string, error) {
-	n, p := kdf.scrypt()
-	return writeKeystore(dir, k, passphrase, n, p, now)
-}
-
-// writeKeystore is WriteKeystore with explicit scrypt parameters (tests use tiny ones).
-func writeKeystore(dir string, k *Key, passphrase Secret, n, p int, now time.Time) (string, error) {
 	pk, err := k.PrivateKey()
 	if err != nil {
 		return "", err
@@ -90,6 +96,7 @@ func writeKeystore(dir string, k *Key, passphrase Secret, n, p int, now time.Tim
 	if err != nil {
 		return "", fmt.Errorf("keystore id: %w", err)
 	}
+	n, p := kdf.scrypt()
 	k.mu.Lock()
 	data, err := keystore.EncryptKey(&keystore.Key{Id: id, Address: [20]byte(k.addr), PrivateKey: pk}, string(passphrase.Reveal()), n, p)
 	k.mu.Unlock()
@@ -97,6 +104,30 @@ func writeKeystore(dir string, k *Key, passphrase Secret, n, p int, now time.Tim
 		return "", fmt.Errorf("encrypt keystore: %w", err)
 	}
 	path := filepath.Join(dir, keystoreFileName(k.addr, now))
+	if err := writeFileAtomic(path, data, true); err != nil {
+		return "", fmt.Errorf("write keystore: %w", err)
+	}
+	return path, nil
+}
+
+// ImportKeystore copies the keystore file src, unchanged (same passphrase, same KDF),
+// into dir as a new 0600 file named for its address, atomically, and returns the new
+// path. src must be a well-formed v3 keystore with a recorded address and private
+// permissions. ImportKeystore does not decrypt: callers check with OpenKeystore that
+// the passphrase is known before importing.
+func ImportKeystore(dir, src string, now time.Time) (string, error) {
+	data, err := readPrivateFile(src)
+	if err != nil {
+		return "", err
+	}
+	addr, err := parseKeystoreHeader(data)
+	if err != nil {
+		return "", fmt.Errorf("%s: %w", src, err)
+	}
+	if addr.IsZero() {
+		return "", fmt.Errorf("%s: no address recorded: %w", src, ErrNotKeystore)
+	}
+	path := filepath.Join(dir, keystoreFileName(addr, now))
 	if err := writeFileAtomic(path, data, true); err != nil {
 		return "", fmt.Errorf("write keystore: %w", err)
 	}

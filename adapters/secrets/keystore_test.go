@@ -12,15 +12,11 @@ import (
 
 var testNow = time.Date(2026, 3, 4, 5, 6, 7, 8, time.UTC)
 
-// Tiny scrypt parameters (as go-ethereum's own tests use): the cost of the KDF is not
-// what these tests check, and -race makes scrypt 10× slower.
-const tinyN, tinyP = 2, 1
-
 func TestWriteKeystoreKDF(t *testing.T) {
 	cases := []struct {
 		kdf  KDF
 		n, p int
-	}{{KDFStandard, 1 << 18, 1}, {KDFLight, 1 << 12, 6}}
+	}{{KDFStandard, 1 << 18, 1}, {KDFLight, 1 << 12, 6}, {KDFInsecureTest, 16, 1}}
 	for _, c := range cases {
 		t.Run(c.kdf.String(), func(t *testing.T) {
 			if n, p := c.kdf.scrypt(); n != c.n || p != c.p {
@@ -49,7 +45,7 @@ func TestKeystoreRoundTrip(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "keystore")
 	k := testKey(t)
 	pass := SecretString("keystore-pass-1")
-	path, err := writeKeystore(dir, k, pass, tinyN, tinyP, testNow)
+	path, err := WriteKeystore(dir, k, pass, KDFInsecureTest, testNow)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -94,7 +90,7 @@ func TestKeystoreRoundTrip(t *testing.T) {
 		assertNoSecret(t, "error", err.Error(), []byte("nope"), pass.Reveal())
 	})
 	t.Run("never overwrites", func(t *testing.T) {
-		if _, err := writeKeystore(dir, k, pass, tinyN, tinyP, testNow); err == nil {
+		if _, err := WriteKeystore(dir, k, pass, KDFInsecureTest, testNow); err == nil {
 			t.Fatal("second write with the same name succeeded")
 		}
 	})
@@ -112,7 +108,7 @@ func TestKeystoreRoundTrip(t *testing.T) {
 func TestKeystoreRefusesWidePermissions(t *testing.T) {
 	dir := t.TempDir()
 	k := testKey(t)
-	path, err := writeKeystore(dir, k, SecretString("p"), tinyN, tinyP, testNow)
+	path, err := WriteKeystore(dir, k, SecretString("p"), KDFInsecureTest, testNow)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -171,8 +171,11 @@ func validItemName(s string) bool {
 	return true
 }
 
-// looksLikeKey reports whether s (or s without a scheme) is 64 hex digits with an
-// optional 0x: a raw secp256k1 private key.
+// LooksLikeKey reports whether s is 64 hex digits with an optional 0x (surrounding
+// space ignored): the shape of a raw secp256k1 private key. Command lines use it to
+// refuse, without echoing, a key pasted as an argument.
+func LooksLikeKey(s string) bool { return looksLikeKey(s) }
+
 func looksLikeKey(s string) bool {
 	s = strings.TrimSpace(s)
 	s = strings.TrimPrefix(strings.TrimPrefix(s, "0x"), "0X")

@@ -42,7 +42,7 @@ func newFixture(t *testing.T) *fixture {
 		}
 	}
 	var err error
-	if f.keystore, err = writeKeystore(filepath.Join(dir, "keystore"), k, SecretString("ks-pass"), tinyN, tinyP, testNow); err != nil {
+	if f.keystore, err = WriteKeystore(filepath.Join(dir, "keystore"), k, SecretString("ks-pass"), KDFInsecureTest, testNow); err != nil {
 		t.Fatal(err)
 	}
 	core, logs := observer.New(zapcore.DebugLevel)
