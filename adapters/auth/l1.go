@@ -134,7 +134,7 @@ func (v *Verifier) CheckL1(l *L1Headers) (L1Claim, error) {
 		return L1Claim{}, catalog(market.CodeInvalidL1Headers, ErrBadTimestamp)
 	}
 	if !v.inWindow(ts) {
-		return L1Claim{}, catalog(market.CodeL1Failure, errTimestamp)
+		return L1Claim{}, catalog(market.CodeL1Failure, ErrTimestampWindow)
 	}
 	d := v.domain.ClobAuthDigest(l.Address, l.Timestamp, l.Nonce)
 	if err := VerifyDigest(d, l.Signature, l.Address); err != nil {

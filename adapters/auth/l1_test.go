@@ -165,7 +165,7 @@ func TestL1RejectsWithCatalogErrors(t *testing.T) {
 			h["ACME_ADDRESS"] = []string{"0x12"}
 			return h
 		}(), code: market.CodeInvalidAddress, status: 400, msg: "invalid ACME_ADDRESS"},
-		{name: "timestamp too old", cfg: Config{Now: fixedClock(now + 301)}, hdr: set(nil), code: market.CodeL1Failure, status: 401, msg: "L1 verification failure"},
+		{name: "timestamp too old", cfg: Config{Now: fixedClock(now + 301)}, hdr: set(nil), code: market.CodeL1Failure, status: 401, msg: "L1 verification failure", cause: ErrTimestampWindow},
 		{name: "timestamp too new", cfg: Config{Now: fixedClock(now - 301)}, hdr: set(nil), code: market.CodeL1Failure, status: 401, msg: "L1 verification failure"},
 		{name: "custom window", cfg: Config{Now: fixedClock(now + 11), Window: 10 * time.Second}, hdr: set(nil), code: market.CodeL1Failure, status: 401, msg: "L1 verification failure"},
 		{name: "signed by another key", hdr: set(func(h http.Header) { h["SERVICE_SIGNATURE"] = []string{EncodeSignature(byOther.Signature)} }), code: market.CodeL1Failure, status: 401, msg: "L1 verification failure", cause: ErrSignerMismatch},

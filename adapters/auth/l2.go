@@ -362,7 +362,7 @@ func (v *Verifier) CheckL2(l *L2Headers, method, path string, body []byte, looku
 		return nil, catalog(market.CodeL2Failure, ErrBadTimestamp)
 	}
 	if !v.inWindow(ts) {
-		return nil, catalog(market.CodeL2Failure, errTimestamp)
+		return nil, catalog(market.CodeL2Failure, ErrTimestampWindow)
 	}
 	k, ok := lookup(l.APIKey)
 	if !ok || k == nil {

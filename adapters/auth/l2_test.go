@@ -146,7 +146,7 @@ func TestL2RejectsWithCatalogErrors(t *testing.T) {
 		{name: "path changed", hdr: mk(nil), path: "/orders", code: market.CodeL2Failure, msg: "L2 authentication failure", cause: ErrBadHMAC},
 		{name: "method changed", hdr: mk(nil), method: "POST", code: market.CodeL2Failure, msg: "L2 authentication failure", cause: ErrBadHMAC},
 		{name: "garbage signature", hdr: mk(func(h http.Header) { h["SERVICE_SIGNATURE"] = []string{"not base64!"} }), code: market.CodeL2Failure, msg: "L2 authentication failure", cause: ErrBadHMAC},
-		{name: "timestamp too old", hdr: mk(nil), now: now + 301, code: market.CodeL2Failure, msg: "L2 authentication failure"},
+		{name: "timestamp too old", hdr: mk(nil), now: now + 301, code: market.CodeL2Failure, msg: "L2 authentication failure", cause: ErrTimestampWindow},
 		{name: "malformed timestamp", hdr: mk(func(h http.Header) { h["SERVICE_TIMESTAMP"] = []string{"1.7e9"} }), code: market.CodeL2Failure, msg: "L2 authentication failure", cause: ErrBadTimestamp},
 	}
 	for _, tc := range tests {

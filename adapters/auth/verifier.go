@@ -1,9 +1,11 @@
 package auth
 
 import (
+	"errors"
 	"strconv"
 	"time"
 
+	"github.com/pitbossdev/pitboss/api"
 	"github.com/pitbossdev/pitboss/market"
 )
 
@@ -96,28 +98,13 @@ func (v *Verifier) inWindow(ts int64) bool {
 // FormatTimestamp renders Unix seconds the way clients send and sign them.
 func FormatTimestamp(unix int64) string { return strconv.FormatInt(unix, 10) }
 
-// errTimestamp is wrapped into catalog errors when a timestamp is outside the window.
-var errTimestamp = errorString("timestamp outside the accepted window")
+// ErrTimestampWindow is wrapped into the L1/L2 catalog errors when a timestamp is
+// outside the verifier's window.
+var ErrTimestampWindow = errors.New("timestamp outside the accepted window")
 
-type errorString string
-
-func (e errorString) Error() string { return string(e) }
-
+// catalog returns the catalog error code carrying cause (see api.WithCause):
+// errors.As finds the *market.Error whose Message goes on the wire, errors.Is also
+// matches the cause, and Error() joins both for logs.
 func catalog(code market.Code, cause error, args ...any) error {
-	e := market.Errorf(code, args...)
-	if cause == nil {
-		return e
-	}
-	return &wrapped{e: e, cause: cause}
+	return api.WithCause(market.Errorf(code, args...), cause)
 }
-
-// wrapped is a catalog error with the cause that produced it. errors.As finds the
-// *market.Error (whose Message is what goes on the wire); errors.Is also matches the
-// cause; Error() joins both for logs.
-type wrapped struct {
-	e     *market.Error
-	cause error
-}
-
-func (w *wrapped) Error() string   { return w.e.Message + ": " + w.cause.Error() }
-func (w *wrapped) Unwrap() []error { return []error{w.e, w.cause} }
