@@ -102,7 +102,11 @@ func (p *problems) yamlError(err error) {
 			}
 			part = part[:m[0]] + part[m[1]:]
 		}
-		p.at(line, col, "%s", strings.TrimSpace(part))
+		part = strings.TrimSpace(part)
+		if strings.Contains(part, "mapping values are not allowed") {
+			part += ` (an expression containing ": ", such as a ? b : c, must be quoted or written as a block scalar: key: |)`
+		}
+		p.at(line, col, "%s", part)
 	}
 }
 

@@ -261,6 +261,14 @@ func compileSpec(sp *spec, values map[string]pval) (*Strategy, *problems) {
 			probs.add(err)
 			continue
 		}
+		if prog.Kind() == exprenv.Any {
+			// e.g. a ternary of an int and a float: ask expr for a number, then a bool
+			if p, err := newEnv().Compile(v.expr.text, v.expr.at, exprenv.Float); err == nil {
+				prog = p
+			} else if p, err := newEnv().Compile(v.expr.text, v.expr.at, exprenv.Bool); err == nil {
+				prog = p
+			}
+		}
 		cv := compiledVar{name: v.name, prog: prog}
 		switch prog.Kind() {
 		case exprenv.Bool:
