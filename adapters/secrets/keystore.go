@@ -113,9 +113,13 @@ func WriteKeystore(dir string, k *Key, passphrase Secret, kdf KDF, now time.Time
 // ImportKeystore copies the keystore file src, unchanged (same passphrase, same KDF),
 // into dir as a new 0600 file named for its address, atomically, and returns the new
 // path. src must be a well-formed v3 keystore with a recorded address and private
-// permissions. ImportKeystore does not decrypt: callers check with OpenKeystore that
+// permissions; a leading "~/" is expanded. ImportKeystore does not decrypt: callers check with OpenKeystore that
 // the passphrase is known before importing.
 func ImportKeystore(dir, src string, now time.Time) (string, error) {
+	src, err := expandHome(src)
+	if err != nil {
+		return "", err
+	}
 	data, err := readPrivateFile(src)
 	if err != nil {
 		return "", err

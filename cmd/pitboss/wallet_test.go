@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -30,6 +32,9 @@ var testSecrets = []string{testKeyHex, strings.ToUpper(testKeyHex), ksPass, stor
 type cli struct {
 	t   *testing.T
 	env map[string]string
+	// realKeyring lets commands see the private session bus secretstest started;
+	// otherwise they never see a bus, so no test touches the developer's keyring.
+	realKeyring bool
 }
 
 func newCLI(t *testing.T) *cli {
@@ -50,8 +55,8 @@ func (c *cli) run(stdin string, args ...string) (code int, stdout, stderr string
 		if v, ok := c.env[k]; ok {
 			return v
 		}
-		if k == "DBUS_SESSION_BUS_ADDRESS" {
-			return os.Getenv(k) // set by secretstest when a real keyring runs
+		if k == "DBUS_SESSION_BUS_ADDRESS" && c.realKeyring {
+			return os.Getenv(k) // the private bus secretstest set for this test
 		}
 		return ""
 	}
@@ -313,7 +318,6 @@ func TestWalletAddressFromEnv(t *testing.T) {
 
 func TestWalletKeyringUnavailable(t *testing.T) {
 	c := newCLI(t)
-	c.env["DBUS_SESSION_BUS_ADDRESS"] = ""
 	code, _, errOut := c.run("", "wallet", "new", "--keyring", "main")
 	if code != 1 || !strings.Contains(errOut, "DBUS_SESSION_BUS_ADDRESS") || !strings.Contains(errOut, "--file NAME") {
 		t.Fatalf("%d %q", code, errOut)
@@ -328,6 +332,7 @@ func TestWalletKeyringUnavailable(t *testing.T) {
 func TestWalletRealKeyring(t *testing.T) {
 	secretstest.StartSecretService(t)
 	c := newCLI(t)
+	c.realKeyring = true
 	out := c.mustRun("", "wallet", "new", "--keyring", "main")
 	if refFrom(t, out) != "keyring:main" || !strings.Contains(out, "Secret Service") {
 		t.Fatalf("%q", out)
@@ -383,6 +388,41 @@ func TestWalletRefusesSecretsOnTheCommandLine(t *testing.T) {
 			code, _, _ := c.run("", tc.args...) // c.run fails the test if a secret is printed
 			if code == 0 {
 				t.Fatal("accepted")
+			}
+		})
+	}
+}
+
+func TestSecretEnvChoosesTheStore(t *testing.T) {
+	cases := []struct {
+		name   string
+		choice string
+		env    string
+		want   secrets.Backend
+		err    error
+	}{
+		{"no keyring and no choice: refuse to fall back silently", "", "", "", secrets.ErrNoSecretStore},
+		{"file chosen by the environment", "", "file", secrets.BackendFile, nil},
+		{"file chosen by flag", "file", "", secrets.BackendFile, nil},
+		{"keyring chosen but unavailable", "keyring", "", "", secrets.ErrKeyringUnavailable},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			env := map[string]string{secrets.EnvHome: t.TempDir(), secrets.EnvSecretStore: tc.env}
+			e, err := newSecretEnv(stdio{stdin: strings.NewReader(""), stdout: io.Discard, stderr: io.Discard, getenv: func(k string) string { return env[k] }}, &secretFlags{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer e.Close()
+			v, err := e.vault(context.Background(), tc.choice)
+			if tc.err != nil {
+				if !errors.Is(err, tc.err) {
+					t.Fatalf("err %v, want %v", err, tc.err)
+				}
+				return
+			}
+			if err != nil || v.Backend() != tc.want {
+				t.Fatalf("%v %v", v, err)
 			}
 		})
 	}
