@@ -197,6 +197,18 @@ func (k *L2Key) SignRequest(unix int64, method, path string, body []byte) (L2Hea
 	return L2Headers{Address: k.owner, Signature: sig, Timestamp: ts, APIKey: k.apiKey, Passphrase: k.passphrase}, nil
 }
 
+// SignHTTP signs an outgoing request at Unix time unix and sets its L2 headers:
+// the method and URL path (without query) come from req, body must be the exact bytes
+// req will send (nil for none). names nil means DefaultPrefix.
+func (k *L2Key) SignHTTP(req *http.Request, body []byte, unix int64, names *Headers) error {
+	h, err := k.SignRequest(unix, req.Method, req.URL.Path, body)
+	if err != nil {
+		return err
+	}
+	h.Apply(req.Header, names)
+	return nil
+}
+
 // Apply sets the headers on hdr with the names of names (nil means DefaultPrefix).
 func (l *L2Headers) Apply(hdr http.Header, names *Headers) {
 	if names == nil {

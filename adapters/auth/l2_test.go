@@ -284,8 +284,9 @@ func TestL2OverRealHTTP(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		h, _ := k.SignRequest(now.Unix(), method, path, body)
-		h.Apply(req.Header, nil)
+		if err := k.SignHTTP(req, body, now.Unix(), nil); err != nil {
+			t.Fatal(err)
+		}
 		if tamper != nil {
 			tamper(req)
 		}
