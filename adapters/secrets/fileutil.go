@@ -11,8 +11,9 @@ import (
 )
 
 // ErrInsecurePermissions is returned when a secret file is readable or writable by
-// group or others (anything wider than 0600), or a secret directory is wider than
-// 0700. Fix it with chmod; pitboss never loosens or silently tightens it for you.
+// group or others (anything wider than 0600), or the file store's directory is
+// writable by group or others (they could replace the file). Fix it with chmod;
+// pitboss never loosens or silently tightens permissions for you.
 var ErrInsecurePermissions = errors.New("insecure permissions")
 
 // maxSecretFile bounds every secret file this package reads (keystores, the file

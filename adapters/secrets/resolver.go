@@ -62,7 +62,7 @@ func (l Layout) KeyringLockFile() string { return filepath.Join(l.Home, "keyring
 
 // ErrNoSecretStore means no store was chosen and the OS keyring is unusable: the
 // encrypted file store must be chosen explicitly.
-var ErrNoSecretStore = errors.New("no usable OS keyring; choose the encrypted file store explicitly (--store file or " + EnvSecretStore + "=file)")
+var ErrNoSecretStore = errors.New("no usable OS keyring; choose the encrypted file store explicitly (" + EnvSecretStore + "=file, or the command's file-store option)")
 
 // ChooseVault picks the vault new secrets go to. choice is "keyring", "file" or ""
 // (the keyring when it is available and answers; otherwise ErrNoSecretStore, wrapping
