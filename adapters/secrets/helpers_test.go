@@ -6,10 +6,12 @@ import (
 	"encoding/hex"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/zalando/go-keyring"
 
@@ -172,4 +174,22 @@ func copyPrivate(t testing.TB, src, dir string) string {
 		t.Fatal(err)
 	}
 	return dst
+}
+
+// checkGoroutines fails the test if, once its other cleanups have run, more
+// goroutines are alive than when it started (polling: exiting goroutines need a
+// moment). Register it first so that it runs last.
+func checkGoroutines(t *testing.T) {
+	t.Helper()
+	before := runtime.NumGoroutine()
+	t.Cleanup(func() {
+		deadline := time.Now().Add(5 * time.Second)
+		for runtime.NumGoroutine() > before {
+			if time.Now().After(deadline) {
+				buf := make([]byte, 1<<16)
+				t.Fatalf("%d goroutines leaked:\n%s", runtime.NumGoroutine()-before, buf[:runtime.Stack(buf, true)])
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+	})
 }

@@ -101,6 +101,7 @@ func TestKeyringVaultUnavailableWithoutSessionBus(t *testing.T) {
 // locked collection waiting for a prompt): calls time out, the queue stays one deep,
 // and Close reports the stuck call until it returns.
 func TestKeyringVaultLockedKeyring(t *testing.T) {
+	checkGoroutines(t)
 	m := newMemKeyring()
 	m.block = make(chan struct{})
 	core, logs := observer.New(zapcore.DebugLevel)

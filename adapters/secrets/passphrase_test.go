@@ -206,6 +206,7 @@ func TestTerminalPassphrase(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
+			checkGoroutines(t)
 			h := newTTY(t)
 			var out syncBuffer
 			res := make(chan result, 1)
@@ -237,6 +238,7 @@ func TestTerminalPassphrase(t *testing.T) {
 }
 
 func TestTerminalPassphraseCancelRestoresEcho(t *testing.T) {
+	checkGoroutines(t) // the abandoned read ends once the line below is typed
 	h := newTTY(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	res := make(chan error, 1)
