@@ -50,7 +50,8 @@ type Journal struct {
 	lastRec uint64    // LSN of the last durable record in the segment files
 
 	snapMu     sync.Mutex
-	snaps      []uint64 // LSNs of the snapshots on disk, ascending
+	snaps      []uint64     // LSNs of the snapshots on disk, ascending
+	snapCount  atomic.Int32 // len(snaps), for Stats without waiting for a snapshot write
 	recovery   Recovery
 	closedOnce sync.Once
 	closeErr   error
@@ -229,9 +230,7 @@ func (j *Journal) Stats() Stats {
 	j.segMu.Lock()
 	s.Segments = len(j.segs)
 	j.segMu.Unlock()
-	j.snapMu.Lock()
-	s.Snapshots = len(j.snaps)
-	j.snapMu.Unlock()
+	s.Snapshots = int(j.snapCount.Load())
 	return s
 }
 

@@ -204,9 +204,15 @@ func planRecovery(dir string, log *zap.Logger) (*recoveryPlan, error) {
 		break
 	}
 	rec.CorruptSnapshots = slices.Clone(p.corrupt)
-	if !rec.HasSnapshot && len(segs) > 0 && segs[0].base != 1 {
+	switch {
+	case rec.HasSnapshot:
+	case len(segs) > 0 && segs[0].base != 1:
 		return nil, &CorruptError{Path: segs[0].path, Evidence: -1, Seq: 1,
 			Reason: fmt.Sprintf("no usable snapshot, and the journal starts at lsn %d", segs[0].base)}
+	case len(segs) == 0 && len(snaps) > 0:
+		// Starting empty would silently drop the state the snapshots held.
+		return nil, &CorruptError{Path: filepath.Join(dir, snapshotName(snaps[len(snaps)-1])), Evidence: -1,
+			Reason: "no snapshot verifies and there is no journal to rebuild the state from"}
 	}
 
 	// Step 4: the segments from the one holding SnapshotLSN+1 on.
@@ -318,6 +324,7 @@ func (j *Journal) apply(p *recoveryPlan) error {
 	j.segs = p.segs
 	j.lastRec = p.lastRec
 	j.snaps = p.kept
+	j.snapCount.Store(int32(len(j.snaps)))
 	j.recovery = rec
 	j.log.Info("journal: recovered", zap.String("dir", j.dir),
 		zap.Bool("snapshot", rec.HasSnapshot), zap.Uint64("snapshot_lsn", rec.SnapshotLSN),

@@ -101,6 +101,7 @@ func (j *Journal) WriteSnapshot(ctx context.Context, lsn uint64, data []byte) er
 		return fmt.Errorf("journal: write snapshot: %w", err)
 	}
 	j.snaps = append(j.snaps, lsn)
+	j.snapCount.Store(int32(len(j.snaps)))
 	j.log.Info("journal: snapshot written", zap.String("path", path), zap.Uint64("lsn", lsn), zap.Int("bytes", len(data)))
 	return j.prune()
 }
@@ -151,6 +152,7 @@ func (j *Journal) prune() error {
 		}
 		j.snaps = j.snaps[1:]
 	}
+	j.snapCount.Store(int32(len(j.snaps)))
 	oldest := j.snaps[0]
 	j.segMu.Lock()
 	var removed []string

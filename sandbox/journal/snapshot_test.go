@@ -220,6 +220,17 @@ func TestInspectPredictsRepairsWithoutMakingThem(t *testing.T) {
 	}
 }
 
+func TestSnapshotCorruptWithoutAnyJournalFailsOpen(t *testing.T) {
+	dir := t.TempDir()
+	j := openT(t, dir)
+	snapshotT(t, j, 0) // an initial state, before any record
+	closeT(t, j)
+	flipFile(filepath.Join(dir, snapshotName(0)), -1)
+	if _, err := Open(dir); !errors.Is(err, ErrCorrupt) {
+		t.Fatalf("Open: %v, want ErrCorrupt rather than an empty state", err)
+	}
+}
+
 func TestSnapshotLeftoverTempFileIsRemoved(t *testing.T) {
 	dir := t.TempDir()
 	j := openT(t, dir)
