@@ -206,6 +206,7 @@ type indicator struct {
 	// running sums of (v − shift), recomputed from the window every len(window)
 	// removals so that rounding errors cannot accumulate
 	shift, sum, sumsq float64
+	errq              float64 // bound on the rounding error accumulated in sumsq
 	removed           int
 	ema               float64
 	emaT              int64
@@ -247,12 +248,10 @@ func (x *indicator) add(t int64, v float64) {
 	x.seq++
 	s := sample{seq: x.seq, t: t, v: v}
 	if x.win.n == 0 {
-		x.shift, x.sum, x.sumsq = v, 0, 0
+		x.shift, x.sum, x.sumsq, x.errq = v, 0, 0, 0
 	}
 	x.win.push(s)
-	d := float64(v - x.shift)
-	x.sum += d
-	x.sumsq += float64(d * d)
+	x.accumulate(float64(v-x.shift), 1)
 	if x.fn == fnMin {
 		for x.minq.n > 0 && x.minq.back().v >= v {
 			x.minq.popBack()
@@ -303,27 +302,51 @@ func (x *indicator) removeOldest() {
 		x.maxq.popFront()
 	}
 	if x.win.n == 0 {
-		x.sum, x.sumsq, x.removed = 0, 0, 0
+		x.sum, x.sumsq, x.errq, x.removed = 0, 0, 0, 0
 		return
 	}
-	d := float64(s.v - x.shift)
-	x.sum -= d
-	x.sumsq -= float64(d * d)
+	x.accumulate(float64(s.v-x.shift), -1)
 	x.removed++
 	if x.removed >= max(x.win.n, 64) {
 		x.recompute()
 	}
 }
 
+// accumulate adds (sign 1) or removes (sign −1) a shifted value d from the running
+// sums, and grows the bound on their rounding error by a few ulps of the terms.
+func (x *indicator) accumulate(d, sign float64) {
+	dd := float64(d * d)
+	x.sum += float64(sign * d)
+	x.sumsq += float64(sign * dd)
+	x.errq += float64(dd+float64(math.Abs(d)*math.Abs(x.sum))) * 1e-15
+}
+
 func (x *indicator) recompute() {
 	x.removed = 0
 	x.shift = x.win.front().v
-	x.sum, x.sumsq = 0, 0
+	x.sum, x.sumsq, x.errq = 0, 0, 0
 	for i := 0; i < x.win.n; i++ {
-		d := float64(x.win.at(i).v - x.shift)
-		x.sum += d
-		x.sumsq += float64(d * d)
+		x.accumulate(float64(x.win.at(i).v-x.shift), 1)
 	}
+}
+
+// squares returns the sum of squared deviations from the mean. When it is within the
+// rounding noise of the running sums it is recomputed from the window (shifted by its
+// first value, so a flat window gives exactly 0), and then anything still within the
+// noise is 0.
+func (x *indicator) squares(n int) float64 {
+	ss := float64(x.sumsq - float64(x.sum*x.sum)/float64(n))
+	if ss > 4*x.errq {
+		return ss
+	}
+	if x.errq > 0 {
+		x.recompute()
+		ss = float64(x.sumsq - float64(x.sum*x.sum)/float64(n))
+	}
+	if ss <= 4*x.errq {
+		return 0
+	}
+	return ss
 }
 
 // value returns the indicator at event time now; start is the time the market was
@@ -368,8 +391,7 @@ func (x *indicator) value(now, start int64) float64 {
 	if n < 2 {
 		return nan
 	}
-	variance := float64(x.sumsq-float64(x.sum*x.sum)/float64(n)) / float64(n-1)
-	sd := math.Sqrt(max(variance, 0))
+	sd := math.Sqrt(x.squares(n) / float64(n-1))
 	if x.fn == fnStdev {
 		return sd
 	}
