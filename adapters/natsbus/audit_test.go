@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -364,5 +365,59 @@ func TestAuditAcknowledgedRecordsSurviveKill(t *testing.T) {
 		if !stored[id] {
 			t.Fatalf("acknowledged record %s lost (%d acknowledged, %d stored)", id, len(acked), len(stored))
 		}
+	}
+}
+
+func TestAuditWriterStoresInOrderWithoutBlockingTheCaller(t *testing.T) {
+	s, sup := auditFixture(t, "")
+	agent := connectRole(t, s, RoleAgent, "agent")
+	log, _ := agent.AuditLog("w", wallet1, "")
+	w := log.NewWriter(AuditWriterConfig{Queue: 1000, Batch: 32})
+	for i := 0; i < 500; i++ { // queued before Run starts: Enqueue never waits for the stream
+		if err := w.Enqueue(AuditRecord{Kind: AuditIntent, Time: int64(i)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if w.Backlog() != 500 {
+		t.Fatalf("backlog %d", w.Backlog())
+	}
+	runBG(t, w.Run)
+	if err := w.Flush(ctxT(t, 10*time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	if w.Backlog() != 0 {
+		t.Fatalf("backlog %d after flush", w.Backlog())
+	}
+	got := readAudit(t, sup, AuditFilter{Agent: "w"})
+	if len(got) != 500 {
+		t.Fatalf("%d stored", len(got))
+	}
+	for i, e := range got {
+		if e.Record.Time != int64(i) {
+			t.Fatalf("record %d out of order (time %d)", i, e.Record.Time)
+		}
+	}
+}
+
+func TestAuditWriterRefusesWhenTheBacklogIsFull(t *testing.T) {
+	_, sup := auditFixture(t, "")
+	log, _ := sup.AuditLog("w", wallet1, "")
+	w := log.NewWriter(AuditWriterConfig{Queue: 3})
+	for i := 0; i < 3; i++ {
+		if err := w.Enqueue(AuditRecord{Kind: AuditFill}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Enqueue(AuditRecord{Kind: AuditFill}); !errors.Is(err, ErrAuditBacklog) {
+		t.Fatalf("fourth enqueue = %v, want ErrAuditBacklog", err)
+	}
+	// Stopping the writer stores what was queued.
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if err := w.Run(ctx); err != nil {
+		t.Fatalf("Run on a cancelled context = %v", err)
+	}
+	if n := len(readAudit(t, sup, AuditFilter{})); n != 3 {
+		t.Fatalf("%d stored at shutdown, want 3", n)
 	}
 }

@@ -37,9 +37,12 @@ type BudgetConfig struct {
 	Slack time.Duration
 	// Replicas in a clustered JetStream. If zero, 1.
 	Replicas int
-	// Memory stores grants in memory instead of on disk: faster, but a restart of the
-	// NATS server forgets the grants of the last window, and the fleet may then send
-	// up to Limit extra requests in it.
+	// Memory stores grants in memory instead of on disk: a restart of the NATS server
+	// then forgets the grants of the last window, and the fleet may send up to Limit
+	// extra requests in it. The default is a file store with asynchronous persistence
+	// (the stream opts out of the embedded server's fsync-per-write): grants survive
+	// a restart of the server process and are lost only in a machine crash, and no
+	// request waits for the disk.
 	Memory bool
 }
 
@@ -103,9 +106,9 @@ func (b *Bus) EnsureBudget(ctx context.Context, cfg BudgetConfig) (*Budget, erro
 		return nil, errors.New("natsbus: negative budget setting")
 	}
 	name, tok := budgetName(cfg.Key)
-	storage := jetstream.FileStorage
+	storage, persist := jetstream.FileStorage, jetstream.AsyncPersistMode
 	if cfg.Memory {
-		storage = jetstream.MemoryStorage
+		storage, persist = jetstream.MemoryStorage, jetstream.DefaultPersistMode
 	}
 	ctx, cancel := b.withTimeout(ctx)
 	defer cancel()
@@ -118,6 +121,7 @@ func (b *Bus) EnsureBudget(ctx context.Context, cfg BudgetConfig) (*Budget, erro
 		MaxMsgs:     int64(cfg.Limit),
 		MaxAge:      cfg.Window + cfg.Hold + cfg.Slack,
 		Storage:     storage,
+		PersistMode: persist,
 		Replicas:    cfg.Replicas,
 		Duplicates:  min(2*time.Second, cfg.Window+cfg.Hold+cfg.Slack),
 		MaxMsgSize:  256,

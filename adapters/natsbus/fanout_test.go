@@ -91,7 +91,7 @@ func startFeed(t *testing.T, s *Server, name string, tokens ...market.TokenID) (
 	return feed, k
 }
 
-func publishBook(t *testing.T, f *Fanout, tok market.TokenID) {
+func publishBook(t testing.TB, f *Fanout, tok market.TokenID) {
 	t.Helper()
 	err := f.Publish(&market.Event{Kind: market.EventBook, Market: cond1, Token: tok,
 		Bids: []market.Level{{Price: 480_000, Size: 10 * market.One}, {Price: 470_000, Size: 20 * market.One}},
@@ -101,7 +101,7 @@ func publishBook(t *testing.T, f *Fanout, tok market.TokenID) {
 	}
 }
 
-func publishChanges(t *testing.T, f *Fanout, tok market.TokenID, n int) {
+func publishChanges(t testing.TB, f *Fanout, tok market.TokenID, n int) {
 	t.Helper()
 	for i := 0; i < n; i++ {
 		side := market.Buy

@@ -243,7 +243,9 @@ func (l *Lease) lostErr() error {
 // Renew extends the lease by one TTL with a compare-and-set on the revision this
 // lease wrote last. It fails with an error matching market.ErrLockLost when the lock
 // expired or changed hands; then the caller must stop what the lock protects. Other
-// errors (a timeout, a disconnection) are transient.
+// errors (a timeout, a disconnection) are transient. A renewal whose acknowledgement
+// was lost is recognized by the lease id stored in the lock, so it does not count as
+// a loss.
 func (l *Lease) Renew(ctx context.Context) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -251,6 +253,9 @@ func (l *Lease) Renew(ctx context.Context) error {
 		return l.lostErr()
 	}
 	rev, err := l.locks.kv.Update(ctx, l.key, l.val, l.rev)
+	if errors.Is(err, jetstream.ErrKeyRevisionMismatch) && l.adoptRevision(ctx) {
+		rev, err = l.locks.kv.Update(ctx, l.key, l.val, l.rev)
+	}
 	if err != nil {
 		if errors.Is(err, jetstream.ErrKeyRevisionMismatch) || errors.Is(err, jetstream.ErrKeyNotFound) {
 			l.lost = true
@@ -262,13 +267,28 @@ func (l *Lease) Renew(ctx context.Context) error {
 	return nil
 }
 
+// adoptRevision reads the lock and, if it still holds this lease (an earlier write of
+// ours succeeded but its acknowledgement was lost), takes its revision as ours.
+func (l *Lease) adoptRevision(ctx context.Context) bool {
+	e, err := l.locks.kv.Get(ctx, l.key)
+	if err != nil {
+		return false
+	}
+	var h Holder
+	if json.Unmarshal(e.Value(), &h) != nil || h.Lease != l.holder.Lease {
+		return false
+	}
+	l.rev = e.Revision()
+	return true
+}
+
 // Run renews the lease every TTL/3 until ctx ends (it returns nil, keeping the lock:
-// call Release for a clean stop) or the lock is lost. Transient failures are retried
-// every TTL/10; when no renewal has succeeded for a whole TTL the lock may have
-// expired and Run returns an error matching market.ErrLockLost.
+// call Release for a clean stop) or the lock is lost. A renewal may take up to TTL/3;
+// a failed one is retried every TTL/20. When no renewal has succeeded for a whole TTL
+// the lock may have expired, and Run returns an error matching market.ErrLockLost.
 func (l *Lease) Run(ctx context.Context) error {
 	ttl := l.locks.ttl
-	every, retry := ttl/3, ttl/10
+	every, retry := ttl/3, ttl/20
 	t := time.NewTimer(every)
 	defer t.Stop()
 	for {
@@ -277,7 +297,7 @@ func (l *Lease) Run(ctx context.Context) error {
 			return nil
 		case <-t.C:
 		}
-		rctx, cancel := context.WithTimeout(ctx, retry)
+		rctx, cancel := context.WithTimeout(ctx, every)
 		err := l.Renew(rctx)
 		cancel()
 		switch {
@@ -318,6 +338,9 @@ func (l *Lease) Release(ctx context.Context) error {
 		return l.lostErr()
 	}
 	err := l.locks.kv.Delete(ctx, l.key, jetstream.LastRevision(l.rev))
+	if errors.Is(err, jetstream.ErrKeyRevisionMismatch) && l.adoptRevision(ctx) {
+		err = l.locks.kv.Delete(ctx, l.key, jetstream.LastRevision(l.rev))
+	}
 	if err != nil {
 		if errors.Is(err, jetstream.ErrKeyRevisionMismatch) {
 			l.lost = true

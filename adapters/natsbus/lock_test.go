@@ -283,3 +283,35 @@ func TestEffectiveDesiredStateIsTheMostRestrictive(t *testing.T) {
 		})
 	}
 }
+
+func TestLeaseSurvivesALostRenewalAcknowledgement(t *testing.T) {
+	s, locks := lockFixture(t, 0)
+	key := WalletLockKey(wallet1)
+	lease, err := locks.Acquire(ctxT(t, 5*time.Second), key, Holder{Agent: "alpha"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A renewal reached the server but its acknowledgement did not reach us: the
+	// lock moved to a revision the lease does not know.
+	sup := connectRole(t, s, RoleSupervisor, "sup-2")
+	kv, err := sup.js.KeyValue(ctxT(t, 5*time.Second), LockBucket)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, err := kv.Get(ctxT(t, 5*time.Second), key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := kv.Update(ctxT(t, 5*time.Second), key, e.Value(), e.Revision()); err != nil {
+		t.Fatal(err)
+	}
+	if err := lease.Renew(ctxT(t, 5*time.Second)); err != nil {
+		t.Fatalf("renew after a lost acknowledgement = %v", err)
+	}
+	if err := lease.Release(ctxT(t, 5*time.Second)); err != nil {
+		t.Fatalf("release = %v", err)
+	}
+	if _, held, _ := locks.Holder(ctxT(t, 5*time.Second), key); held {
+		t.Fatal("lock still held after release")
+	}
+}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/nats-io/nats-server/v2/server"
 	"go.uber.org/zap"
+	"golang.org/x/crypto/bcrypt"
 )
 
 // Role is what a connection may do on an embedded server. The zero value is the
@@ -83,8 +84,9 @@ type ServerConfig struct {
 	InProcessOnly bool
 	// Name is the server name (logs, JetStream). If empty, "pitboss".
 	Name string
-	// SupervisorPassword and AgentPassword are the passwords of the two roles. If
-	// empty, each is 32 random bytes (base64url), new at every start.
+	// SupervisorPassword and AgentPassword are the passwords of the two roles (at most
+	// 72 bytes). If empty, each is 32 random bytes (base64url), new at every start.
+	// The server holds only their bcrypt hashes.
 	SupervisorPassword string
 	AgentPassword      string
 	// MaxMemory bounds JetStream memory storage in bytes. If zero, 256 MiB.
@@ -141,6 +143,16 @@ func StartServer(ctx context.Context, cfg ServerConfig) (*Server, error) {
 	if cfg.SupervisorPassword == cfg.AgentPassword {
 		return nil, errors.New("natsbus: the supervisor and agent passwords must differ")
 	}
+	// The server keeps only bcrypt hashes (minimum cost: the passwords are 256-bit
+	// random, so the hash guards against reading the options, not against guessing).
+	supHash, err := bcrypt.GenerateFromPassword([]byte(cfg.SupervisorPassword), bcrypt.MinCost)
+	if err != nil {
+		return nil, fmt.Errorf("natsbus: supervisor password: %w", err)
+	}
+	agentHash, err := bcrypt.GenerateFromPassword([]byte(cfg.AgentPassword), bcrypt.MinCost)
+	if err != nil {
+		return nil, fmt.Errorf("natsbus: agent password: %w", err)
+	}
 	if cfg.MaxMemory == 0 {
 		cfg.MaxMemory = 256 << 20
 	}
@@ -171,8 +183,8 @@ func StartServer(ctx context.Context, cfg ServerConfig) (*Server, error) {
 		SyncAlways:         true,
 		JetStreamMaxMemory: cfg.MaxMemory,
 		Users: []*server.User{
-			{Username: UserSupervisor, Password: cfg.SupervisorPassword},
-			{Username: UserAgent, Password: cfg.AgentPassword, Permissions: &server.Permissions{
+			{Username: UserSupervisor, Password: string(supHash)},
+			{Username: UserAgent, Password: string(agentHash), Permissions: &server.Permissions{
 				Publish: &server.SubjectPermission{Allow: []string{">"}, Deny: AgentDenyPublish},
 			}},
 		},

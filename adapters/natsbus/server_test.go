@@ -214,7 +214,7 @@ func TestAgentRoleIsDeniedFleetAdministration(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			err := tt.do(ctxT(t, 500*time.Millisecond))
+			err := tt.do(ctxT(t, 300*time.Millisecond))
 			if err == nil {
 				t.Fatal("agent role was allowed")
 			}
