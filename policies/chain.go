@@ -30,6 +30,7 @@ type Chain struct {
 	kill   KillState
 	rate   window
 	view   View
+	batch  Batch
 	custom *customSet
 
 	denyKind, denyHalted, denyGeoBlocked, denyGeoUnknown, denyBanned, denyCloseOnly *Denied
@@ -130,30 +131,34 @@ func (c *Chain) SetGeoblock(g Geoblock) { c.geo = g }
 // Geoblock returns the current geoblock status.
 func (c *Chain) Geoblock() Geoblock { return c.geo }
 
-// Evaluate decides intent it against state s. It first re-checks the loss limits
-// (see Observe); if that trips the kill switch, Decision.Action says what to do.
+// Evaluate decides intent it against state s, alone (a batch of one; see Batch for
+// the intents of one strategy evaluation). It first re-checks the loss limits (see
+// Observe); if that trips the kill switch, Decision.Action says what to do.
 func (c *Chain) Evaluate(s *market.State, it *market.Intent) Decision {
-	return c.evaluate(s, it, "")
+	return c.evaluate(c.Batch(s), it, "")
 }
 
 // EvaluateReplacing is Evaluate for an intent that replaces the open order
 // replaces (a re-quote): that order's reservations and its slot among the open
 // orders are not counted against the new one. An id that is not open is ignored.
 func (c *Chain) EvaluateReplacing(s *market.State, it *market.Intent, replaces market.OrderID) Decision {
-	return c.evaluate(s, it, replaces)
+	return c.evaluate(c.Batch(s), it, replaces)
 }
 
-func (c *Chain) evaluate(s *market.State, it *market.Intent, replaces market.OrderID) Decision {
+func (c *Chain) evaluate(b *Batch, it *market.Intent, replaces market.OrderID) Decision {
 	var d Decision
+	s := b.state
 	posValue := PositionsValue(s)
 	d.Action = c.observe(s, s.Balance+s.Reserved+posValue)
 	var rep *market.Order
 	if replaces != "" {
-		rep = s.Orders[replaces]
+		if rep = s.Orders[replaces]; rep != nil && b.p.isReplaced(rep) {
+			rep = nil // already replaced earlier in the batch
+		}
 	}
 	v := &c.view
 	v.reset(s, it, rep)
-	v.Geoblock, v.Halted, v.positionsValue = c.geo, c.kill.Tripped, posValue
+	v.Geoblock, v.Halted, v.positionsValue, v.pending = c.geo, c.kill.Tripped, posValue, &b.p
 	c.locate(v)
 	for _, g := range c.guards {
 		if den := g.Check(v); den != nil {
@@ -162,12 +167,15 @@ func (c *Chain) evaluate(s *market.State, it *market.Intent, replaces market.Ord
 		}
 	}
 	d.Allowed = d.Denied == nil
+	if d.Allowed {
+		b.p.add(v)
+	}
 	r := Record{Kind: RecordDecision, Agent: c.agent, Time: s.Time, Intent: *it, Allowed: d.Allowed}
 	if d.Denied != nil {
 		r.Guard, r.Reason, r.Code = d.Denied.Guard, d.Denied.Reason, d.Denied.Code()
 	}
 	c.sink.Audit(r)
-	v.State, v.Intent, v.Replaces, v.Market = nil, nil, nil, nil // keep no references
+	v.State, v.Intent, v.Replaces, v.Market, v.pending = nil, nil, nil, nil, nil // keep no references
 	return d
 }
 

@@ -346,3 +346,76 @@ func TestEvaluateDoesNotAllocateWhenAllowing(t *testing.T) {
 		t.Fatalf("Evaluate allocates %v times per allowed intent", n)
 	}
 }
+
+// TestBatchCountsEarlierIntents: intents allowed earlier in a batch count against
+// the limits of later ones, as if their orders were open.
+func TestBatchCountsEarlierIntents(t *testing.T) {
+	tests := []struct {
+		name    string
+		cfg     Config
+		setup   func(s *market.State)
+		intents []*market.Intent
+		replace []market.OrderID
+		want    []string // deciding guard per intent, "" for allowed
+	}{
+		{name: "two legs exceed the balance together", setup: func(s *market.State) { s.Balance = m("20") },
+			intents: []*market.Intent{take(yes, market.Buy, "0.46", "30"), take(no, market.Buy, "0.56", "30")},
+			want:    []string{"", GuardPreflight}},
+		{name: "two buys exceed max_position together", cfg: Config{MaxPosition: m("25")},
+			intents: []*market.Intent{quote(yes, market.Buy, "0.45", "15"), quote(yes, market.Buy, "0.44", "15")},
+			want:    []string{"", GuardPosition}},
+		{name: "two buys of both tokens exceed max_market_position", cfg: Config{MaxMarketPosition: m("25")},
+			intents: []*market.Intent{quote(yes, market.Buy, "0.45", "15"), quote(no, market.Buy, "0.55", "15")},
+			want:    []string{"", GuardMarketPos}},
+		{name: "two sells exceed the holding together", setup: func(s *market.State) { hold(s, yes, "20", "0.4") },
+			intents: []*market.Intent{quote(yes, market.Sell, "0.46", "15"), quote(yes, market.Sell, "0.47", "10")},
+			want:    []string{"", GuardPreflight}},
+		{name: "new quotes fill max_open_orders", cfg: Config{MaxOpenOrders: 2}, setup: func(s *market.State) { hold(s, yes, "20", "0.4") },
+			intents: []*market.Intent{quote(yes, market.Buy, "0.44", "10"), quote(yes, market.Sell, "0.46", "10"), quote(no, market.Buy, "0.55", "10")},
+			want:    []string{"", "", GuardOpenOrders}},
+		{name: "re-quotes do not fill max_open_orders", cfg: Config{MaxOpenOrders: 2}, setup: func(s *market.State) {
+			openOrder(s, "0xb1", yes, market.Buy, "0.40", "10")
+			openOrder(s, "0xb2", no, market.Buy, "0.50", "10")
+		}, intents: []*market.Intent{quote(yes, market.Buy, "0.44", "10"), quote(no, market.Buy, "0.54", "10")},
+			replace: []market.OrderID{"0xb1", "0xb2"}, want: []string{"", ""}},
+		{name: "a re-quote frees its collateral for the rest of the batch", setup: func(s *market.State) {
+			s.Balance = m("1")
+			openOrder(s, "0xb1", yes, market.Buy, "0.40", "10") // reserves 4
+		}, intents: []*market.Intent{quote(yes, market.Buy, "0.44", "5"), quote(no, market.Buy, "0.55", "5"), quote(yes2, market.Buy, "0.45", "5")},
+			replace: []market.OrderID{"0xb1", "", ""}, want: []string{"", "", GuardPreflight}}, // 1 + 4 freed − 2.2 − 2.75 = 0.05 left
+		{name: "the rate limit counts the batch's orders", cfg: Config{MaxOrdersPerMinute: 2},
+			intents: []*market.Intent{take(yes, market.Buy, "0.46", "5"), take(yes, market.Buy, "0.46", "5"), take(yes, market.Buy, "0.46", "5")},
+			want:    []string{"", "", GuardRate}},
+		{name: "a denied intent does not count", cfg: Config{MaxPosition: m("25")},
+			intents: []*market.Intent{quote(yes, market.Buy, "0.45", "30"), quote(yes, market.Buy, "0.44", "20")},
+			want:    []string{GuardPosition, ""}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c, _ := newChain(t, tt.cfg)
+			s := fixture()
+			if tt.setup != nil {
+				tt.setup(s)
+			}
+			b := c.Batch(s)
+			for i, it := range tt.intents {
+				var rep market.OrderID
+				if tt.replace != nil {
+					rep = tt.replace[i]
+				}
+				d := b.EvaluateReplacing(it, rep)
+				got := ""
+				if d.Denied != nil {
+					got = d.Denied.Guard
+				}
+				if got != tt.want[i] {
+					t.Fatalf("intent %d: decided by %q (%v), want %q", i, got, d.Err(), tt.want[i])
+				}
+			}
+			// a new batch starts from the state alone
+			if d := c.Batch(s).Evaluate(tt.intents[len(tt.intents)-1]); tt.want[len(tt.want)-1] == GuardPosition && !d.Allowed {
+				t.Fatalf("the next batch still counts the previous one: %v", d.Err())
+			}
+		})
+	}
+}

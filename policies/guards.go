@@ -190,11 +190,7 @@ func (preflightGuard) Check(v *View) *Denied {
 		}
 	}
 	if it.Side == market.Buy {
-		avail := v.State.Balance
-		if r := v.Replaces; r != nil && r.Side == market.Buy && !r.Status.Final() {
-			avail += notional(r.Price, r.Remaining()) // what State.Apply reserved for it
-		}
-		if v.Notional+feeBound(v.Notional, m.FeeBps) > avail {
+		if v.Notional+feeBound(v.Notional, m.FeeBps) > v.Available() {
 			return denyBalance
 		}
 	} else if it.Size > v.Closable() {
@@ -321,7 +317,7 @@ func limitGuards(c *Chain) []Guard {
 			return nil
 		})},
 		funcGuard{GuardRate, opens(func(v *View, it *market.Intent, cfg *Config) *Denied {
-			if c.rate.full(v.State.Time) {
+			if c.rate.full(v.State.Time, v.PendingOrders()) {
 				return limit(GuardRate, "%d orders sent in the last 60s, max_orders_per_minute is %d", cfg.MaxOrdersPerMinute, cfg.MaxOrdersPerMinute)
 			}
 			return nil
@@ -362,12 +358,12 @@ func (w *window) add(t int64) {
 	w.head = (w.head + 1) % len(w.ts)
 }
 
-// full drops times older than 60 s before now and reports whether the window holds
-// its capacity.
-func (w *window) full(now int64) bool {
+// full drops times older than 60 s before now and reports whether the window, with
+// extra orders about to be sent, holds its capacity.
+func (w *window) full(now int64, extra int) bool {
 	for w.n > 0 && w.ts[w.head] <= now-minute {
 		w.head = (w.head + 1) % len(w.ts)
 		w.n--
 	}
-	return w.n >= len(w.ts)
+	return w.n+extra >= len(w.ts)
 }

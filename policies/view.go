@@ -52,21 +52,23 @@ type View struct {
 	openOrders      int           // open orders, Replaces excluded
 	openBuyNotional market.Micros // collateral of every open buy, Replaces excluded
 	positionsValue  market.Micros // every position at its mark (set by the chain)
+	pending         *pending      // what the batch allowed before this intent
 }
 
 func (v *View) reset(s *market.State, it *market.Intent, replaces *market.Order) {
-	*v = View{Intent: it, State: s, Replaces: replaces, Geoblock: v.Geoblock, Halted: v.Halted, Config: v.Config}
+	*v = View{Intent: it, State: s, Replaces: replaces, Geoblock: v.Geoblock, Halted: v.Halted, Config: v.Config, pending: v.pending}
 }
 
-// compute fills the aggregates in one pass over orders and one over positions.
+// compute fills the aggregates in one pass over the open orders, then adds what the
+// batch allowed before this intent.
 func (v *View) compute() {
 	if v.done {
 		return
 	}
 	v.done = true
-	s, it, m := v.State, v.Intent, v.Market
+	s, it, m, p := v.State, v.Intent, v.Market, v.pending
 	for _, o := range s.Orders {
-		if o == v.Replaces || o.Status.Final() {
+		if o == v.Replaces || o.Status.Final() || p != nil && len(p.replaced) > 0 && p.isReplaced(o) {
 			continue
 		}
 		v.openOrders++
@@ -89,16 +91,49 @@ func (v *View) compute() {
 	if m != nil {
 		v.marketHeld = s.PositionSize(m.Tokens[market.Yes]) + s.PositionSize(m.Tokens[market.No])
 	}
+	if p != nil && p.orders > 0 {
+		v.openOrders += p.quotes
+		v.openBuyNotional += p.notional
+		v.openBuys += p.buys(it.Token)
+		v.openSells += p.sells(it.Token)
+		if m != nil {
+			v.marketOpenBuys += p.buys(m.Tokens[market.Yes]) + p.buys(m.Tokens[market.No])
+		}
+	}
+}
+
+// Available returns the collateral a new buy may use: the available balance, plus
+// what the replaced buy (and those replaced earlier in the batch) reserve, minus what
+// the buys allowed earlier in the batch need.
+func (v *View) Available() market.Micros {
+	a := v.State.Balance
+	if r := v.Replaces; r != nil && r.Side == market.Buy && !r.Status.Final() {
+		a += notional(r.Price, r.Remaining()) // what State.Apply reserved for it
+	}
+	if p := v.pending; p != nil {
+		a += p.freed - p.buyCost
+	}
+	return a
+}
+
+// PendingOrders returns how many orders the batch allowed before this intent.
+func (v *View) PendingOrders() int {
+	if v.pending == nil {
+		return 0
+	}
+	return v.pending.orders
 }
 
 // Held returns the shares of the intent's token the agent holds.
 func (v *View) Held() market.Micros { v.compute(); return v.held }
 
 // OpenSells returns the shares of the intent's token already offered by open sell
-// orders (Replaces excluded): shares that a new sell cannot use.
+// orders (Replaces excluded) and by sells allowed earlier in the batch: shares that a
+// new sell cannot use.
 func (v *View) OpenSells() market.Micros { v.compute(); return v.openSells }
 
-// OpenBuys returns the remaining size of open buys of the intent's token.
+// OpenBuys returns the remaining size of open buys of the intent's token, with the
+// buys allowed earlier in the batch.
 func (v *View) OpenBuys() market.Micros { v.compute(); return v.openBuys }
 
 // MarketHeld returns the shares held of both tokens of the intent's market.
@@ -108,7 +143,8 @@ func (v *View) MarketHeld() market.Micros { v.compute(); return v.marketHeld }
 // intent's market.
 func (v *View) MarketOpenBuys() market.Micros { v.compute(); return v.marketOpenBuys }
 
-// OpenOrders returns the number of the agent's open orders, Replaces excluded.
+// OpenOrders returns the number of the agent's open orders, Replaces excluded, with
+// the new quotes allowed earlier in the batch.
 func (v *View) OpenOrders() int { v.compute(); return v.openOrders }
 
 // OpenBuyNotional returns the collateral committed by every open buy order,

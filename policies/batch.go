@@ -1,0 +1,112 @@
+package policies
+
+import "github.com/pitbossdev/pitboss/market"
+
+// Batch evaluates the intents of one strategy evaluation (one event) in order. Each
+// intent it allows counts against the limits of the intents after it, as if its
+// order were already open: two legs that each fit under max_position or the
+// balance, but not together, do not both pass. A Batch belongs to its Chain and is
+// valid until the next call of Chain.Batch; it keeps the state pointer until then.
+type Batch struct {
+	c     *Chain
+	state *market.State
+	p     pending
+}
+
+// pending is what the intents allowed so far in a batch add to the state.
+type pending struct {
+	tokens   []pendingToken // buys and sells per token
+	replaced []*market.Order
+	buyCost  market.Micros // collateral the allowed buys need (fee bound included)
+	freed    market.Micros // collateral the replaced buys release
+	notional market.Micros // notional of the allowed buys (gross exposure)
+	quotes   int           // new resting orders (not replacements)
+	orders   int           // orders to be sent (quotes and takes)
+}
+
+type pendingToken struct {
+	token       market.TokenID
+	buys, sells market.Micros
+}
+
+func (p *pending) reset() {
+	*p = pending{tokens: p.tokens[:0], replaced: p.replaced[:0]}
+}
+
+func (p *pending) token(t market.TokenID) *pendingToken {
+	for i := range p.tokens {
+		if p.tokens[i].token == t {
+			return &p.tokens[i]
+		}
+	}
+	return nil
+}
+
+func (p *pending) buys(t market.TokenID) market.Micros {
+	if pt := p.token(t); pt != nil {
+		return pt.buys
+	}
+	return 0
+}
+
+func (p *pending) sells(t market.TokenID) market.Micros {
+	if pt := p.token(t); pt != nil {
+		return pt.sells
+	}
+	return 0
+}
+
+func (p *pending) isReplaced(o *market.Order) bool {
+	for _, r := range p.replaced {
+		if r == o {
+			return true
+		}
+	}
+	return false
+}
+
+// add records an allowed intent.
+func (p *pending) add(v *View) {
+	it := v.Intent
+	if !it.Kind.Opens() {
+		return
+	}
+	p.orders++
+	if r := v.Replaces; r != nil {
+		p.replaced = append(p.replaced, r)
+		if r.Side == market.Buy {
+			p.freed += notional(r.Price, r.Remaining())
+		}
+	} else if it.Kind == market.IntentQuote {
+		p.quotes++
+	}
+	pt := p.token(it.Token)
+	if pt == nil {
+		p.tokens = append(p.tokens, pendingToken{token: it.Token})
+		pt = &p.tokens[len(p.tokens)-1]
+	}
+	if it.Side == market.Buy {
+		pt.buys += it.Size
+		p.notional += v.Notional
+		p.buyCost += v.Notional + feeBound(v.Notional, v.Market.FeeBps)
+	} else {
+		pt.sells += it.Size
+	}
+}
+
+// Batch starts a batch over state s: the intents of one strategy evaluation.
+func (c *Chain) Batch(s *market.State) *Batch {
+	c.batch.c, c.batch.state = c, s
+	c.batch.p.reset()
+	return &c.batch
+}
+
+// Evaluate decides it against the batch's state and the intents allowed before it
+// in this batch.
+func (b *Batch) Evaluate(it *market.Intent) Decision { return b.c.evaluate(b, it, "") }
+
+// EvaluateReplacing is Evaluate for an intent that replaces the open order replaces
+// (see Chain.EvaluateReplacing).
+func (b *Batch) EvaluateReplacing(it *market.Intent, replaces market.OrderID) Decision {
+	return b.c.evaluate(b, it, replaces)
+}
