@@ -117,3 +117,11 @@ quotes:
 		})
 	}
 }
+
+func TestLoadDocSnippets(t *testing.T) {
+	for _, f := range []string{"testdata/strategies/docs_first.yaml", "testdata/strategies/docs_vars.yaml", "testdata/strategies/edge.yaml"} {
+		if _, err := Load(f); err != nil {
+			t.Error(err)
+		}
+	}
+}

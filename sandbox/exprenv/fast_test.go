@@ -256,3 +256,18 @@ func ExampleProgram_Fast() {
 	// bid * 2 - 0.01 true
 	// int(bid * 100) % 7 false
 }
+
+// BenchmarkEvalVM is an expression outside the fast path, for comparison.
+func BenchmarkEvalVM(b *testing.B) {
+	env := newTestEnv(b)
+	p, _ := env.Compile("count(list, .bid > 0.2) + int(yes.bid * 100) % 7", Origin{}, Float)
+	if p.Fast() {
+		b.Fatal("fast")
+	}
+	var ev Evaluator
+	var e any = sampleEnv()
+	b.ReportAllocs()
+	for b.Loop() {
+		_, _ = ev.Float(p, e)
+	}
+}
