@@ -505,6 +505,13 @@ func FormatIntent(it *market.Intent) string {
 // PITBOSS_UPDATE_GOLDEN=1 it rewrites the expected sections instead.
 func CheckDir(t *testing.T, pattern string, annotate Annotate) {
 	t.Helper()
+	CheckDirWith(t, pattern, func(*Case) (Annotate, error) { return annotate, nil })
+}
+
+// CheckDirWith is CheckDir with an annotate hook made per case (from its Extra lines,
+// e.g. a guard chain configured by the case's guard directives).
+func CheckDirWith(t *testing.T, pattern string, hook func(c *Case) (Annotate, error)) {
+	t.Helper()
 	files, err := filepath.Glob(pattern)
 	if err != nil || len(files) == 0 {
 		t.Fatalf("no golden cases match %s (%v)", pattern, err)
@@ -515,6 +522,10 @@ func CheckDir(t *testing.T, pattern string, annotate Annotate) {
 			c, err := ParseFile(file)
 			if err != nil {
 				t.Fatal(err)
+			}
+			annotate, err := hook(c)
+			if err != nil {
+				t.Fatalf("%s: %v", file, err)
 			}
 			got, err := Run(c, annotate)
 			if err != nil {
