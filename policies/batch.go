@@ -8,9 +8,11 @@ import "github.com/pitbossdev/pitboss/market"
 // balance, but not together, do not both pass. A Batch belongs to its Chain and is
 // valid until the next call of Chain.Batch; it keeps the state pointer until then.
 type Batch struct {
-	c     *Chain
-	state *market.State
-	p     pending
+	c        *Chain
+	state    *market.State
+	posValue market.Micros // every position at its mark, once per batch
+	action   Action        // a trip found when the batch started, for its first decision
+	p        pending
 }
 
 // pending is what the intents allowed so far in a batch add to the state.
@@ -94,11 +96,17 @@ func (p *pending) add(v *View) {
 	}
 }
 
-// Batch starts a batch over state s: the intents of one strategy evaluation.
+// Batch starts a batch over state s: the intents of one strategy evaluation. The
+// state must not change until the batch's last evaluation. Starting a batch
+// re-checks the loss limits (see Observe) once; a trip is reported in the Action of
+// the batch's first decision.
 func (c *Chain) Batch(s *market.State) *Batch {
-	c.batch.c, c.batch.state = c, s
-	c.batch.p.reset()
-	return &c.batch
+	b := &c.batch
+	b.c, b.state = c, s
+	b.p.reset()
+	b.posValue = PositionsValue(s)
+	b.action = c.observe(s, s.Balance+s.Reserved+b.posValue)
+	return b
 }
 
 // Evaluate decides it against the batch's state and the intents allowed before it

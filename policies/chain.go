@@ -146,10 +146,9 @@ func (c *Chain) EvaluateReplacing(s *market.State, it *market.Intent, replaces m
 }
 
 func (c *Chain) evaluate(b *Batch, it *market.Intent, replaces market.OrderID) Decision {
-	var d Decision
+	d := Decision{Action: b.action}
+	b.action = Action{}
 	s := b.state
-	posValue := PositionsValue(s)
-	d.Action = c.observe(s, s.Balance+s.Reserved+posValue)
 	var rep *market.Order
 	if replaces != "" {
 		if rep = s.Orders[replaces]; rep != nil && b.p.isReplaced(rep) {
@@ -158,7 +157,7 @@ func (c *Chain) evaluate(b *Batch, it *market.Intent, replaces market.OrderID) D
 	}
 	v := &c.view
 	v.reset(s, it, rep)
-	v.Geoblock, v.Halted, v.positionsValue, v.pending = c.geo, c.kill.Tripped, posValue, &b.p
+	v.Geoblock, v.Halted, v.positionsValue, v.pending = c.geo, c.kill.Tripped, b.posValue, &b.p
 	c.locate(v)
 	for _, g := range c.guards {
 		if den := g.Check(v); den != nil {

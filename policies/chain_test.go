@@ -23,6 +23,7 @@ func TestGuards(t *testing.T) {
 		{name: "allows a quote within every limit", intent: quote(yes, market.Buy, "0.45", "10")},
 		{name: "allows a take within every limit", intent: take(yes, market.Buy, "0.46", "10")},
 		{name: "allows a cancel", intent: &market.Intent{Kind: market.IntentCancel, Key: "q1"}},
+		{name: "allows a quote naming only its token", intent: &market.Intent{Kind: market.IntentQuote, Token: no, Side: market.Buy, Price: m("0.55"), Size: m("10")}},
 
 		// allowlist: default deny
 		{name: "allowlist denies the zero kind", intent: &market.Intent{}, guard: GuardAllowlist, err: ErrNotAllowed},

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"reflect"
 
 	"github.com/pitbossdev/pitboss/market"
 	"github.com/pitbossdev/pitboss/sandbox/exprenv"
@@ -57,7 +58,24 @@ type Env struct {
 	AccountMode string  `expr:"account_mode"` // "normal", "close-only", "banned"
 }
 
-var guardEnv, guardEnvErr = exprenv.New(exprenv.Config{Env: Env{}})
+// envBox is what expressions are compiled against: one pointer to the Env, so that
+// the boxed value is made once per chain and evaluating does not allocate. Every
+// field of Env is visible under its own name through an alias.
+type envBox struct {
+	E *Env `expr:"@e"`
+}
+
+var guardEnv, guardEnvErr = newGuardEnv()
+
+func newGuardEnv() (*exprenv.Env, error) {
+	aliases := map[string]string{}
+	t := reflect.TypeOf(Env{})
+	for i := 0; i < t.NumField(); i++ {
+		name := t.Field(i).Tag.Get("expr")
+		aliases[name] = "@e." + name
+	}
+	return exprenv.New(exprenv.Config{Env: envBox{}, Aliases: aliases})
+}
 
 // CompileDenyIf compiles a deny_if expression, reporting problems as *exprenv.Error
 // positioned with at (so that they point into the agent file).
@@ -85,6 +103,7 @@ type customSet struct {
 	ev     exprenv.Evaluator
 	guards []customGuard
 	env    Env
+	boxed  any // envBox{&env}, boxed once
 	chain  *Chain
 }
 
@@ -97,6 +116,7 @@ type customGuard struct {
 
 func newCustomSet(c *Chain, gs []CustomGuard) (*customSet, error) {
 	cs := &customSet{chain: c, guards: make([]customGuard, len(gs))}
+	cs.boxed = envBox{E: &cs.env}
 	for i, g := range gs {
 		p, err := compileCustom(g)
 		if err != nil {
@@ -125,7 +145,7 @@ func (g *customGuard) Check(v *View) *Denied {
 		g.set.fill(v)
 		v.envReady = true
 	}
-	deny, err := g.set.ev.Bool(g.prog, g.set.env)
+	deny, err := g.set.ev.Bool(g.prog, g.set.boxed)
 	if err != nil {
 		return &Denied{Guard: g.name, Reason: "deny_if failed, denying: " + err.Error(), Err: errors.Join(ErrCustom, err)}
 	}
@@ -138,9 +158,9 @@ func (g *customGuard) Check(v *View) *Denied {
 func units(m market.Micros) float64 { return float64(m) / float64(market.One) }
 
 func (cs *customSet) fill(v *View) {
-	it, s, m, k := v.Intent, v.State, v.Market, &cs.chain.kill
+	it, s, m, k, e := v.Intent, v.State, v.Market, &cs.chain.kill, &cs.env
 	eq := Equity(s)
-	e := Env{
+	*e = Env{
 		Kind: it.Kind.String(), Key: it.Key, Why: it.Reason, Side: it.Side.String(),
 		Buy: it.Side == market.Buy, Sell: it.Side == market.Sell, Type: it.Type.String(), PostOnly: it.PostOnly,
 		Token: string(it.Token), Market: string(m.Condition), Outcome: v.Outcome.String(),
@@ -168,5 +188,4 @@ func (cs *customSet) fill(v *View) {
 	if m.EndDate > 0 {
 		e.HoursToEnd = float64(m.EndDate*1000-s.Time) / 3_600_000
 	}
-	cs.env = e
 }

@@ -56,12 +56,16 @@ func openOrder(s *market.State, id string, tok market.TokenID, side market.Side,
 		Side: side, Price: m(price), Size: m(size)}
 }
 
+// conditionOf is the fixture's token → market map; intents name their market, as
+// the strategy's do.
+var conditionOf = map[market.TokenID]market.ConditionID{yes: cond, no: cond, yes2: cond2, no2: cond2}
+
 func quote(tok market.TokenID, side market.Side, price, size string) *market.Intent {
-	return &market.Intent{Kind: market.IntentQuote, Key: "q1", Token: tok, Side: side, Price: m(price), Size: m(size)}
+	return &market.Intent{Kind: market.IntentQuote, Key: "q1", Market: conditionOf[tok], Token: tok, Side: side, Price: m(price), Size: m(size)}
 }
 
 func take(tok market.TokenID, side market.Side, price, size string) *market.Intent {
-	return &market.Intent{Kind: market.IntentTake, Key: "t1", Token: tok, Side: side, Price: m(price), Size: m(size), Type: market.FAK}
+	return &market.Intent{Kind: market.IntentTake, Key: "t1", Market: conditionOf[tok], Token: tok, Side: side, Price: m(price), Size: m(size), Type: market.FAK}
 }
 
 // collector is a Sink that keeps every record.

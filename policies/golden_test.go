@@ -143,10 +143,10 @@ func chainFor(c *strategytest.Case) (strategytest.Annotate, error) {
 	)
 	return func(ev *market.Event, st *market.State, it *market.Intent) []string {
 		st.Mode = mode
+		lines = lines[:0]
 		if ev != lastEv { // the intents of one event are one batch
 			batch, lastEv = chain.Batch(st), ev
 		}
-		lines = lines[:0]
 		d := batch.Evaluate(it)
 		if d.Action.Any() {
 			lines = append(lines, fmt.Sprintf("    guard: action cancel_all=%v flatten=%v halt=%v", d.Action.CancelAll, d.Action.Flatten, d.Action.Halt))
