@@ -97,7 +97,7 @@ type EventInfo struct {
 	// Kind is one of "book" (a snapshot or a level change), "trade" (a public print),
 	// "tick_size", "resolved", "order" and "fill" (this wallet's), "timer".
 	Kind  string  `expr:"kind"`
-	Token string  `expr:"token"` // "YES" or "NO" when the event concerns one token of this market, else ""
+	Token string  `expr:"token"` // "YES" or "NO" when the event concerns one token of this market (resolved: the winner), else ""
 	Side  string  `expr:"side"`  // trade: the taker's side; fill and order: ours
 	Price float64 `expr:"price"` // trade, fill and order price; NaN otherwise
 	Size  float64 `expr:"size"`  // trade and fill size; order size; 0 otherwise
