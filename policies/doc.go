@@ -18,6 +18,10 @@
 //	max_order_size … max_orders_per_minute   the risk limits (see Config)
 //	custom:<name>          deny_if expressions over [Env]
 //
+// The intents of one strategy evaluation go through one [Batch] ([Chain.Batch]): each
+// intent allowed counts against the limits of the next ones, as if its order were
+// open. Evaluate is a batch of one.
+//
 // Denials are *[Denied]{Guard, Reason, Err}. Err is the catalog error the venue would
 // return for the same order where there is one (market.ErrTickSize,
 // market.ErrCloseOnly, market.ErrGeoblocked, ...), so a pre-flight denial reads like
