@@ -13,9 +13,9 @@ import (
 )
 
 // TestBudgetNeverExceedsLimitInAnySlidingWindow hammers one budget from many
-// goroutines on several connections (as agent processes would) and checks, on the
-// times the grants were received, that no sliding window of the configured length
-// ever holds more than the limit, while the budget is still used up.
+// goroutines on several connections (as agent processes would), half of them urgent,
+// and checks, on the times the grants were received, that no sliding window of the
+// configured length ever holds more than the limit, while the budget is still used up.
 func TestBudgetNeverExceedsLimitInAnySlidingWindow(t *testing.T) {
 	const (
 		limit   = 25
@@ -48,10 +48,14 @@ func TestBudgetNeverExceedsLimitInAnySlidingWindow(t *testing.T) {
 		}
 		for w := 0; w < workers; w++ {
 			wg.Add(1)
+			acquire := g.Acquire
+			if w%2 == 1 { // half the callers are urgent (cancels): both shares are exercised
+				acquire = g.AcquireUrgent
+			}
 			go func() {
 				defer wg.Done()
 				for ctx.Err() == nil {
-					err := g.Acquire(ctx)
+					err := acquire(ctx)
 					if err != nil {
 						if !errors.Is(err, market.ErrRateLimited) {
 							t.Errorf("Acquire: %v", err)
@@ -139,5 +143,48 @@ func TestBudgetNamesAreSafeAndDistinct(t *testing.T) {
 			t.Fatalf("%q and %q share %q", prev, key, name)
 		}
 		seen[name] = key
+	}
+}
+
+func TestBudgetKeepsAReserveForUrgentRequests(t *testing.T) {
+	s := startServer(t, "")
+	sup := connectRole(t, s, RoleSupervisor, "sup")
+	if _, err := sup.EnsureBudget(ctxT(t, 5*time.Second), BudgetConfig{Key: "egress", Limit: 10, Reserve: 3}); err != nil {
+		t.Fatal(err)
+	}
+	g, err := connectRole(t, s, RoleAgent, "agent").OpenBudget(ctxT(t, 5*time.Second), "egress")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := g.Config(); c.Limit != 10 || c.Reserve != 3 {
+		t.Fatalf("agent sees %+v", c)
+	}
+	count := func(try func(context.Context) (bool, error)) int {
+		n := 0
+		for i := 0; i < 20; i++ {
+			ok, err := try(ctxT(t, 5*time.Second))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if ok {
+				n++
+			}
+		}
+		return n
+	}
+	if n := count(g.TryAcquire); n != 7 {
+		t.Fatalf("%d ordinary grants, want 7 (limit 10, reserve 3)", n)
+	}
+	if n := count(g.TryAcquireUrgent); n != 3 {
+		t.Fatalf("%d urgent grants after the ordinary share, want 3", n)
+	}
+	if ok, _ := g.TryAcquireUrgent(ctxT(t, 5*time.Second)); ok {
+		t.Fatal("urgent grant beyond the limit")
+	}
+	if err := g.AcquireUrgent(ctxT(t, 50*time.Millisecond)); !errors.Is(err, market.ErrRateLimited) {
+		t.Fatalf("AcquireUrgent on a full window = %v", err)
+	}
+	if _, err := sup.EnsureBudget(ctxT(t, 5*time.Second), BudgetConfig{Key: "x", Limit: 5, Reserve: 5}); err == nil {
+		t.Fatal("a reserve as large as the limit accepted")
 	}
 }
