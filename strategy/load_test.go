@@ -125,3 +125,14 @@ func TestLoadDocSnippets(t *testing.T) {
 		}
 	}
 }
+
+func TestParseDuration(t *testing.T) {
+	tests := map[string]int64{"500ms": 500, "90s": 90_000, "1m30s": 90_000, "1.5h": 5_400_000, "2d": 172_800_000, "1.1s": 1100,
+		"0s": 0, "1.0005s": 0, "-1s": 0, "10": 0, "1y": 0, "400d": 0, "s": 0, "1m 30s": 0}
+	for in, want := range tests {
+		got, ok := parseDuration(in)
+		if ok != (want != 0) || got != want {
+			t.Errorf("parseDuration(%q) = %d, %v; want %d", in, got, ok, want)
+		}
+	}
+}

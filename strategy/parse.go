@@ -1,6 +1,7 @@
 package strategy
 
 import (
+	"math"
 	"regexp"
 	"strconv"
 	"strings"
@@ -574,20 +575,27 @@ func (p *parser) boolRef(n *yaml.Node, what string) ref {
 	return ref{}
 }
 
-var reDuration = regexp.MustCompile(`^([0-9]+(?:\.[0-9]+)?)(ms|s|m|h|d)$`)
+// reDuration matches duration literals: one or more number-unit pairs ("90s",
+// "1m30s", "1.5h", "500ms", "2d"), the units of agent files plus days.
+var reDuration = regexp.MustCompile(`^(?:[0-9]+(?:\.[0-9]+)?(?:ms|s|m|h|d))+$`)
 
-// parseDuration parses "500ms", "30s", "1.5m", "2h", "1d" into whole milliseconds.
+var reDurationPart = regexp.MustCompile(`([0-9]+(?:\.[0-9]+)?)(ms|s|m|h|d)`)
+
+// parseDuration parses a duration literal into whole milliseconds, positive and at
+// most a year.
 func parseDuration(s string) (int64, bool) {
-	m := reDuration.FindStringSubmatch(s)
-	if m == nil {
+	if !reDuration.MatchString(s) {
 		return 0, false
 	}
-	v, err := strconv.ParseFloat(m[1], 64)
-	if err != nil {
-		return 0, false
+	var ms float64
+	for _, m := range reDurationPart.FindAllStringSubmatch(s, -1) {
+		v, err := strconv.ParseFloat(m[1], 64)
+		if err != nil {
+			return 0, false
+		}
+		ms += v * map[string]float64{"ms": 1, "s": 1e3, "m": 60e3, "h": 3600e3, "d": 86400e3}[m[2]]
 	}
-	unit := map[string]float64{"ms": 1, "s": 1e3, "m": 60e3, "h": 3600e3, "d": 86400e3}[m[2]]
-	ms := v * unit
+	ms = math.Round(ms*1e6) / 1e6 // 1.1s is 1100 ms, not 1100.0000000000002
 	if ms != float64(int64(ms)) || ms <= 0 || ms > 365*86400e3 {
 		return 0, false
 	}
