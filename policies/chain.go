@@ -20,7 +20,9 @@ import (
 //
 // A Chain is not safe for concurrent use: the agent's loop owns it and calls every
 // method, operator commands (Trip, Resume) included. It keeps no reference to the
-// states and intents it is given. Evaluations that allow do not allocate.
+// intents it is given, and to a state only until the next batch starts. Evaluations
+// that allow do not allocate, nor do denials with a fixed reason (kill switch,
+// geoblock, account mode, market state, most of pre-flight).
 type Chain struct {
 	cfg    Config
 	agent  string
@@ -171,7 +173,10 @@ func (c *Chain) evaluate(b *Batch, it *market.Intent, replaces market.OrderID) D
 	}
 	r := Record{Kind: RecordDecision, Agent: c.agent, Time: s.Time, Intent: *it, Allowed: d.Allowed}
 	if d.Denied != nil {
-		r.Guard, r.Reason, r.Code = d.Denied.Guard, d.Denied.Reason, d.Denied.Code()
+		r.Guard, r.Reason = d.Denied.Guard, d.Denied.Reason
+		if e, ok := d.Denied.Err.(*market.Error); ok { // no errors.As: it would allocate
+			r.Code = e.Code
+		}
 	}
 	c.sink.Audit(r)
 	v.State, v.Intent, v.Replaces, v.Market, v.pending = nil, nil, nil, nil, nil // keep no references

@@ -331,6 +331,26 @@ func TestEvaluateKeepsNoReferences(t *testing.T) {
 	}
 }
 
+func TestFixedDenialsDoNotAllocate(t *testing.T) {
+	c, _ := newChain(t, Config{})
+	s := fixture()
+	c.Trip(s.Time, "test")
+	it := quote(yes, market.Buy, "0.45", "10")
+	n := testing.AllocsPerRun(200, func() {
+		if d := c.Evaluate(s, it); d.Allowed {
+			t.Fatal("allowed while halted")
+		}
+	})
+	if n != 0 {
+		t.Fatalf("a kill-switch denial allocates %v times", n)
+	}
+	c2, _ := newChain(t, Config{}, WithGeoblock(GeoblockFrom(true, false, "US", "")))
+	n = testing.AllocsPerRun(200, func() { c2.Evaluate(s, it) })
+	if n != 0 {
+		t.Fatalf("a geoblock denial allocates %v times", n)
+	}
+}
+
 func TestEvaluateDoesNotAllocateWhenAllowing(t *testing.T) {
 	c, _ := newChain(t, Config{})
 	s := fixture()
