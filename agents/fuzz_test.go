@@ -17,7 +17,7 @@ var exprOrigin = exprenv.Origin{}
 // present in the input must never appear in a message.
 func FuzzParse(f *testing.F) {
 	f.Add([]byte(minimal))
-	for _, p := range []string{"../../agents/examples/*/agent.yaml"} {
+	for _, p := range []string{"examples/*/agent.yaml", "testdata/*.yaml"} {
 		files, _ := filepath.Glob(p)
 		for _, file := range files {
 			if b, err := os.ReadFile(file); err == nil {
