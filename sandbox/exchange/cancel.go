@@ -39,15 +39,16 @@ func (e *Engine) cancelOne(c *Command) *market.Error {
 	if c.Order == "" {
 		return market.Errorf(market.CodeInvalidOrderID)
 	}
-	v, ok := e.ids[c.Order]
-	if !ok {
-		return market.Errorf(market.CodeUnknownOrder)
-	}
+	v := e.liveOrder(c.Order)
 	if v < 0 {
-		if market.OrderStatus(-1-v) == market.StatusMatched {
+		switch st, final := e.finalStatus(c.Order); {
+		case !final:
+			return market.Errorf(market.CodeUnknownOrder)
+		case st == market.StatusMatched:
 			return market.Errorf(market.CodeAlreadyMatchedOrCxl)
+		default:
+			return market.Errorf(market.CodeAlreadyCanceled)
 		}
-		return market.Errorf(market.CodeAlreadyCanceled)
 	}
 	r := ReasonVenue
 	if !c.Owner.IsZero() {

@@ -3,6 +3,7 @@ package exchange
 import (
 	"errors"
 	"fmt"
+	"math/bits"
 
 	"github.com/pitbossdev/pitboss/market"
 )
@@ -132,17 +133,21 @@ func (e *Engine) Check() error {
 			return violation("position %d reserves %d tokens, its orders need %d", i, e.pos[i].res, posRes[i])
 		}
 	}
-	live := 0
-	for id, oi := range e.ids {
-		if oi >= 0 {
-			live++
-			if int(oi) >= len(e.orders) || e.orders[oi].id != id {
-				return violation("order id %q points to slot %d", id, oi)
+	for i := range e.markets {
+		for oi := e.markets[i].head; oi >= 0; oi = e.orders[oi].mnext {
+			if e.liveOrder(e.orders[oi].id) != oi || e.orders[oi].fp != e.index.fingerprint(e.orders[oi].id) {
+				return violation("order %q is not indexed", e.orders[oi].id)
+			}
+			if o := &e.orders[oi]; !e.cfg.ForgetFinal && (e.index.find(o.id) != o.ref || e.index.state(o.ref) != market.StatusLive) {
+				return violation("open order %q is not live in the id index", o.id)
 			}
 		}
 	}
-	if live != open {
-		return violation("%d live ids, %d open orders", live, open)
+	if e.live.count != open {
+		return violation("%d live ids, %d open orders", e.live.count, open)
+	}
+	if err := e.checkIndex(open); err != nil {
+		return err
 	}
 	if gtd != len(e.expiry) {
 		return violation("%d open GTD orders, %d in the expiry heap", gtd, len(e.expiry))
@@ -161,83 +166,140 @@ func (e *Engine) Check() error {
 	return nil
 }
 
-// checkBook verifies both sides of m's book and accumulates, per account and position,
-// what its resting orders reserve.
+// checkBook verifies both sides of m's book, accumulates per account and position
+// what its resting orders reserve, and returns the number of GTD orders on it.
 func (e *Engine) checkBook(m *mkt, mi int32, acctRes []market.Micros, acctOpen []int32, posRes []market.Micros) (int, error) {
 	n := levelsFor(m.unit)
-	gtd := 0
+	gtd, found := 0, int32(0)
 	for si := range m.book {
 		s := &m.book[si]
 		if len(s.levels) != n || len(s.bits) != (n+63)/64 {
 			return 0, violation("market %s: side %d has %d levels", m.id, si, len(s.levels))
 		}
+		if n%64 != 0 && s.bits[len(s.bits)-1]>>uint(n%64) != 0 || s.bits[0]&1 != 0 {
+			return 0, violation("market %s: bitmap marks a level outside (0, 1)", m.id)
+		}
+		// Walk the non-empty levels through the bitmap (the books of fine ticks have
+		// 10 000 levels per side). A non-empty level missing from the bitmap leaves its
+		// orders uncounted, which the open-order count below catches.
 		best := int32(-1)
-		for li := int32(0); li < int32(n); li++ {
-			lv := &s.levels[li]
-			bit := s.bits[li>>6]&(1<<uint(li&63)) != 0
-			if bit != (lv.head >= 0) {
-				return 0, violation("market %s: bitmap disagrees at level %d", m.id, li)
-			}
-			if lv.head < 0 {
-				if lv.size != 0 || lv.tail >= 0 {
-					return 0, violation("market %s: empty level %d has size %d", m.id, li, lv.size)
+		for w, word := range s.bits {
+			for ; word != 0; word &= word - 1 {
+				li := int32(w<<6 + bits.TrailingZeros64(word))
+				lv := &s.levels[li]
+				if lv.head < 0 {
+					return 0, violation("market %s: bitmap marks empty level %d", m.id, li)
 				}
-				continue
-			}
-			if li == 0 {
-				return 0, violation("market %s: level 0 (price 0) is not empty", m.id)
-			}
-			if best < 0 || s.better(li, best) {
-				best = li
-			}
-			var sum market.Micros
-			prev := int32(-1)
-			for oi := lv.head; oi >= 0; oi = e.orders[oi].next {
-				o := &e.orders[oi]
-				if o.prev != prev || o.li != li || o.bs != uint8(si) || o.mkt != mi {
-					return 0, violation("market %s: broken level %d", m.id, li)
+				if best < 0 || s.better(li, best) {
+					best = li
 				}
-				if own(market.Micros(li)*m.unit, o.outcome) != o.price {
-					return 0, violation("order %q at price %d sits on level %d", o.id, o.price, li)
-				}
-				r := o.remaining()
-				if r <= 0 || o.filled < 0 {
-					return 0, violation("order %q has %d remaining", o.id, r)
-				}
-				if o.side == market.Buy {
-					if o.reserved != notional(o.price, r) {
-						return 0, violation("order %q reserves %d collateral, needs %d", o.id, o.reserved, notional(o.price, r))
+				var sum market.Micros
+				prev := int32(-1)
+				for oi := lv.head; oi >= 0; oi = e.orders[oi].next {
+					if found > int32(len(e.orders)) {
+						return 0, violation("market %s: level %d is a cycle", m.id, li)
 					}
-					acctRes[o.acct] += o.reserved
-				} else {
-					if o.reserved != r {
-						return 0, violation("order %q reserves %d tokens, needs %d", o.id, o.reserved, r)
+					o := &e.orders[oi]
+					if o.prev != prev || o.li != li || o.bs != uint8(si) || o.mkt != mi {
+						return 0, violation("market %s: broken level %d", m.id, li)
 					}
-					posRes[o.pos] += o.reserved
+					if own(market.Micros(li)*m.unit, o.outcome) != o.price {
+						return 0, violation("order %q at price %d sits on level %d", o.id, o.price, li)
+					}
+					r := o.remaining()
+					if r <= 0 || o.filled < 0 {
+						return 0, violation("order %q has %d remaining", o.id, r)
+					}
+					if o.side == market.Buy {
+						if o.reserved != notional(o.price, r) {
+							return 0, violation("order %q reserves %d collateral, needs %d", o.id, o.reserved, notional(o.price, r))
+						}
+						acctRes[o.acct] += o.reserved
+					} else {
+						if o.reserved != r {
+							return 0, violation("order %q reserves %d tokens, needs %d", o.id, o.reserved, r)
+						}
+						posRes[o.pos] += o.reserved
+					}
+					if ps := &e.pos[o.pos]; ps.acct != o.acct || ps.tok != mi*2+int32(o.outcome) {
+						return 0, violation("order %q has the wrong position", o.id)
+					}
+					if (o.typ == market.GTD) != (o.heap >= 0) || !o.typ.Rests() {
+						return 0, violation("order %q of type %s has heap index %d", o.id, o.typ, o.heap)
+					}
+					if o.typ == market.GTD {
+						gtd++
+					}
+					acctOpen[o.acct]++
+					found++
+					sum += r
+					prev = oi
 				}
-				if ps := &e.pos[o.pos]; ps.acct != o.acct || ps.tok != mi*2+int32(o.outcome) {
-					return 0, violation("order %q has the wrong position", o.id)
+				if lv.tail != prev || lv.size != sum {
+					return 0, violation("market %s: level %d has size %d, orders sum %d", m.id, li, lv.size, sum)
 				}
-				if (o.typ == market.GTD) != (o.heap >= 0) || !o.typ.Rests() {
-					return 0, violation("order %q of type %s has heap index %d", o.id, o.typ, o.heap)
-				}
-				if o.typ == market.GTD {
-					gtd++
-				}
-				acctOpen[o.acct]++
-				sum += r
-				prev = oi
-			}
-			if lv.tail != prev || lv.size != sum {
-				return 0, violation("market %s: level %d has size %d, orders sum %d", m.id, li, lv.size, sum)
 			}
 		}
 		if s.best != best {
 			return 0, violation("market %s: side %d best is %d, should be %d", m.id, si, s.best, best)
 		}
 	}
+	if found != m.open {
+		return 0, violation("market %s: %d orders on the book, %d open", m.id, found, m.open)
+	}
 	if b, a := m.book[sideBid].best, m.book[sideAsk].best; b >= 0 && a >= 0 && b >= a {
 		return 0, violation("market %s: book crossed (bid level %d, ask level %d)", m.id, b, a)
 	}
 	return gtd, nil
+}
+
+// checkIndex verifies that every recorded id can be found at its own reference (in
+// the pending batch or the table, and through the filter), that the table and the
+// batch hold exactly the recorded ids, and that as many are live as orders are open.
+func (e *Engine) checkIndex(open int) error {
+	x := &e.index
+	if e.cfg.ForgetFinal {
+		if x.n != 0 {
+			return violation("%d ids recorded by an engine that forgets them", x.n)
+		}
+		return nil
+	}
+	if x.count+len(x.pending) != x.n || len(x.pending) != len(x.pendingFP) || len(x.pending) >= pendingBatch {
+		return violation("id table holds %d slots and %d pending for %d ids", x.count, len(x.pending), x.n)
+	}
+	pending := make([]bool, x.n)
+	for i, ref := range x.pending {
+		if ref < 0 || int(ref) >= x.n || pending[ref] || x.pendingFP[i] != x.fingerprint(x.id(ref)) {
+			return violation("pending id %d is wrong", ref)
+		}
+		pending[ref] = true
+	}
+	live := 0
+	for ref := int32(0); int(ref) < x.n; ref++ {
+		id := x.id(ref)
+		switch st := x.state(ref); {
+		case st == market.StatusLive:
+			live++
+		case st != market.StatusMatched && st != market.StatusCanceled && st != market.StatusExpired:
+			return violation("id %q has state %d", id, st)
+		}
+		fp := x.fingerprint(id)
+		if !x.mayContain(fp) {
+			return violation("id %q is missing from the filter", id)
+		}
+		if pending[ref] {
+			continue
+		}
+		r := x.probe(x.tab, 0, fp, id)
+		if r < 0 && x.old != nil {
+			r = x.probe(x.old, x.moved, fp, id)
+		}
+		if r != ref {
+			return violation("id %q is not found at its reference %d", id, ref)
+		}
+	}
+	if live != open {
+		return violation("%d live ids, %d open orders", live, open)
+	}
+	return nil
 }

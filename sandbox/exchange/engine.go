@@ -51,8 +51,9 @@ type Engine struct {
 	posIdx  map[uint64]int32 // account<<32 | token → position
 
 	orders []order
-	free   int32 // head of the free list of order slots (linked by next)
-	ids    map[market.OrderID]int32
+	free   int32     // head of the free list of order slots (linked by next)
+	live   liveTable // open orders (and the taker in flight) → slot
+	index  idIndex   // every accepted id and its state (unless ForgetFinal)
 	expiry []heapEntry
 
 	events   []Event
@@ -151,6 +152,8 @@ type order struct {
 	created    int64         // Unix ms
 	seq        uint64        // Seq of its OrderAccepted event
 	nonce      uint64
+	ref        int32  // its reference in the id index, -1 with ForgetFinal
+	fp         uint32 // fingerprint of id
 
 	next, prev   int32 // level FIFO
 	anext, aprev int32 // owner's open orders
@@ -207,7 +210,8 @@ func newEngine(cfg Config) *Engine {
 		pos:       make([]position, 0, 4*cfg.Accounts),
 		posIdx:    make(map[uint64]int32, 4*cfg.Accounts),
 		orders:    make([]order, 0, cfg.Orders),
-		ids:       make(map[market.OrderID]int32, cfg.Orders),
+		live:      newLiveTable(cfg.Orders),
+		index:     newIDIndex(),
 		events:    make([]Event, 0, 64),
 		dirtyBal:  make([]balRef, 0, 16),
 		dirtyLvl:  make([]lvlRef, 0, 16),

@@ -48,7 +48,7 @@ func spec(y, n market.TokenID, tick string) MarketSpec {
 }
 
 type harness struct {
-	t   *testing.T
+	t   testing.TB
 	e   *Engine
 	now int64
 	ids int
@@ -58,7 +58,7 @@ type harness struct {
 
 // newHarness returns an engine with market cond (tick 0.01, min size 1) and alice,
 // bob and carol holding 1000 collateral each.
-func newHarness(t *testing.T) *harness {
+func newHarness(t testing.TB) *harness {
 	t.Helper()
 	h := &harness{t: t, e: New(Config{FeeAccount: feeAcct}), now: 1_000_000}
 	h.ok(Command{Kind: CreateMarket, Market: cond, Spec: spec(yes, no, "0.01")})

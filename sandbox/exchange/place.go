@@ -71,6 +71,7 @@ func (e *Engine) place(c *Command) *market.Error {
 	if c.Owner.IsZero() || c.Order == "" || !c.Side.Valid() || !c.Type.Valid() {
 		return market.Errorf(market.CodeInvalidOrderPayload)
 	}
+	fp := e.index.fingerprint(c.Order)
 	a, hasAcct := e.acctIdx[c.Owner]
 	if hasAcct {
 		switch e.accts[a].mode {
@@ -118,9 +119,10 @@ func (e *Engine) place(c *Command) *market.Error {
 	if c.Nonce != nonce {
 		return market.Errorf(market.CodeInvalidNonce)
 	}
-	if _, dup := e.ids[c.Order]; dup {
+	if dup := e.cfg.ForgetFinal && e.live.find(e.orders, c.Order, fp) >= 0 || !e.cfg.ForgetFinal && e.index.findFP(c.Order, fp) >= 0; dup {
 		return market.Errorf(market.CodeDuplicated, string(c.Order))
 	}
+	ref := int32(-1)
 
 	outcome := market.Outcome(tok & 1)
 	bs := uint8(sideBid)
@@ -180,15 +182,18 @@ func (e *Engine) place(c *Command) *market.Error {
 		ps.res += need
 		e.touchPosition(p)
 	}
+	if !e.cfg.ForgetFinal {
+		ref = e.index.addFP(c.Order, fp, market.StatusLive)
+	}
 	oi := e.alloc()
 	o := &e.orders[oi]
 	*o = order{
-		id: c.Order, price: c.Price, size: c.Size, reserved: need, expiration: c.Expiration,
+		id: c.Order, ref: ref, fp: fp, price: c.Price, size: c.Size, reserved: need, expiration: c.Expiration,
 		created: e.now, nonce: c.Nonce, next: -1, prev: -1, anext: -1, aprev: -1, mnext: -1, mprev: -1,
 		heap: -1, li: int32(bookPx / m.unit), acct: a, pos: p, mkt: mi, feeBps: c.FeeRateBps,
 		outcome: outcome, side: c.Side, typ: c.Type, bs: bs, postOnly: c.PostOnly,
 	}
-	e.ids[c.Order] = oi
+	e.live.add(fp, oi)
 	ev := e.emit(OrderAccepted)
 	o.seq = ev.Seq
 	e.describeOrder(ev, o, m)
@@ -397,6 +402,23 @@ func (e *Engine) describeOrder(ev *Event, o *order, m *mkt) {
 	ev.Outcome, ev.Side, ev.Type, ev.Price, ev.Size = o.outcome, o.side, o.typ, o.price, o.size
 }
 
+// liveOrder returns the slot of open order id, or -1.
+func (e *Engine) liveOrder(id market.OrderID) int32 {
+	return e.live.find(e.orders, id, e.index.fingerprint(id))
+}
+
+// finalStatus returns the status of a final order id (false for open or unknown ids).
+func (e *Engine) finalStatus(id market.OrderID) (market.OrderStatus, bool) {
+	if e.cfg.ForgetFinal {
+		return 0, false
+	}
+	ref := e.index.find(id)
+	if ref < 0 || e.index.state(ref) == market.StatusLive {
+		return 0, false
+	}
+	return e.index.state(ref), true
+}
+
 // alloc returns a free order slot.
 func (e *Engine) alloc() int32 {
 	if i := e.free; i >= 0 {
@@ -411,10 +433,9 @@ func (e *Engine) alloc() int32 {
 // not be linked anywhere.
 func (e *Engine) retire(oi int32, status market.OrderStatus) {
 	o := &e.orders[oi]
-	if e.cfg.ForgetFinal {
-		delete(e.ids, o.id)
-	} else {
-		e.ids[o.id] = -1 - int32(status)
+	e.live.remove(o.fp, oi)
+	if o.ref >= 0 {
+		e.index.setState(o.ref, status)
 	}
 	*o = order{next: e.free, heap: -1}
 	e.free = oi

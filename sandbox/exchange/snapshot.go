@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"fmt"
 	"slices"
-	"strings"
 
 	"github.com/pitbossdev/pitboss/market"
 )
@@ -13,8 +12,8 @@ var snapshotMagic = [4]byte{'P', 'B', 'X', 'S'}
 
 // AppendSnapshot appends an encoding of the whole state to b: configuration, clock,
 // sequence and trade counters, markets with their books, accounts, positions, open
-// orders (in acceptance order, which is also their time priority) and the ids of final
-// orders (sorted) with their statuses. The encoding is deterministic: two engines that
+// every accepted order id with its state (in acceptance order) and the open orders (in
+// acceptance order, which is also their time priority). The encoding is deterministic: two engines that
 // went through the same commands produce identical bytes, whether or not one of them
 // was restored from a snapshot on the way. Restore reverses it.
 func (e *Engine) AppendSnapshot(b []byte) []byte {
@@ -69,6 +68,13 @@ func (e *Engine) AppendSnapshot(b []byte) []byte {
 		w.varint(int64(ps.res))
 	}
 
+	// every accepted id, in acceptance order, with its state (none with ForgetFinal)
+	w.uvarint(uint64(e.index.n))
+	for ref := int32(0); int(ref) < e.index.n; ref++ {
+		w.str(string(e.index.id(ref)))
+		w.u8(uint8(e.index.state(ref)))
+	}
+
 	live := e.scratch[:0]
 	for i := range e.markets {
 		for oi := e.markets[i].head; oi >= 0; oi = e.orders[oi].mnext {
@@ -97,18 +103,6 @@ func (e *Engine) AppendSnapshot(b []byte) []byte {
 		w.uvarint(uint64(o.feeBps))
 	}
 
-	var final []string
-	for id, v := range e.ids {
-		if v < 0 {
-			final = append(final, string(id))
-		}
-	}
-	slices.Sort(final)
-	w.uvarint(uint64(len(final)))
-	for _, id := range final {
-		w.str(id)
-		w.u8(uint8(-1 - e.ids[market.OrderID(id)]))
-	}
 	return w.b
 }
 
@@ -234,6 +228,23 @@ func restore(data []byte) (*Engine, error) {
 		e.pos[p].avail, e.pos[p].res = avail, res
 	}
 
+	ni := r.count(2)
+	if ni > 0 && cfg.ForgetFinal {
+		r.fail("order ids in a snapshot that forgets them")
+	}
+	for i := 0; i < ni && r.err == nil; i++ {
+		id := market.OrderID(r.str())
+		st := market.OrderStatus(r.u8())
+		if r.err != nil {
+			break
+		}
+		if id == "" || st > market.StatusExpired || e.index.find(id) >= 0 {
+			r.fail("order id %d: empty, duplicate or bad state", i)
+			break
+		}
+		e.index.add(id, st)
+	}
+
 	no := r.count(16)
 	var lastSeq uint64
 	for i := 0; i < no && r.err == nil; i++ {
@@ -246,8 +257,12 @@ func restore(data []byte) (*Engine, error) {
 		if r.err != nil {
 			break
 		}
-		if _, dup := e.ids[id]; dup || id == "" {
-			r.fail("order %q: empty or duplicate id", id)
+		ref := int32(-1)
+		if !cfg.ForgetFinal {
+			ref = e.index.find(id)
+		}
+		if e.liveOrder(id) >= 0 || id == "" || !cfg.ForgetFinal && (ref < 0 || e.index.state(ref) != market.StatusLive) {
+			r.fail("order %q: empty or duplicate id, or not live in the id list", id)
 			break
 		}
 		if acct >= uint64(len(e.accts)) || tok >= uint64(2*len(e.markets)) || !side.Valid() || !typ.Rests() ||
@@ -277,37 +292,16 @@ func restore(data []byte) (*Engine, error) {
 		}
 		oi := e.alloc()
 		e.orders[oi] = order{
-			id: id, price: price, size: size, filled: filled, reserved: reserved, expiration: expiration,
+			id: id, ref: ref, price: price, size: size, filled: filled, reserved: reserved, expiration: expiration,
 			created: created, seq: oseq, nonce: nonce, heap: -1, li: int32(bookPx / m.unit),
 			acct: int32(acct), pos: p, mkt: mi, feeBps: feeBps, outcome: outcome, side: side, typ: typ,
 			bs: bs, postOnly: postOnly,
 		}
-		e.ids[id] = oi
+		e.orders[oi].fp = e.index.fingerprint(id)
+		e.live.add(e.orders[oi].fp, oi)
 		e.link(oi)
 	}
 
-	nf := r.count(2)
-	if nf > 0 && cfg.ForgetFinal {
-		r.fail("final ids in a snapshot that forgets them")
-	}
-	prev := ""
-	for i := 0; i < nf && r.err == nil; i++ {
-		id := r.str()
-		st := market.OrderStatus(r.u8())
-		if r.err != nil {
-			break
-		}
-		if id == "" || i > 0 && strings.Compare(id, prev) <= 0 || st < market.StatusMatched || st > market.StatusExpired {
-			r.fail("final order %q: unsorted, empty or bad status", id)
-			break
-		}
-		if _, dup := e.ids[market.OrderID(id)]; dup {
-			r.fail("final order %q is also open", id)
-			break
-		}
-		prev = id
-		e.ids[market.OrderID(id)] = -1 - int32(st)
-	}
 	if r.err == nil && r.off != len(data) {
 		r.fail("%d trailing bytes", len(data)-r.off)
 	}

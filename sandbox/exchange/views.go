@@ -150,8 +150,8 @@ func (e *Engine) LastTrade(t market.TokenID) (price market.Micros, side market.S
 
 // Order returns the open order id. Final orders are not kept (see OrderStatus).
 func (e *Engine) Order(id market.OrderID) (market.Order, bool) {
-	oi, ok := e.ids[id]
-	if !ok || oi < 0 {
+	oi := e.liveOrder(id)
+	if oi < 0 {
 		return market.Order{}, false
 	}
 	return e.orderView(oi), true
@@ -171,14 +171,10 @@ func (e *Engine) orderView(oi int32) market.Order {
 // then its final status (Matched, Canceled, Expired). With Config.ForgetFinal, final
 // orders are unknown.
 func (e *Engine) OrderStatus(id market.OrderID) (market.OrderStatus, bool) {
-	oi, ok := e.ids[id]
-	if !ok {
-		return 0, false
+	if e.liveOrder(id) >= 0 {
+		return market.StatusLive, true
 	}
-	if oi < 0 {
-		return market.OrderStatus(-1 - oi), true
-	}
-	return market.StatusLive, true
+	return e.finalStatus(id)
 }
 
 // Filter selects open orders; each zero field means "any".

@@ -1,0 +1,365 @@
+package exchange
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/pitbossdev/pitboss/market"
+)
+
+// rng is a xorshift64* generator: deterministic, allocation-free and cheap enough not
+// to weigh on the numbers it helps produce.
+type rng uint64
+
+func (r *rng) next() uint64 {
+	x := uint64(*r)
+	x ^= x >> 12
+	x ^= x << 25
+	x ^= x >> 27
+	*r = rng(x)
+	return x * 2685821657736338717
+}
+
+func (r *rng) intn(n int) int { return int(r.next() % uint64(n)) }
+
+// idPool hands out fixed-width order ids cut from one string built before the timer
+// starts, so the benchmark loop does not allocate ids.
+type idPool struct {
+	s     string
+	width int
+}
+
+func newIDPool(n int) idPool {
+	const width = 9
+	var b strings.Builder
+	b.Grow(n * width)
+	for i := 0; i < n; i++ {
+		fmt.Fprintf(&b, "%09d", i)
+	}
+	return idPool{s: b.String(), width: width}
+}
+
+func (p idPool) id(i int) market.OrderID { return market.OrderID(p.s[i*p.width : (i+1)*p.width]) }
+
+func (p idPool) num(id market.OrderID) int {
+	n := 0
+	for i := 0; i < len(id); i++ {
+		n = n*10 + int(id[i]-'0')
+	}
+	return n
+}
+
+// benchVenue is a set of funded markets and accounts: makers rest orders, takers take
+// them (disjoint, so self-trade prevention never turns a taker order into a rejection).
+type benchVenue struct {
+	e       *Engine
+	markets []benchMarket
+	makers  []market.Address
+	takers  []market.Address
+	now     int64
+	cmd     Command
+}
+
+type benchMarket struct {
+	id      market.ConditionID
+	tokens  [2]market.TokenID
+	tick    market.Micros
+	fee     uint32
+	bid     market.Micros // YES-book top, from BookChanged events
+	ask     market.Micros
+	levels  []market.Level
+	scratch []market.Level
+}
+
+func newBenchVenue(tb testing.TB, nMarkets, nMakers, nTakers, orders int) *benchVenue {
+	v := &benchVenue{e: New(Config{ForgetFinal: benchForget, FeeAccount: feeAcct, Orders: orders, Accounts: nMakers + nTakers + 1, Markets: nMarkets}), now: 1_700_000_000_000}
+	for i := 0; i < nMarkets; i++ {
+		tick, fee := d("0.01"), uint32(0)
+		if i%4 == 3 {
+			tick = d("0.001")
+		}
+		if i%2 == 1 {
+			fee = 100
+		}
+		m := benchMarket{
+			id:     market.ConditionID(fmt.Sprintf("0x%064x", i+1)),
+			tokens: [2]market.TokenID{market.TokenID(fmt.Sprintf("%077d", 2*i+1)), market.TokenID(fmt.Sprintf("%077d", 2*i+2))},
+			tick:   tick, fee: fee, levels: make([]market.Level, 0, 8), scratch: make([]market.Level, 0, 8),
+		}
+		s := MarketSpec{Tokens: m.tokens, TickSize: tick, MinSize: d("1"), FeeBps: fee, Active: true, AcceptingOrders: true}
+		v.must(tb, Command{Kind: CreateMarket, Market: m.id, Spec: s})
+		v.markets = append(v.markets, m)
+	}
+	for i := 0; i < nMakers+nTakers; i++ {
+		var a market.Address
+		a[0], a[18], a[19] = 0xbe, byte(i>>8), byte(i)
+		if i < nMakers {
+			v.makers = append(v.makers, a)
+		} else {
+			v.takers = append(v.takers, a)
+		}
+		v.must(tb, Command{Kind: Deposit, Owner: a, Amount: market.MaxMicros})
+		for _, m := range v.markets {
+			v.must(tb, Command{Kind: Split, Owner: a, Market: m.id, Amount: 10_000_000 * market.One})
+		}
+	}
+	return v
+}
+
+func (v *benchVenue) must(tb testing.TB, c Command) []Event {
+	v.now++
+	c.Time = v.now
+	evs, err := v.e.Apply(&c)
+	if err != nil {
+		tb.Fatalf("%s: %v", c.Kind, err)
+	}
+	return evs
+}
+
+// apply runs v.cmd at the next millisecond and tracks the top of the books from the
+// BookChanged events, as a feed consumer would.
+func (v *benchVenue) apply() ([]Event, error) {
+	v.now++
+	v.cmd.Time = v.now
+	evs, err := v.e.Apply(&v.cmd)
+	for i := range evs {
+		if ev := &evs[i]; ev.Kind == BookChanged {
+			// market ids end in the market's number + 1, in hex
+			m := &v.markets[unhex(ev.Market[len(ev.Market)-2])<<4|unhex(ev.Market[len(ev.Market)-1])-1]
+			m.bid, m.ask = ev.BestBid, ev.BestAsk
+		}
+	}
+	return evs, err
+}
+
+// passive sets v.cmd to a resting order of maker on m, k ticks behind the top of the
+// bid (bidSide) or ask side, as BUY/SELL of YES or NO chosen by flip.
+func (v *benchVenue) passive(m *benchMarket, id market.OrderID, maker market.Address, bidSide bool, k int, size market.Micros, flip bool) {
+	var px market.Micros // YES-book price
+	if bidSide {
+		top := m.ask
+		if top == 0 {
+			top = market.One/2 + m.tick
+		}
+		px = max(m.tick, top-market.Micros(k+1)*m.tick)
+	} else {
+		top := m.bid
+		if top == 0 {
+			top = market.One/2 - m.tick
+		}
+		px = min(market.One-m.tick, top+market.Micros(k+1)*m.tick)
+	}
+	v.cmd = Command{Kind: Place, Order: id, Owner: maker, FeeRateBps: m.fee, Size: size, Type: market.GTC}
+	switch {
+	case bidSide && !flip:
+		v.cmd.Token, v.cmd.Side, v.cmd.Price = m.tokens[market.Yes], market.Buy, px
+	case bidSide:
+		v.cmd.Token, v.cmd.Side, v.cmd.Price = m.tokens[market.No], market.Sell, market.One-px
+	case !flip:
+		v.cmd.Token, v.cmd.Side, v.cmd.Price = m.tokens[market.Yes], market.Sell, px
+	default:
+		v.cmd.Token, v.cmd.Side, v.cmd.Price = m.tokens[market.No], market.Buy, market.One-px
+	}
+}
+
+// marketable sets v.cmd to an order of taker that takes exactly the first k levels of
+// the bid (takeBids) or ask side of m, in YES or NO terms chosen by flip. It reports
+// false when that side is empty.
+func (v *benchVenue) marketable(m *benchMarket, id market.OrderID, taker market.Address, takeBids bool, k int, flip bool) bool {
+	tok := m.tokens[market.Yes]
+	side := market.Sell // takes the YES bids
+	if takeBids == flip {
+		side = market.Buy
+	}
+	if flip {
+		tok = m.tokens[market.No]
+	}
+	// the levels the order meets are the opposite side of its own token's book
+	m.levels = v.e.Levels(tok, side.Opposite(), m.levels[:0], k)
+	if len(m.levels) == 0 {
+		return false
+	}
+	var size market.Micros
+	for _, l := range m.levels {
+		size += l.Size
+	}
+	v.cmd = Command{Kind: Place, Order: id, Owner: taker, Token: tok, Side: side, Price: m.levels[len(m.levels)-1].Price,
+		Size: size, FeeRateBps: m.fee, Type: market.GTC}
+	return true
+}
+
+// BenchmarkMixedFlow measures the engine under a realistic mix over 8 markets (6 with
+// tick 0.01, 2 with 0.001, half with a 1% taker fee) and 64 accounts: about 50%
+// passive placements near the top of the book (some post-only), 35% cancellations of
+// resting orders, 15% marketable orders (GTC, FAK, FOK) that take 1–3 levels, all
+// through the ledger. One op is one command; orders/s is commands per second.
+func BenchmarkMixedFlow(b *testing.B) {
+	const warm = 20_000
+	step, v := mixedFlow(b, b.N+warm)
+	for i := 0; i < warm; i++ {
+		step()
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		step()
+	}
+	b.StopTimer()
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "orders/s")
+	if err := v.e.Check(); err != nil {
+		b.Fatal(err)
+	}
+}
+
+// mixedFlow returns the step function of BenchmarkMixedFlow for up to total steps.
+func mixedFlow(tb testing.TB, total int) (func(), *benchVenue) {
+	const nMarkets, nMakers, nTakers = 8, 48, 16
+	ids := newIDPool(total)
+	v := newBenchVenue(tb, nMarkets, nMakers, nTakers, 16_384)
+	live := make([]int32, 0, total) // order numbers believed resting
+	where := make([]int32, total)   // index in live, or -1
+	for i := range where {
+		where[i] = -1
+	}
+	remove := func(n int) {
+		if i := where[n]; i >= 0 {
+			last := live[len(live)-1]
+			live[i] = last
+			where[last] = i
+			live = live[:len(live)-1]
+			where[n] = -1
+		}
+	}
+	r := rng(0x9e3779b97f4a7c15)
+	next := 0
+	step := func() {
+		m := &v.markets[r.intn(len(v.markets))]
+		x := r.intn(100)
+		if x >= 50 && x < 85 && len(live) == 0 {
+			x = 0
+		}
+		var evs []Event
+		var err error
+		switch {
+		case x < 50: // passive
+			v.passive(m, ids.id(next), v.makers[r.intn(len(v.makers))], r.intn(2) == 0, r.intn(5),
+				market.Lot*market.Micros(100+r.intn(1900)), r.intn(2) == 0)
+			v.cmd.PostOnly = r.intn(5) == 0
+			next++
+			evs, err = v.apply()
+		case x < 85: // cancel
+			n := int(live[r.intn(len(live))])
+			remove(n)
+			v.cmd = Command{Kind: Cancel, Order: ids.id(n), Owner: market.Address{}}
+			evs, err = v.apply()
+		default: // marketable
+			if !v.marketable(m, ids.id(next), v.takers[r.intn(len(v.takers))], r.intn(2) == 0, 1+r.intn(3), r.intn(2) == 0) {
+				return
+			}
+			switch r.intn(4) {
+			case 0:
+				v.cmd.Type = market.FAK
+			case 1:
+				v.cmd.Type = market.FOK
+			}
+			next++
+			evs, err = v.apply()
+		}
+		if err != nil {
+			tb.Fatalf("%+v: %v", v.cmd, err)
+		}
+		for i := range evs {
+			switch ev := &evs[i]; ev.Kind {
+			case OrderRested:
+				n := ids.num(ev.Order)
+				where[n] = int32(len(live))
+				live = append(live, int32(n))
+			case OrderFilled:
+				if ev.Status == market.StatusMatched {
+					remove(ids.num(ev.Order))
+				}
+			}
+		}
+	}
+	return step, v
+}
+
+// BenchmarkMatchLatency measures the latency of one marketable order at a time: before
+// each, makers top up three levels on the side to be taken (untimed by the latency
+// samples), then a taker takes 1–3 of them (1–6 fills, mints, merges and transfers).
+// It reports the 99th percentile of the Apply call in nanoseconds.
+func BenchmarkMatchLatency(b *testing.B) {
+	ids := newIDPool(4*b.N + 64)
+	v := newBenchVenue(b, 2, 8, 8, 1024)
+	samples := make([]int64, 0, b.N)
+	r := rng(42)
+	next := 0
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		m := &v.markets[r.intn(len(v.markets))]
+		takeBids := r.intn(2) == 0
+		// top up three levels around the middle: bids 0.49/0.48/0.47, asks 0.51/0.52/0.53
+		for k := 0; k < 3; k++ {
+			lv := v.e.Levels(m.tokens[market.Yes], sideOf(takeBids), m.scratch[:0], 3)
+			if len(lv) > k && lv[k].Size >= 10*market.One {
+				continue
+			}
+			v.cmd = Command{Kind: Place, Order: ids.id(next), Owner: v.makers[r.intn(len(v.makers))], FeeRateBps: m.fee,
+				Size: 10 * market.One, Type: market.GTC}
+			flip := r.intn(2) == 0
+			px := market.One/2 - market.Micros(k+1)*m.tick
+			if !takeBids {
+				px = market.One/2 + market.Micros(k+1)*m.tick
+			}
+			switch {
+			case takeBids && !flip:
+				v.cmd.Token, v.cmd.Side, v.cmd.Price = m.tokens[market.Yes], market.Buy, px
+			case takeBids:
+				v.cmd.Token, v.cmd.Side, v.cmd.Price = m.tokens[market.No], market.Sell, market.One-px
+			case !flip:
+				v.cmd.Token, v.cmd.Side, v.cmd.Price = m.tokens[market.Yes], market.Sell, px
+			default:
+				v.cmd.Token, v.cmd.Side, v.cmd.Price = m.tokens[market.No], market.Buy, market.One-px
+			}
+			next++
+			if _, err := v.apply(); err != nil {
+				b.Fatal(err)
+			}
+		}
+		if !v.marketable(m, ids.id(next), v.takers[r.intn(len(v.takers))], takeBids, 1+r.intn(3), r.intn(2) == 0) {
+			b.Fatal("empty side")
+		}
+		next++
+		v.now++
+		v.cmd.Time = v.now
+		start := time.Now()
+		_, err := v.e.Apply(&v.cmd)
+		samples = append(samples, int64(time.Since(start)))
+		if err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.StopTimer()
+	slices.Sort(samples)
+	b.ReportMetric(float64(samples[(len(samples)*99)/100]), "p99-ns")
+}
+
+func unhex(c byte) int {
+	if c >= 'a' {
+		return int(c-'a') + 10
+	}
+	return int(c - '0')
+}
+
+func sideOf(bids bool) market.Side {
+	if bids {
+		return market.Buy
+	}
+	return market.Sell
+}
+
+var benchForget = false

@@ -1,0 +1,5 @@
+//go:build !race
+
+package exchange
+
+const raceEnabled = false
