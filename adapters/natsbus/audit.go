@@ -56,6 +56,14 @@ type AuditConfig struct {
 	// Replicas in a clustered JetStream. If zero, 1. On an external cluster use 3:
 	// with one replica, durability rests on that server's fsync policy.
 	Replicas int
+	// AsyncPersist opts the stream out of fsync-per-write: records are written in
+	// the background, so a crash of the server process or machine can lose the last
+	// few milliseconds of acknowledged records. The default (false) fsyncs every record
+	// before acknowledging it, which bounds the whole fleet's audit rate by the disk's
+	// synchronous write rate (about 4,300 records/s on the reference machine; see
+	// docs/benchmarks.md). Use it only when that rate is too low. It is fixed when
+	// the stream is created: EnsureAudit fails if it differs from the existing stream.
+	AsyncPersist bool
 }
 
 func (c *AuditConfig) defaults() {
@@ -80,10 +88,15 @@ func (c *AuditConfig) defaults() {
 // (always on for the embedded server; see docs/design/0046).
 func (b *Bus) EnsureAudit(ctx context.Context, cfg AuditConfig) error {
 	cfg.defaults()
+	persist := jetstream.DefaultPersistMode
+	if cfg.AsyncPersist {
+		persist = jetstream.AsyncPersistMode
+	}
 	ctx, cancel := b.withTimeout(ctx)
 	defer cancel()
 	_, err := b.js.CreateOrUpdateStream(ctx, jetstream.StreamConfig{
 		Name:        AuditStream,
+		PersistMode: persist,
 		Description: "pitboss audit trail: intents, guard decisions, orders, fills, control, lifecycle",
 		Subjects:    []string{SubjectAllAudit},
 		Retention:   jetstream.LimitsPolicy,

@@ -122,7 +122,7 @@ func connect(ctx context.Context, ep Endpoint, inproc nats.InProcessConnProvider
 	nc, err := nats.Connect(url, nopts...)
 	if err != nil {
 		// nats.go errors never contain the password.
-		return nil, fmt.Errorf("natsbus: connect %s: %w", ep.URL, err)
+		return nil, fmt.Errorf("natsbus: connect %s: %w", redactURLs(ep.URL), err)
 	}
 	js, err := jetstream.New(nc)
 	if err != nil {

@@ -9,6 +9,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"go.uber.org/zap/zapcore"
 )
@@ -56,7 +57,29 @@ func (e Endpoint) redact() Endpoint {
 	if e.Token != "" {
 		e.Token = redacted
 	}
+	e.URL = redactURLs(e.URL)
 	return e
+}
+
+// redactURLs hides credentials written into URLs ("nats://user:pass@host",
+// "nats://token@host") in a comma-separated list.
+func redactURLs(list string) string {
+	if !strings.Contains(list, "@") {
+		return list
+	}
+	parts := strings.Split(list, ",")
+	for i, p := range parts {
+		at := strings.LastIndexByte(p, '@')
+		if at < 0 {
+			continue
+		}
+		scheme := ""
+		if k := strings.Index(p, "://"); k >= 0 && k < at {
+			scheme = p[:k+3]
+		}
+		parts[i] = scheme + redacted + p[at:]
+	}
+	return strings.Join(parts, ",")
 }
 
 // String describes e with its secrets redacted.

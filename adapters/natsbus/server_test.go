@@ -234,10 +234,14 @@ func TestAgentRoleIsDeniedFleetAdministration(t *testing.T) {
 func TestEndpointNeverPrintsSecrets(t *testing.T) {
 	ep := Endpoint{URL: "nats://127.0.0.1:4222", User: "u", Password: "hunter2-secret"}
 	tok := Endpoint{URL: "nats://127.0.0.1:4222", Token: "tok-secret-xyz"}
+	inURL := Endpoint{URL: "nats://u:hunter2-in-url@10.0.0.1:4222,tls://tok-secret-url@10.0.0.2:4222"}
 	core, logs := observer.New(zapcore.DebugLevel)
 	log := zap.New(core)
-	for _, e := range []Endpoint{ep, tok} {
+	for _, e := range []Endpoint{ep, tok, inURL} {
 		secret := e.Password + e.Token
+		if e == inURL {
+			secret = "hunter2-in-url"
+		}
 		j, _ := json.Marshal(e)
 		log.Info("endpoint", zap.Object("ep", e), zap.Any("any", e), zap.Stringer("s", e))
 		outs := []string{fmt.Sprint(e), fmt.Sprintf("%v %+v %#v %s", e, e, e, e), string(j)}
@@ -253,8 +257,11 @@ func TestEndpointNeverPrintsSecrets(t *testing.T) {
 			t.Fatalf("secret logged: %s", b)
 		}
 	}
-	if logs.Len() != 2 {
+	if logs.Len() != 3 {
 		t.Fatalf("logged %d entries", logs.Len())
+	}
+	if got := inURL.String(); got != "url=nats://[redacted]@10.0.0.1:4222,tls://[redacted]@10.0.0.2:4222" {
+		t.Fatalf("String() = %q", got)
 	}
 }
 
@@ -366,5 +373,57 @@ func TestServerLogsThroughInjectedLogger(t *testing.T) {
 		if strings.Contains(e.Message, pw) || strings.Contains(string(b), pw) {
 			t.Fatalf("password logged: %s", e.Message)
 		}
+	}
+}
+
+// TestClientsReconnectAfterServerRestart restarts an embedded server on the same
+// store, port and passwords: a child's connection comes back by itself, its control
+// subscription answers again, and the audit trail written before is still there.
+func TestClientsReconnectAfterServerRestart(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := ln.Addr().(*net.TCPAddr).Port
+	ln.Close()
+	dir := t.TempDir()
+	cfg := ServerConfig{StoreDir: dir, Port: port, SupervisorPassword: "sup-pw-0123456789", AgentPassword: "agent-pw-0123456789"}
+	s1, err := StartServer(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sup1, err := s1.Connect(context.Background(), RoleSupervisor, ConnectOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := sup1.EnsureAudit(ctxT(t, 5*time.Second), AuditConfig{}); err != nil {
+		t.Fatal(err)
+	}
+	agent, err := Connect(ctxT(t, 5*time.Second), s1.Endpoint(RoleAgent), ConnectOptions{Name: "child", ReconnectWait: 20 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(agent.Close)
+	log, _ := agent.AuditLog("c1", wallet1, "")
+	if _, err := log.Append(ctxT(t, 5*time.Second), &AuditRecord{Kind: AuditLifecycle, Lifecycle: &LifecycleRecord{Event: "started"}}); err != nil {
+		t.Fatal(err)
+	}
+	srv, err := agent.ServeAgentControl("c1", func(context.Context, ControlRequest) (AgentState, error) { return StateRunning, nil })
+	if err != nil {
+		t.Fatal(err)
+	}
+	runBG(t, srv.Run)
+	sup1.Close()
+	s1.Shutdown()
+
+	s2 := startServer(t, dir, func(c *ServerConfig) { *c = cfg; c.Logger = testLogger(t) })
+	sup := connectRole(t, s2, RoleSupervisor, "sup-2")
+	waitFor(t, 10*time.Second, "the child to reconnect", func() bool { return agent.Conn().IsConnected() })
+	rep, err := sup.Control(ctxT(t, 5*time.Second), ControlRequest{Op: OpStatus, Target: "c1"})
+	if err != nil || rep.State != StateRunning {
+		t.Fatalf("control after restart: %+v %v", rep, err)
+	}
+	if got := readAudit(t, sup, AuditFilter{Agent: "c1"}); len(got) != 1 {
+		t.Fatalf("%d audit records after restart", len(got))
 	}
 }
