@@ -62,6 +62,10 @@ type Engine struct {
 	scratch  []int32
 }
 
+// feeAccount is the account index of Config.FeeAccount: New creates it first and
+// Restore checks that it comes first.
+const feeAccount = 0
+
 // maxTotal bounds the collateral in the system (deposits − withdrawals), so that no
 // sum the ledger forms can overflow int64.
 const maxTotal = market.Micros(1) << 61

@@ -438,3 +438,51 @@ func TestEventStream(t *testing.T) {
 		h.fails(Command{Kind: 99}, market.CodeBadRequest, "invalid command kind")
 	})
 }
+
+// TestAmountsAreExact checks the money rules the engine relies on: decimal text that is
+// not exactly representable is refused rather than rounded, every price on any tick
+// times any whole number of lots is a whole number of micro-units, and the two legs of a
+// mint or merge add up to the size exactly.
+func TestAmountsAreExact(t *testing.T) {
+	t.Run("decimal text that is not exactly representable is refused", func(t *testing.T) {
+		for _, s := range []string{"0.1234567", "1e-6", "-1", "0.5.5", " 1", ""} {
+			if _, err := market.ParseMicros(s); err == nil {
+				t.Errorf("%q was accepted", s)
+			}
+		}
+		if v, err := market.ParseMicros("0.1234560"); err != nil || v != 123456 {
+			t.Errorf("trailing zero: %v %v", v, err)
+		}
+	})
+	t.Run("price × size is a whole number of micro-units on every tick", func(t *testing.T) {
+		sizes := []market.Micros{market.Lot, 3 * market.Lot, 7 * market.Lot, market.One + market.Lot, 12_345 * market.Lot, market.MaxMicros / market.Lot * market.Lot}
+		for _, tick := range market.TickSizes {
+			for p := tick; p < market.One; p += tick {
+				for _, s := range sizes {
+					n := notional(p, s)
+					back, _ := market.MulDiv(n, market.One, s)
+					if n2, _ := market.MulDiv(p, s, market.One); n != n2 || back != p {
+						t.Fatalf("tick %s: %s × %s = %s is not exact", tick, p, s, n)
+					}
+					if notional(p, s)+notional(market.One-p, s) != s {
+						t.Fatalf("legs of %s at %s do not add up", s, p)
+					}
+				}
+			}
+		}
+	})
+	t.Run("the fee is rounded down and never exceeds a seller's proceeds", func(t *testing.T) {
+		for _, bps := range []uint32{1, 3, 100, 10_000} {
+			for p := market.Micros(100); p < market.One; p += 900 {
+				for _, s := range []market.Micros{market.Lot, 101 * market.Lot, 99_999 * market.Lot} {
+					f := feeOf(bps, p, s)
+					q := min(p, market.One-p)
+					exact, _ := market.MulDiv(market.Micros(bps)*q, s, feeDivisor)
+					if f != exact || f > notional(p, s) || f > maxFeeOf(bps, p, s) {
+						t.Fatalf("fee(%d bps, %s, %s) = %s", bps, p, s, f)
+					}
+				}
+			}
+		}
+	})
+}

@@ -244,7 +244,6 @@ func (e *Engine) match(ti int32, m *mkt, mi int32, limit market.Micros, tr *trad
 	t := &e.orders[ti]
 	os := t.bs ^ 1
 	s := &m.book[os]
-	fa := e.acctIdx[e.cfg.FeeAccount]
 	for t.filled < t.size && s.best >= 0 {
 		li := s.best
 		px := market.Micros(li) * m.unit
@@ -304,8 +303,8 @@ func (e *Engine) match(ti int32, m *mkt, mi int32, limit market.Micros, tr *trad
 			e.touchCollateral(mo.acct)
 			e.touchPosition(mo.pos)
 			if f > 0 {
-				e.accts[fa].avail += f
-				e.touchCollateral(fa)
+				e.accts[feeAccount].avail += f
+				e.touchCollateral(feeAccount)
 			}
 			switch {
 			case t.side == market.Buy && mo.side == market.Buy:
