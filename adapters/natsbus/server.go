@@ -172,16 +172,19 @@ func StartServer(ctx context.Context, cfg ServerConfig) (*Server, error) {
 		port = server.RANDOM_PORT
 	}
 	opts := &server.Options{
-		ServerName:         cfg.Name,
-		Host:               cfg.Host,
-		Port:               port,
-		DontListen:         cfg.InProcessOnly,
-		NoSigs:             true, // otherwise SIGINT/SIGTERM make the server call os.Exit
-		HTTPPort:           0,    // no monitoring endpoint
-		JetStream:          true,
-		StoreDir:           cfg.StoreDir,
-		SyncAlways:         true,
-		JetStreamMaxMemory: cfg.MaxMemory,
+		ServerName: cfg.Name,
+		Host:       cfg.Host,
+		Port:       port,
+		DontListen: cfg.InProcessOnly,
+		NoSigs:     true, // otherwise SIGINT/SIGTERM make the server call os.Exit
+		// No early PING during the connect handshake: on a loaded machine a client
+		// still waiting for its PONG would fail with "expected 'PONG', got 'PING'".
+		DisableShortFirstPing: true,
+		HTTPPort:              0, // no monitoring endpoint
+		JetStream:             true,
+		StoreDir:              cfg.StoreDir,
+		SyncAlways:            true,
+		JetStreamMaxMemory:    cfg.MaxMemory,
 		Users: []*server.User{
 			{Username: UserSupervisor, Password: string(supHash)},
 			{Username: UserAgent, Password: string(agentHash), Permissions: &server.Permissions{

@@ -418,10 +418,15 @@ func TestClientsReconnectAfterServerRestart(t *testing.T) {
 
 	s2 := startServer(t, dir, func(c *ServerConfig) { *c = cfg; c.Logger = testLogger(t) })
 	sup := connectRole(t, s2, RoleSupervisor, "sup-2")
-	waitFor(t, 10*time.Second, "the child to reconnect", func() bool { return agent.Conn().IsConnected() })
-	rep, err := sup.Control(ctxT(t, 5*time.Second), ControlRequest{Op: OpStatus, Target: "c1"})
-	if err != nil || rep.State != StateRunning {
-		t.Fatalf("control after restart: %+v %v", rep, err)
+	// The child resubscribes as it reconnects; until the server has its
+	// subscriptions, the agent is "not running".
+	var rep ControlReply
+	waitFor(t, 10*time.Second, "the child to answer again", func() bool {
+		rep, err = sup.Control(ctxT(t, time.Second), ControlRequest{Op: OpStatus, Target: "c1"})
+		return err == nil
+	})
+	if rep.State != StateRunning {
+		t.Fatalf("control after restart: %+v", rep)
 	}
 	if got := readAudit(t, sup, AuditFilter{Agent: "c1"}); len(got) != 1 {
 		t.Fatalf("%d audit records after restart", len(got))
