@@ -223,7 +223,8 @@ func newEngine(cfg Config) *Engine {
 }
 
 // Apply executes one command and returns the events it produced, in order. The
-// returned slice is owned by the engine and valid until the next call of Apply.
+// returned slice is owned by the engine and valid until the next call of Apply; c
+// must not be nil and is not retained (its strings are).
 //
 // A command is either applied completely or rejected: a rejected command changes no
 // state except that the clock advances to its time (expiring GTD orders that are due)
