@@ -20,10 +20,11 @@ type Role uint8
 
 // Roles.
 const (
-	// RoleAgent is for agent processes: they publish status, audit records and
-	// budget grants, answer control requests, read the fleet's streams and buckets,
-	// but cannot send control requests, write locks or desired state, or create,
-	// change, purge or delete streams (see AgentDenyPublish).
+	// RoleAgent is for agent processes: they publish status, audit records, demand
+	// and budget grants, answer control requests, read the fleet's streams and
+	// buckets, but cannot send control requests, publish market data, write locks or
+	// desired state, or create, change, purge or delete streams (see
+	// AgentDenyPublish).
 	RoleAgent Role = iota
 	// RoleSupervisor may do everything: supervisors and `pitboss ctl`.
 	RoleSupervisor
@@ -63,6 +64,7 @@ var AgentDenyPublish = []string{
 	Prefix + ".agent.*.ctl",
 	Prefix + ".agent.*.life",
 	Prefix + ".fleet.>",
+	Prefix + ".md.>", // market data comes from the fleet's feed, never from an agent
 	"$SYS.>",
 }
 

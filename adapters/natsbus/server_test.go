@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
@@ -222,6 +223,29 @@ func TestAgentRoleIsDeniedFleetAdministration(t *testing.T) {
 				t.Fatalf("refused for another reason than a permission (a timeout): %v", err)
 			}
 		})
+	}
+	// Market data: an agent cannot feed other agents a fake book.
+	got := make(chan string, 4)
+	sub, err := sup.Conn().Subscribe("pitboss.md.123", func(m *nats.Msg) { got <- string(m.Data) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sub.Unsubscribe()
+	if err := sup.Flush(ctxT(t, 5*time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	_ = agent.Conn().Publish("pitboss.md.123", []byte("forged"))
+	_ = agent.Flush(ctxT(t, 5*time.Second)) // the server has seen (and refused) it
+	if err := sup.Conn().Publish("pitboss.md.123", []byte("real")); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case m := <-got:
+		if m != "real" {
+			t.Fatalf("agent published market data: %q", m)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("the supervisor's market data did not arrive")
 	}
 	if h, held, err := locks.Holder(ctxT(t, 5*time.Second), "wallet.0x01"); err != nil || held {
 		t.Fatalf("agent wrote a lock: %v %v %v", h, held, err)
