@@ -289,6 +289,7 @@ type MissingRepliesError struct {
 	Missing []market.AgentID
 }
 
+// Error lists the agents that did not answer.
 func (e *MissingRepliesError) Error() string {
 	ids := make([]string, len(e.Missing))
 	for i, id := range e.Missing {

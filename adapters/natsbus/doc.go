@@ -15,11 +15,13 @@
 //     request/reply: [Bus.Control], [Bus.ControlAll], [Bus.ServeAgentControl],
 //     [Bus.ServeLifecycle].
 //   - The AUDIT stream: [Bus.EnsureAudit], [Bus.AuditLog] (append with ack and
-//     deduplication), [Bus.TailAudit].
+//     deduplication), [AuditLog.NewWriter] (a bounded background writer so that an
+//     agent's loop never waits for the disk), [Bus.TailAudit].
 //   - KV buckets: [Bus.EnsureLocks] (wallet, agent and feed leases that expire when
 //     their holder dies) and [Bus.EnsureDesired] (the fleet's desired state, where a
 //     kill switch outlives restarts).
-//   - [Bus.EnsureBudget]: the fleet-wide sliding-window request budget per egress IP.
+//   - [Bus.EnsureBudget], [Bus.OpenBudget]: the fleet-wide sliding-window request
+//     budget per egress IP, with a reserve for cancels ([Budget.AcquireUrgent]).
 //   - Market-data fan-out: [Bus.NewFanout] republishes one venue feed per token to
 //     the fleet in a compact binary frame ([AppendFrame], [DecodeFrame]);
 //     [Bus.NewMarketFeed] receives it with gap detection and snapshot resync.

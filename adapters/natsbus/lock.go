@@ -115,6 +115,7 @@ type LockHeldError struct {
 	err    *market.Error
 }
 
+// Error returns the catalog message, which names the holder.
 func (e *LockHeldError) Error() string { return e.err.Error() }
 
 // Unwrap returns the catalog error.
