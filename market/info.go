@@ -10,7 +10,7 @@ type Info struct {
 	Outcomes  [2]string  // labels, e.g. "Yes", "No"
 	TickSize  Micros     // one of TickSizes
 	MinSize   Micros     // minimum order size in shares
-	FeeBps    uint32     // fee rate in basis points (see docs/design/fees.md)
+	FeeBps    uint32     // fee rate in basis points (formula: docs/design/0010-exchange-core.md)
 	NegRisk   bool
 	EndDate   int64 // Unix seconds; 0 if none
 
