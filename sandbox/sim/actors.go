@@ -27,6 +27,7 @@ func (m *mstate) begin(s *Sim, t int64, v View, dst []exchange.Command) []exchan
 		f = seeded
 	}
 	m.x = logit(f)
+	m.anchor = m.x
 	m.gridT = t
 	m.setFair()
 	m.record(s, t, false)
@@ -213,37 +214,52 @@ func (m *mstate) quote(s *Sim, t int64, v View, dst []exchange.Command) []exchan
 	}
 	inv := ya + yr - na - nr
 
-	// Reservation price: the belief moved one tick per MakerSkew of inventory.
-	shift, _ := market.MulDiv(abs(inv), tick, p.skew)
-	if inv < 0 {
-		shift = -shift
-	}
-	c := belief - shift
+	// The spread: MakerSpread ticks, wider when the one-second standard deviation
+	// of the belief is large.
 	ticks := market.Micros(p.spread)
 	if p.volK > 0 {
-		sigma := market.Micros(isqrt(uint64(m.mkVar) * 1000)) // one-second standard deviation
+		sigma := market.Micros(isqrt(uint64(m.mkVar) * 1000))
 		half, _ := market.MulDiv(sigma, market.Micros(p.volK), market.One)
 		ticks = max(ticks, min((2*half+tick-1)/tick, 50))
 	}
-	bid0 := roundTick(c-ticks*tick/2, tick)
+	// Reservation price: the belief moved one tick against the inventory per
+	// MakerSkew shares, at most half the spread, so the belief stays within the
+	// quotes.
+	shift, _ := market.MulDiv(abs(inv), tick, p.skew)
+	shift = min(shift, ticks*tick/2)
+	if inv < 0 {
+		shift = -shift
+	}
+	bid0 := roundTick(belief-shift-ticks*tick/2, tick)
 	ask0 := bid0 + ticks*tick
 
+	// Sizes: the side that adds to the inventory shrinks in proportion to
+	// |inventory| / MakerMaxInventory, and is not quoted beyond it.
 	minSize := ceilLot(m.info.MinSize)
+	var scale [2]market.Micros // bids, asks: millionths of the full size
+	scale[0], scale[1] = market.One, market.One
+	if add := 0; inv != 0 {
+		if inv < 0 {
+			add = 1
+		}
+		f, _ := market.MulDiv(min(abs(inv), p.maxInv), market.One, p.maxInv)
+		scale[add] = market.One - f
+	}
 	var want [2][MaxLevels]struct {
 		px, size market.Micros
 		kept     bool
 	}
 	var n [2]int
 	for k := 0; k < p.levels; k++ {
-		size := max(p.size+market.Micros(k)*p.sizeStep, minSize)
+		full := p.size + market.Micros(k)*p.sizeStep
 		off := market.Micros(k*p.gap) * tick
-		if b := bid0 - off; inv < p.maxInv && b >= tick && b < market.One-tick {
-			want[0][n[0]].px, want[0][n[0]].size = b, size
-			n[0]++
-		}
-		if a := ask0 + off; inv > -p.maxInv && a <= market.One-tick && a > tick {
-			want[1][n[1]].px, want[1][n[1]].size = a, size
-			n[1]++
+		for bs, px := range [2]market.Micros{bid0 - off, ask0 + off} {
+			if scale[bs] == 0 || px < tick || px > market.One-tick {
+				continue
+			}
+			size, _ := market.MulDiv(full, scale[bs], market.One)
+			want[bs][n[bs]].px, want[bs][n[bs]].size = px, max(size/market.Lot*market.Lot, minSize, market.Lot)
+			n[bs]++
 		}
 	}
 
@@ -323,7 +339,7 @@ func yesBook(o *market.Order, yes market.TokenID) (int, market.Micros) {
 func (m *mstate) trade(s *Sim, t int64, v View, dst []exchange.Command) []exchange.Command {
 	p := &m.p
 	a := &m.noise[uintN(&m.rNoise, uint64(len(m.noise)))]
-	buy := uintN(&m.rNoise, 2) == 0
+	coin := market.Micros(uintN(&m.rNoise, uint64(market.One))) // buys when coin < P(buy)
 	size := min(expMicros(&m.rNoise, p.noiseSize, market.Lot), p.noiseMax)
 	take := chance(&m.rNoise, p.take)
 	slip := market.Micros(uintN(&m.rNoise, uint64(p.slip+1)))
@@ -336,9 +352,18 @@ func (m *mstate) trade(s *Sim, t int64, v View, dst []exchange.Command) []exchan
 		return dst
 	}
 	m.sum.NoiseArrivals++
+	m.advanceFair(s, t)
 	tick := m.info.TickSize
 	bb, okb := v.BestBid(m.yes)
 	ba, oka := v.BestAsk(m.yes)
+	pbuy := market.One / 2
+	if okb && oka && p.tilt > 0 {
+		// ½ + tilt × (fair − mid)/tick, within [0.1, 0.9].
+		d := 2*m.fair - bb.Price - ba.Price // twice (fair − mid)
+		pbuy += p.tilt * d / (2 * tick)
+		pbuy = min(max(pbuy, market.One/10), market.One*9/10)
+	}
+	buy := coin < pbuy
 	var px market.Micros
 	typ, exp := market.FAK, int64(0)
 	switch {
@@ -381,7 +406,36 @@ func (m *mstate) trade(s *Sim, t int64, v View, dst []exchange.Command) []exchan
 	if buy {
 		side = market.Buy
 	}
+	if take && !m.othersWithin(s, v, a.addr, side, px) {
+		return dst // only its own resting orders there: a FAK would be refused
+	}
 	return m.order(s, dst, t, v, a, side, px, size, typ, exp)
+}
+
+// othersWithin reports whether the opposite side of the YES book holds liquidity of
+// accounts other than owner at prices a taker of side with limit px reaches.
+func (m *mstate) othersWithin(s *Sim, v View, owner market.Address, side market.Side, px market.Micros) bool {
+	opp, bs := market.Sell, 1
+	if side == market.Sell {
+		opp, bs = market.Buy, 0
+	}
+	s.orders = v.OpenOrders(s.orders[:0], exchange.Filter{Owner: owner, Market: m.id})
+	s.levels = v.Levels(m.yes, opp, s.levels[:0], 8)
+	for _, l := range s.levels {
+		if side == market.Buy && l.Price > px || side == market.Sell && l.Price < px {
+			return false
+		}
+		own := market.Micros(0)
+		for i := range s.orders {
+			if obs, opx := yesBook(&s.orders[i], m.yes); obs == bs && opx == l.Price {
+				own += s.orders[i].Remaining()
+			}
+		}
+		if l.Size > own {
+			return true
+		}
+	}
+	return false
 }
 
 // inform is an informed trader's arrival: it buys every ask at least InformedEdge
@@ -510,6 +564,9 @@ func (m *mstate) affordable(price, coll market.Micros) market.Micros {
 // place appends a Place command with a fresh order id.
 func (m *mstate) place(s *Sim, dst []exchange.Command, t int64, owner market.Address, nonce uint64, tok market.TokenID,
 	side market.Side, typ market.OrderType, price, size market.Micros, exp int64) []exchange.Command {
+	if typ == market.GTD {
+		m.expiries = pushExpiry(m.expiries, exp*1000)
+	}
 	return append(dst, exchange.Command{
 		Kind: exchange.Place, Time: t, Owner: owner, Market: m.id, Token: tok, Order: s.ids.next(&m.ids),
 		Side: side, Type: typ, Price: price, Size: size, Expiration: exp, Nonce: nonce, FeeRateBps: m.info.FeeBps,

@@ -38,8 +38,9 @@ type Config struct {
 
 // MarketConfig names one market to drive and its parameter overrides.
 type MarketConfig struct {
-	Market market.ConditionID `yaml:"market"`
-	Params `yaml:",inline"`
+	// Market is the market's condition id, or its slug.
+	Market market.ConditionID
+	Params
 }
 
 // Params are the model parameters of one market (the equations are in docs/sim.md).
@@ -50,100 +51,109 @@ type Params struct {
 	// Fair is the initial latent probability of YES, in (0, 1). If zero: the
 	// market's last trade price, else its book mid, else a seeded draw in
 	// [0.2, 0.8].
-	Fair market.Micros
+	Fair market.Micros `yaml:"fair"`
 	// Vol is the volatility of the latent logit per √hour (Brownian motion).
-	// Default 0.3; negative: no diffusion.
-	Vol float64
+	// Default 0.25; negative: no diffusion.
+	Vol float64 `yaml:"vol"`
 	// FairStep is the update interval of the diffusion. Default 1s.
-	FairStep time.Duration
-	// NewsEvery is the mean time between news jumps (Poisson). Default 20m;
+	FairStep time.Duration `yaml:"fair_step"`
+	// Reversion is the half-life of the logit's pull back to its initial value
+	// (an Ornstein–Uhlenbeck drift, so that a market left running for days does not
+	// drift to certainty). Default 24h; negative: none (a pure random walk).
+	Reversion time.Duration `yaml:"reversion"`
+	// NewsEvery is the mean time between news jumps (Poisson). Default 30m;
 	// negative: no news.
-	NewsEvery time.Duration
+	NewsEvery time.Duration `yaml:"news_every"`
 	// NewsJump is the mean absolute size of a news jump of the logit (exponential,
-	// random sign). Default 0.5.
-	NewsJump float64
+	// random sign). Default 0.35.
+	NewsJump float64 `yaml:"news_jump"`
 	// ResolveAt is the Unix time (ms) at which the sim resolves the market, YES with
 	// probability equal to the latent fair value; 0: not at a fixed time.
-	ResolveAt int64
+	ResolveAt int64 `yaml:"resolve_at"`
 	// ResolveAtEnd resolves the market at its end date (if it has one) like
 	// ResolveAt. A resolution time already past at the start resolves at once.
-	ResolveAtEnd bool
+	ResolveAtEnd bool `yaml:"resolve_at_end"`
 
 	// MakerRefresh is the mean interval between the market maker's requotes
 	// (uniform within ±30%). Default 1s; negative: no market maker.
-	MakerRefresh time.Duration
+	MakerRefresh time.Duration `yaml:"maker_refresh"`
 	// MakerLevels is the number of price levels quoted on each side. Default 4.
-	MakerLevels int
+	MakerLevels int `yaml:"maker_levels"`
 	// MakerSpread is the quoted spread in ticks in calm markets. Default 2.
-	MakerSpread int
+	MakerSpread int `yaml:"maker_spread"`
 	// MakerGap is the distance in ticks between consecutive levels. Default 1.
-	MakerGap int
+	MakerGap int `yaml:"maker_gap"`
 	// MakerSize is the size at the best level. Default 100 shares.
-	MakerSize market.Micros
+	MakerSize market.Micros `yaml:"maker_size"`
 	// MakerSizeStep is the size added at each deeper level. Default 50 shares.
-	MakerSizeStep market.Micros
+	MakerSizeStep market.Micros `yaml:"maker_size_step"`
 	// MakerVolSpread widens the spread with volatility: the half-spread is at least
 	// MakerVolSpread × the maker's estimate of the one-second standard deviation of
 	// the fair value. Default 1; negative: no widening.
-	MakerVolSpread float64
+	MakerVolSpread float64 `yaml:"maker_vol_spread"`
 	// MakerSkew is the net inventory (YES minus NO shares) that moves the maker's
 	// quotes one tick against it. Default 500 shares.
-	MakerSkew market.Micros
+	MakerSkew market.Micros `yaml:"maker_skew"`
 	// MakerMaxInventory stops the maker from quoting the side that would add to a
 	// net inventory of this size. Default 5,000 shares.
-	MakerMaxInventory market.Micros
+	MakerMaxInventory market.Micros `yaml:"maker_max_inventory"`
 	// MakerReaction is the maker's delay in learning a news jump: uniform in
 	// [MakerReaction/2, MakerReaction]. Default 2s.
-	MakerReaction time.Duration
+	MakerReaction time.Duration `yaml:"maker_reaction"`
 	// MakerCapital is the maker's collateral (topped up when it falls below a
 	// quarter). Default 100,000.
-	MakerCapital market.Micros
+	MakerCapital market.Micros `yaml:"maker_capital"`
 	// MakerInventory is the number of complete sets the maker splits at the start
 	// (so that it can sell either token). Default 2,000.
-	MakerInventory market.Micros
+	MakerInventory market.Micros `yaml:"maker_inventory"`
 
 	// NoiseEvery is the mean time between noise traders' arrivals (Poisson).
 	// Default 3s; negative: no noise traders.
-	NoiseEvery time.Duration
+	NoiseEvery time.Duration `yaml:"noise_every"`
 	// NoiseAccounts is the number of noise accounts. Default 4.
-	NoiseAccounts int
+	NoiseAccounts int `yaml:"noise_accounts"`
 	// NoiseSize is the mean order size (exponential, at least one lot). Default 25
 	// shares.
-	NoiseSize market.Micros
+	NoiseSize market.Micros `yaml:"noise_size"`
 	// NoiseMaxSize caps a noise order. Default 500 shares.
-	NoiseMaxSize market.Micros
+	NoiseMaxSize market.Micros `yaml:"noise_max_size"`
 	// NoiseTake is the probability that an arrival takes liquidity (a FAK through
 	// the touch); otherwise it rests a GTD limit order near the touch. Default 0.7;
 	// negative: never takes.
-	NoiseTake float64
+	NoiseTake float64 `yaml:"noise_take"`
+	// NoiseTilt makes the noise flow mildly price-sensitive: an arrival buys with
+	// probability ½ + NoiseTilt × (fair − mid)/tick, within [0.1, 0.9], so a book
+	// whose mid is off the fair value (a maker skewed by its inventory) draws the
+	// flow that brings it back. Default 0.2; negative: ½ always.
+	NoiseTilt float64 `yaml:"noise_tilt"`
 	// NoiseSlip is the most ticks a taker's limit goes through the touch (uniform in
 	// [0, NoiseSlip]). Default 2; negative: 0.
-	NoiseSlip int
+	NoiseSlip int `yaml:"noise_slip"`
 	// NoiseLifetime is the mean lifetime of a resting noise order (exponential, at
 	// least 5 s). Default 2m.
-	NoiseLifetime time.Duration
+	NoiseLifetime time.Duration `yaml:"noise_lifetime"`
 	// NoiseCapital is each noise account's collateral (topped up below a quarter).
 	// Default 5,000.
-	NoiseCapital market.Micros
+	NoiseCapital market.Micros `yaml:"noise_capital"`
 
 	// InformedEvery is the mean time between background arrivals of informed
 	// traders, who trade only against prices at least InformedEdge ticks wrong.
 	// Default 1m; negative: none.
-	InformedEvery time.Duration
+	InformedEvery time.Duration `yaml:"informed_every"`
 	// InformedFollowers is the number of informed arrivals after each news jump.
 	// Default 3; negative: none.
-	InformedFollowers int
+	InformedFollowers int `yaml:"informed_followers"`
 	// InformedDelay is the mean delay of those arrivals after the news
 	// (exponential). Default 500ms.
-	InformedDelay time.Duration
+	InformedDelay time.Duration `yaml:"informed_delay"`
 	// InformedEdge is the mispricing in ticks an informed trader needs. Default 1.
-	InformedEdge int
+	InformedEdge int `yaml:"informed_edge"`
 	// InformedMaxSize caps an informed order. Default 1,000 shares.
-	InformedMaxSize market.Micros
+	InformedMaxSize market.Micros `yaml:"informed_max_size"`
 	// InformedAccounts is the number of informed accounts. Default 2.
-	InformedAccounts int
+	InformedAccounts int `yaml:"informed_accounts"`
 	// InformedCapital is each informed account's collateral. Default 50,000.
-	InformedCapital market.Micros
+	InformedCapital market.Micros `yaml:"informed_capital"`
 }
 
 // Limits of Params, checked by Validate.
@@ -158,13 +168,14 @@ func shares(n int64) market.Micros { return market.Micros(n) * market.One }
 
 // DefaultParams returns the parameters a zero Params field stands for: a liquid
 // market (a maker quoting four levels of 100–250 shares at a two-tick spread, a
-// noise arrival every 3 s, news every 20 minutes).
+// noise arrival every 3 s, news every 30 minutes).
 func DefaultParams() Params {
 	return Params{
-		Vol:               0.3,
+		Vol:               0.25,
 		FairStep:          time.Second,
-		NewsEvery:         20 * time.Minute,
-		NewsJump:          0.5,
+		Reversion:         24 * time.Hour,
+		NewsEvery:         30 * time.Minute,
+		NewsJump:          0.35,
 		MakerRefresh:      time.Second,
 		MakerLevels:       4,
 		MakerSpread:       2,
@@ -182,6 +193,7 @@ func DefaultParams() Params {
 		NoiseSize:         shares(25),
 		NoiseMaxSize:      shares(500),
 		NoiseTake:         0.7,
+		NoiseTilt:         0.2,
 		NoiseSlip:         2,
 		NoiseLifetime:     2 * time.Minute,
 		NoiseCapital:      shares(5000),
@@ -221,6 +233,7 @@ func (p Params) Merge(over Params) Params {
 	set(&p.Fair, over.Fair)
 	setF(&p.Vol, over.Vol)
 	setD(&p.FairStep, over.FairStep)
+	setD(&p.Reversion, over.Reversion)
 	setD(&p.NewsEvery, over.NewsEvery)
 	setF(&p.NewsJump, over.NewsJump)
 	if over.ResolveAt != 0 {
@@ -244,6 +257,7 @@ func (p Params) Merge(over Params) Params {
 	set(&p.NoiseSize, over.NoiseSize)
 	set(&p.NoiseMaxSize, over.NoiseMaxSize)
 	setF(&p.NoiseTake, over.NoiseTake)
+	setF(&p.NoiseTilt, over.NoiseTilt)
 	setI(&p.NoiseSlip, over.NoiseSlip)
 	setD(&p.NoiseLifetime, over.NoiseLifetime)
 	set(&p.NoiseCapital, over.NoiseCapital)
@@ -328,10 +342,12 @@ func (p *Params) check(where string, bad func(where, format string, args ...any)
 	finite("news_jump", p.NewsJump, 5)
 	finite("maker_vol_spread", p.MakerVolSpread, 100)
 	finite("noise_take", p.NoiseTake, 1)
+	finite("noise_tilt", p.NoiseTilt, 10)
 	if p.FairStep <= 0 {
 		bad(where, "fair_step must be positive")
 	}
 	dur("fair_step", p.FairStep, time.Millisecond)
+	dur("reversion", p.Reversion, time.Second)
 	dur("news_every", p.NewsEvery, time.Millisecond)
 	dur("maker_refresh", p.MakerRefresh, time.Millisecond)
 	dur("maker_reaction", p.MakerReaction, time.Millisecond)

@@ -14,6 +14,7 @@ type mparams struct {
 	fair       market.Micros
 	step       int64 // ms between diffusion steps
 	volStep    fix   // standard deviation of one diffusion step of the logit, Q32
+	revK       fix   // fraction of the distance to the anchor removed per step, Q32
 	newsMean   int64 // ms; 0: no news
 	jumpMean   fix
 	resolveAt  int64 // Unix ms; 0: none
@@ -34,6 +35,7 @@ type mparams struct {
 	noiseSize  market.Micros
 	noiseMax   market.Micros
 	take       market.Micros // probability, millionths
+	tilt       market.Micros // buy-probability change per tick of mispricing, millionths
 	slip       int
 	life       int64 // ms
 	noiseCap   market.Micros
@@ -84,8 +86,13 @@ func resolveParams(p Params) mparams {
 		scale := math.Sqrt(float64(step) / 3_600_000)
 		vol = toFix(float64(p.Vol * scale))
 	}
+	var rev fix
+	if hl := millis(p.Reversion); hl > 0 {
+		// ln 2 · step / half-life: a product and a quotient, each correctly rounded.
+		rev = toFix(float64(math.Ln2*float64(step)) / float64(hl))
+	}
 	q := mparams{
-		fair: p.Fair, step: step, volStep: vol, newsMean: millis(p.NewsEvery), jumpMean: toFix(p.NewsJump),
+		fair: p.Fair, step: step, volStep: vol, revK: rev, newsMean: millis(p.NewsEvery), jumpMean: toFix(p.NewsJump),
 		resolveAt: p.ResolveAt, resolveEnd: p.ResolveAtEnd,
 
 		makerMean: millis(p.MakerRefresh), levels: p.MakerLevels, spread: max(p.MakerSpread, 1), gap: max(p.MakerGap, 1),
@@ -93,7 +100,7 @@ func resolveParams(p Params) mparams {
 		maxInv: p.MakerMaxInventory, reaction: millis(p.MakerReaction), makerCap: p.MakerCapital, makerInv: p.MakerInventory,
 
 		noiseMean: millis(p.NoiseEvery), noiseAccts: p.NoiseAccounts, noiseSize: p.NoiseSize, noiseMax: p.NoiseMaxSize,
-		take: market.Micros(toMillionths(p.NoiseTake)), slip: max(p.NoiseSlip, 0), life: millis(p.NoiseLifetime),
+		take: market.Micros(toMillionths(p.NoiseTake)), tilt: market.Micros(toMillionths(p.NoiseTilt)), slip: max(p.NoiseSlip, 0), life: millis(p.NoiseLifetime),
 		noiseCap: p.NoiseCapital,
 
 		infMean: millis(p.InformedEvery), followers: max(p.InformedFollowers, 0), delay: millis(p.InformedDelay),
@@ -145,6 +152,7 @@ type mstate struct {
 
 	// Latent value: the logit x moves on a grid of p.step ms and jumps at news.
 	x        fix
+	anchor   fix // the initial logit, which reversion pulls back to
 	gridT    int64
 	fair     market.Micros
 	nextPath int64
@@ -162,6 +170,10 @@ type mstate struct {
 
 	rFair, rNews, rMaker, rNoise, rInf, rRes rand.PCG
 	ids                                      rand.ChaCha8
+
+	// expiries is a min-heap of the times (ms) after which the GTD orders the
+	// sim placed in this market expire (see settle).
+	expiries []int64
 
 	due       [nActors]int64
 	followers [MaxBurst]int64 // pending informed arrivals after news, ascending
@@ -235,6 +247,12 @@ func (m *mstate) refreshNext() { _, m.next = m.earliest() }
 
 // act performs the earliest action (due at t) and schedules the actor's next one.
 func (m *mstate) act(s *Sim, t int64, v View, dst []exchange.Command) []exchange.Command {
+	if m.settle(t, v) {
+		// An AdvanceTime first, so that the action sees the state after the
+		// expirations due by t; the actor acts at the next Step.
+		m.sum.Commands++
+		return append(dst, exchange.Command{Kind: exchange.AdvanceTime, Time: t})
+	}
 	a, _ := m.earliest()
 	n0 := len(dst)
 	switch a {
@@ -268,6 +286,57 @@ func (m *mstate) act(s *Sim, t int64, v View, dst []exchange.Command) []exchange
 	return dst
 }
 
+// settle reports whether one of the sim's GTD orders in this market is due to
+// expire by t but the engine has not expired it yet (the engine expires an order at
+// the first command later than its expiration, and a view read before that command
+// would still show the order and its reservation). Without this, an action's view
+// would depend on whether other markets' commands happened to advance the clock.
+func (m *mstate) settle(t int64, v View) bool {
+	h := m.expiries
+	if len(h) == 0 {
+		return false
+	}
+	clock := v.Time()
+	for len(h) > 0 && h[0] < clock { // expired already
+		h = popExpiry(h)
+	}
+	m.expiries = h
+	return len(h) > 0 && h[0] < t
+}
+
+func pushExpiry(h []int64, x int64) []int64 {
+	h = append(h, x)
+	for i := len(h) - 1; i > 0; {
+		p := (i - 1) / 2
+		if h[p] <= h[i] {
+			break
+		}
+		h[p], h[i] = h[i], h[p]
+		i = p
+	}
+	return h
+}
+
+func popExpiry(h []int64) []int64 {
+	n := len(h) - 1
+	h[0] = h[n]
+	h = h[:n]
+	for i := 0; ; {
+		l, c := 2*i+1, i
+		if l < n && h[l] < h[c] {
+			c = l
+		}
+		if r := l + 1; r < n && h[r] < h[c] {
+			c = r
+		}
+		if c == i {
+			return h
+		}
+		h[i], h[c] = h[c], h[i]
+		i = c
+	}
+}
+
 // skipTo reschedules every overdue actor from now.
 func (m *mstate) skipTo(now int64) {
 	if m.due[actStart] != never {
@@ -293,6 +362,13 @@ func (m *mstate) skipTo(now int64) {
 	m.refreshNext()
 }
 
+func abs64(x fix) fix {
+	if x < 0 {
+		return -x
+	}
+	return x
+}
+
 // setFair sets the fair value from x and tracks its range.
 func (m *mstate) setFair() {
 	m.fair = sigmoid(m.x)
@@ -309,9 +385,19 @@ func (m *mstate) setFair() {
 func (m *mstate) advanceFair(s *Sim, t int64) {
 	for m.gridT+m.p.step <= t {
 		m.gridT += m.p.step
+		if m.p.revK != 0 {
+			d := m.x - m.anchor
+			r := fix(mulQ32(uint64(abs64(d)), uint64(m.p.revK)))
+			if d < 0 {
+				r = -r
+			}
+			m.x -= r
+		}
 		if m.p.volStep != 0 {
 			z := normDeviate(&m.rFair)
 			m.x = clampLogit(m.x + fix(int64(m.p.volStep)*z>>16))
+		}
+		if m.p.volStep != 0 || m.p.revK != 0 {
 			m.setFair()
 		}
 		if m.gridT >= m.nextPath {

@@ -218,6 +218,18 @@ func (s *Sim) begin(now int64, v View) {
 	for _, mc := range s.cfg.Markets {
 		info, ok := v.Market(mc.Market)
 		if !ok {
+			// Not a condition id: perhaps a slug.
+			if s.infos == nil {
+				s.infos = v.Markets(s.infos[:0])
+			}
+			for i := range s.infos {
+				if s.infos[i].Slug == string(mc.Market) {
+					info, ok = s.infos[i], true
+					break
+				}
+			}
+		}
+		if !ok {
 			s.missing = append(s.missing, mc.Market)
 			continue
 		}
