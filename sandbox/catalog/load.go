@@ -51,9 +51,10 @@ func Parse(name string, src []byte) (*Catalog, error) {
 	}
 	var d Definition
 	l.fields(root, "", map[string]func(*yaml.Node, string){
-		"tags":   func(n *yaml.Node, p string) { d.Tags = seq(l, n, p, l.tag) },
-		"events": func(n *yaml.Node, p string) { d.Events = seq(l, n, p, l.event) },
-		"topics": func(n *yaml.Node, p string) { d.Topics = seq(l, n, p, l.topic) },
+		"tags":     func(n *yaml.Node, p string) { d.Tags = seq(l, n, p, l.tag) },
+		"events":   func(n *yaml.Node, p string) { d.Events = seq(l, n, p, l.event) },
+		"topics":   func(n *yaml.Node, p string) { d.Topics = seq(l, n, p, l.topic) },
+		"profiles": func(n *yaml.Node, p string) { d.Profiles = seq(l, n, p, l.profile) },
 	})
 	// Build checks what decoding cannot, even when decoding found problems, so that
 	// a file's problems are all reported at once; a field that failed to decode
@@ -120,7 +121,7 @@ func (l *loader) parse(src []byte) (*yaml.Node, bool) {
 	}
 	root := doc.Content[0]
 	if root.Kind != yaml.MappingNode {
-		l.errorf(root, "", "a catalogue file is a mapping with tags:, events: and topics:, not a %s", kindName(root))
+		l.errorf(root, "", "a catalogue file is a mapping with tags:, events:, topics: and profiles:, not a %s", kindName(root))
 		return nil, false
 	}
 	return root, true
@@ -565,4 +566,26 @@ func (l *loader) section(n *yaml.Node, p string) Section {
 		"events": func(v *yaml.Node, p string) { s.Events = l.strings(v, p) },
 	})
 	return s
+}
+
+func (l *loader) profile(n *yaml.Node, p string) Profile {
+	var pr Profile
+	l.fields(n, p, map[string]func(*yaml.Node, string){
+		"address": func(v *yaml.Node, p string) {
+			s := l.str(v, p)
+			a, err := market.ParseAddress(s)
+			if err != nil {
+				l.errorf(v, p, "%q is not a wallet address (0x and 40 hex digits)", clip(s))
+				return
+			}
+			pr.Address = a
+		},
+		"name":          func(v *yaml.Node, p string) { pr.Name = l.str(v, p) },
+		"bio":           func(v *yaml.Node, p string) { pr.Bio = l.str(v, p) },
+		"profile_image": func(v *yaml.Node, p string) { pr.ProfileImage = l.str(v, p) },
+		"x_username":    func(v *yaml.Node, p string) { pr.XUsername = l.str(v, p) },
+		"verified":      func(v *yaml.Node, p string) { pr.Verified = l.boolean(v, p) },
+		"created_at":    func(v *yaml.Node, p string) { pr.CreatedAt = l.date(v, p) },
+	})
+	return pr
 }

@@ -176,11 +176,11 @@ func TestParseReportsPositionedProblems(t *testing.T) {
 		want []string
 	}{
 		{"empty", "", []string{"f.yaml:1:1: the file is empty"}},
-		{"not a mapping", "- a\n", []string{"f.yaml:1:1: a catalogue file is a mapping with tags:, events: and topics:, not a list"}},
+		{"not a mapping", "- a\n", []string{"f.yaml:1:1: a catalogue file is a mapping with tags:, events:, topics: and profiles:, not a list"}},
 		{"syntax", "tags: [\n", []string{"f.yaml:1:1: did not find expected node content"}},
 		{"two documents", "tags: []\n---\ntags: []\n", []string{"f.yaml:2:1: a catalogue file holds one YAML document"}},
 		{"unknown top-level field with suggestion", "evnts: []\n", []string{`f.yaml:1:1: evnts: unknown field (did you mean "events"?)`}},
-		{"unknown field listing known ones", "zzzzzzz: 1\n", []string{"f.yaml:1:1: zzzzzzz: unknown field (known fields: events, tags, topics)"}},
+		{"unknown field listing known ones", "zzzzzzz: 1\n", []string{"f.yaml:1:1: zzzzzzz: unknown field (known fields: events, profiles, tags, topics)"}},
 		{"duplicate key", "tags: []\ntags: []\n", []string{"f.yaml:2:1: tags: is given twice"}},
 		{"alias", "tags: &x []\nevents: *x\n", []string{"f.yaml:2:9: events: aliases (*name) are not supported in catalogue files"}},
 		{"wrong kind", "tags: {}\n", []string{"f.yaml:1:7: tags: must be a list, not a mapping"}},

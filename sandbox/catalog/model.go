@@ -132,19 +132,22 @@ type Section struct {
 
 // Definition is the input of Build: everything a catalogue holds, in display order.
 type Definition struct {
-	Tags   []Tag
-	Events []Event
-	Topics []Topic
+	Tags     []Tag
+	Events   []Event
+	Topics   []Topic
+	Profiles []Profile
 }
 
 // Catalog is a validated, indexed, immutable catalogue. Build it with Build, Parse,
 // Load or Demo; the zero value is an empty catalogue. Safe for concurrent use;
 // pointers it returns must not be modified.
 type Catalog struct {
-	tags   []Tag
-	events []Event
-	topics []Topic
+	tags     []Tag
+	events   []Event
+	topics   []Topic
+	profiles []Profile
 
+	profileByAddr          map[market.Address]int
 	tagBySlug, tagByID     map[string]int
 	eventBySlug, eventByID map[string]int
 	topicBySlug            map[string]int
@@ -170,9 +173,10 @@ type ref struct{ ev, mk int }
 // parameters and flags are taken as given (a zero TickSize is a problem).
 func Build(d Definition) (*Catalog, error) {
 	c := &Catalog{
-		tags:   cloneTags(d.Tags),
-		events: cloneEvents(d.Events),
-		topics: cloneTopics(d.Topics),
+		tags:     cloneTags(d.Tags),
+		events:   cloneEvents(d.Events),
+		topics:   cloneTopics(d.Topics),
+		profiles: append([]Profile(nil), d.Profiles...),
 	}
 	c.fillDefaults()
 	var v validator
@@ -266,6 +270,10 @@ func (c *Catalog) index() {
 	c.topicBySlug = make(map[string]int, len(c.topics))
 	for i, t := range c.topics {
 		c.topicBySlug[t.Slug] = i
+	}
+	c.profileByAddr = make(map[market.Address]int, len(c.profiles))
+	for i, p := range c.profiles {
+		c.profileByAddr[p.Address] = i
 	}
 }
 

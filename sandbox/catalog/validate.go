@@ -159,6 +159,24 @@ func (v *validator) catalog(c *Catalog) {
 		}
 	}
 
+	addrs := map[market.Address]string{}
+	for i := range c.profiles {
+		pr := &c.profiles[i]
+		p := fmt.Sprintf("profiles[%d]", i)
+		switch first, dup := addrs[pr.Address]; {
+		case pr.Address.IsZero():
+			v.add(p+".address", "is required (a non-zero wallet address)")
+		case dup:
+			v.add(p+".address", "%s already has a profile at %s", pr.Address, first)
+		default:
+			addrs[pr.Address] = p
+		}
+		if len(pr.Name) > 64 {
+			v.add(p+".name", "is longer than 64 bytes")
+		}
+		v.text(p+".bio", pr.Bio, false)
+	}
+
 	topicSlugs := map[string]string{}
 	for i := range c.topics {
 		t := &c.topics[i]

@@ -1,0 +1,40 @@
+package market
+
+// BuyCost records a purchase of size shares whose collateral cost was notional, plus
+// fee paid on top: the same accounting as Buy, for fills whose cost is known as an
+// amount rather than a price (a taker that swept several levels pays the sum of the
+// levels' notionals; a split allocates its collateral between the two tokens). It
+// reports false (and changes nothing) for a non-positive size or a negative notional
+// or fee.
+func (p *Position) BuyCost(size, notional, fee Micros) bool {
+	if size <= 0 || notional < 0 || fee < 0 {
+		return false
+	}
+	p.Size += size
+	p.Cost += notional + fee
+	p.Fees += fee
+	p.Bought += size
+	return true
+}
+
+// SellProceeds records a sale of size shares for proceeds (before the fee, which is
+// deducted from them) and returns the PnL it realized: the same accounting as Sell,
+// for sales known by amount (a swept taker sale, a merge, a redemption). It reports
+// ok=false (and changes nothing) when size is not positive or exceeds the position,
+// or proceeds or fee is negative.
+func (p *Position) SellProceeds(size, proceeds, fee Micros) (realized Micros, ok bool) {
+	if size <= 0 || size > p.Size || proceeds < 0 || fee < 0 {
+		return 0, false
+	}
+	removed := p.Cost
+	if size < p.Size {
+		removed, _ = MulDiv(p.Cost, size, p.Size)
+	}
+	p.Size -= size
+	p.Cost -= removed
+	p.Fees += fee
+	p.Sold += size
+	realized = proceeds - removed - fee
+	p.Realized += realized
+	return realized, true
+}
