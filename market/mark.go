@@ -1,0 +1,49 @@
+package market
+
+// Mark returns the price a holding of token t is valued at: the mid of t's book, else
+// one minus the mid of the complementary token's book (when t's market is known),
+// else the position's average cost, else 0. It is the same rule as policies.Mark, here
+// so that packages that may not import policies (runtime/agent) value positions the
+// same way the loss limits do.
+func (s *State) Mark(t TokenID) Micros {
+	if b := s.Books[t]; b != nil {
+		if mid, ok := b.Mid(); ok {
+			return mid
+		}
+	}
+	if m, o, ok := s.MarketOf(t); ok {
+		if b := s.Books[m.Tokens[o.Other()]]; b != nil {
+			if mid, ok := b.Mid(); ok {
+				return One - mid
+			}
+		}
+	}
+	if p := s.Positions[t]; p != nil {
+		return p.AvgPrice()
+	}
+	return 0
+}
+
+// Equity returns available plus reserved collateral plus every position valued at its
+// Mark: what the loss limits of policies watch (policies.Equity computes the same).
+func (s *State) Equity() Micros {
+	eq := s.Balance + s.Reserved
+	for t, p := range s.Positions {
+		if p.Size > 0 {
+			eq += p.Value(s.Mark(t))
+		}
+	}
+	return eq
+}
+
+// PnL returns the realized PnL of every position and the unrealized PnL of the open
+// ones, marked with Mark. Fees are included in both (see Position).
+func (s *State) PnL() (realized, unrealized Micros) {
+	for t, p := range s.Positions {
+		realized += p.Realized
+		if p.Size > 0 {
+			unrealized += p.Unrealized(s.Mark(t))
+		}
+	}
+	return realized, unrealized
+}

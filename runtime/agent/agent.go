@@ -1,0 +1,601 @@
+package agent
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/pitbossdev/pitboss/market"
+)
+
+// Agent is one running agent: the loop that owns its state, its strategy and its
+// orders. Create it with New and run it with Run; Status and Control may be called
+// from any goroutine while it runs.
+type Agent struct {
+	cfg     Config
+	venue   Venue
+	feed    Feed
+	decider Decider
+	guards  Guards
+	store   Store
+	sink    AuditSink
+	metrics Metrics
+	log     *zap.Logger
+	clock   Clock
+
+	sync   bool      // venue calls run on the loop
+	sim    Simulator // the venue simulates our trading (paper)
+	evTime bool      // periodic duties follow event time
+
+	// Loop-owned state. Nothing below is touched by another goroutine.
+	st           market.State
+	out          []market.Intent
+	local        []market.Event // events emitted by a Simulator during a call, handled next
+	results      []result       // answers of synchronous calls, handled next
+	ri, li       int            // next result and local event to handle
+	slots        map[string]*slot
+	byClient     map[uint64]*orderRec
+	byID         map[market.OrderID]*orderRec
+	open         []*orderRec // orders in placement order (final ones pruned after a minute)
+	dirty        []*slot
+	flatten      map[market.ConditionID]*flattenJob
+	flattenOrder []market.ConditionID
+	replaces     bucket
+	markets      []market.ConditionID
+
+	runs         uint64
+	clientSeq    uint32
+	startEquity  market.Micros
+	paused       bool
+	failed       string
+	stopping     bool
+	inflight     int
+	events       uint64 // feed events handled
+	counts       Counts
+	dirtyCP      bool
+	forceCP      bool
+	pending      Action // kill-switch action found during a pass, carried out after it
+	rec          AuditRecord
+	lastErr      string
+	nextTimer    int64 // event clock: next timer event (Unix ms)
+	nextBeat     int64 // event clock: next heartbeat
+	nextStatus   int64 // event clock: next status line
+	nextCP       int64 // event clock: next checkpoint
+	lastCPWall   time.Time
+	lastEvWall   time.Time
+	arrived      time.Time // when the event being handled was received (tick-to-trade)
+	beatFailing  bool
+	beatInFlight bool
+
+	// Channels between the loop and its goroutines.
+	queue   *eventQueue
+	ops     chan op
+	answers chan result
+	control chan controlMsg
+	cp      chan *Checkpoint
+	cpDone  chan struct{}
+
+	status  atomic.Pointer[Status]
+	running atomic.Bool
+	done    chan struct{} // closed when Run returns
+}
+
+// New checks cfg and d and returns an agent ready to Run. It does not touch the
+// venue or the store.
+func New(cfg Config, d Deps) (*Agent, error) {
+	if err := cfg.resolve(); err != nil {
+		return nil, err
+	}
+	if d.Venue == nil || d.Feed == nil || d.Decider == nil || d.Guards == nil {
+		return nil, errors.New("agent: venue, feed, decider and guards are required")
+	}
+	a := &Agent{cfg: cfg, venue: d.Venue, feed: d.Feed, decider: d.Decider, guards: d.Guards,
+		store: d.Store, sink: d.Audit, metrics: d.Metrics, log: d.Logger, clock: d.Clock}
+	if a.store == nil {
+		a.store = NewMemStore()
+	}
+	if a.metrics == nil {
+		a.metrics = NopMetrics{}
+	}
+	if a.log == nil {
+		a.log = zap.NewNop()
+	}
+	if a.clock == nil {
+		a.clock = WallClock
+	}
+	_, a.evTime = a.clock.(eventClock)
+	if s, ok := d.Venue.(Synchronous); ok && s.Synchronous() {
+		a.sync = true
+	}
+	if s, ok := d.Venue.(Simulator); ok {
+		a.sim = s
+		s.Attach(a.emitLocal)
+	}
+	a.st.Init()
+	a.slots = make(map[string]*slot)
+	a.byClient = make(map[uint64]*orderRec)
+	a.byID = make(map[market.OrderID]*orderRec)
+	a.flatten = make(map[market.ConditionID]*flattenJob)
+	a.replaces = newBucket(cfg.Reconcile.ReplacesPerSecond, cfg.Reconcile.ReplaceBurst)
+	a.markets = append([]market.ConditionID(nil), cfg.Markets...)
+	a.out = make([]market.Intent, 0, 16)
+	a.control = make(chan controlMsg, 16)
+	a.done = make(chan struct{})
+	a.status.Store(&Status{Agent: cfg.ID, Wallet: cfg.Wallet, DryRun: cfg.DryRun, State: StateStarting})
+	return a, nil
+}
+
+// ErrAlreadyRunning is returned by a second call of Run.
+var ErrAlreadyRunning = errors.New("agent: already running")
+
+// Run runs the agent until ctx ends, the feed ends or fails, or MaxEvents feed events
+// have been handled. It reconciles with the venue first (restores the checkpoint,
+// loads markets, balances and positions, adopts or cancels open orders), then runs
+// the loop. On the way out it cancels the agent's open orders (unless LeaveOrders),
+// waits for in-flight calls (at most ShutdownTimeout), writes a final checkpoint and
+// stops every goroutine it started. A stop by ctx or MaxEvents returns nil; a
+// startup or feed failure returns the error (after the same clean-up, once trading
+// started). Run may be called once.
+func (a *Agent) Run(ctx context.Context) error {
+	if !a.running.CompareAndSwap(false, true) {
+		return ErrAlreadyRunning
+	}
+	defer close(a.done)
+	if err := a.startup(ctx); err != nil {
+		a.setState(StateFailed, err.Error())
+		return err
+	}
+
+	var wg sync.WaitGroup
+	// Persister: writes the checkpoints the loop builds, one at a time.
+	a.cp = make(chan *Checkpoint, 1)
+	a.cpDone = make(chan struct{})
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		defer close(a.cpDone)
+		for c := range a.cp {
+			if err := a.store.Save(c); err != nil {
+				a.log.Error("checkpoint not saved", zap.Error(err))
+			}
+		}
+	}()
+	// Executor: venue calls of an asynchronous venue.
+	execCtx, stopExec := context.WithCancel(context.Background())
+	if !a.sync {
+		a.ops = make(chan op, a.cfg.MaxInFlight+a.cfg.QueueSize)
+		a.answers = make(chan result, a.cfg.MaxInFlight+a.cfg.QueueSize)
+		for range a.cfg.Workers {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for o := range a.ops {
+					a.answers <- a.execute(execCtx, o)
+				}
+			}()
+		}
+	}
+	// Feed.
+	a.queue = newEventQueue(a.cfg.QueueSize)
+	feedCtx, stopFeed := context.WithCancel(ctx)
+	feedErr := make(chan error, 1)
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		feedErr <- a.feed.Run(feedCtx, func(ev *market.Event) bool { return a.queue.put(feedCtx, ev, a.clock.Now()) })
+	}()
+
+	a.setState(a.runState(), "")
+	err := a.loop(ctx, feedErr)
+
+	// Shutdown: no more feed events; cancel, wait, checkpoint, stop goroutines.
+	a.stopping = true
+	a.setState(StateStopping, "")
+	stopFeed()
+	a.queue.close()
+	a.shutdown()
+	if !a.sync {
+		close(a.ops)
+	}
+	close(a.cp)
+	<-a.cpDone
+	if serr := a.store.Save(a.checkpoint()); serr != nil {
+		a.log.Error("final checkpoint not saved", zap.Error(serr))
+		if err == nil {
+			err = serr
+		}
+	}
+	stopExec()
+	wg.Wait()
+	// Drain the answers the workers produced after the shutdown wait, so that
+	// nothing stays blocked; their outcome is in the venue and the next start
+	// reconciles it.
+	if !a.sync {
+		for len(a.answers) > 0 {
+			<-a.answers
+		}
+	}
+	a.publishStatus()
+	a.setState(StateStopped, "")
+	a.logStatus("final")
+	return err
+}
+
+// Done returns a channel closed when Run has returned.
+func (a *Agent) Done() <-chan struct{} { return a.done }
+
+// errStop ends the loop without an error (MaxEvents reached, feed ended).
+var errStop = errors.New("stop")
+
+func (a *Agent) loop(ctx context.Context, feedErr <-chan error) error {
+	var tick <-chan time.Time
+	stopTick := func() {}
+	if !a.evTime {
+		period := a.cfg.TimerInterval
+		for _, d := range []time.Duration{a.cfg.Heartbeat, a.cfg.StatusInterval, a.cfg.CheckpointInterval} {
+			if d > 0 && (period <= 0 || d < period) {
+				period = d
+			}
+		}
+		if period > 0 {
+			tick, stopTick = a.clock.NewTicker(min(period, 250*time.Millisecond))
+		}
+	}
+	defer stopTick()
+	var lastTimer, lastBeat, lastStatus time.Time
+	now := a.clock.Now()
+	lastTimer, lastBeat, lastStatus, a.lastCPWall = now, now, now, now
+	a.heartbeat() // start the venue's heartbeat chain at once
+	for {
+		a.drainLocal()
+		select {
+		case <-ctx.Done():
+			return nil
+		case err := <-feedErr:
+			if err != nil && ctx.Err() == nil {
+				a.log.Error("feed failed", zap.Error(err))
+				return fmt.Errorf("agent: feed: %w", err)
+			}
+			// The feed ended: handle what it queued before it did.
+			for ctx.Err() == nil {
+				select {
+				case s := <-a.queue.ready:
+					a.arrived, a.lastEvWall = s.at, s.at
+					err := a.handleFeedEvent(&s.ev)
+					a.queue.release(s)
+					a.drainLocal()
+					if err != nil {
+						return stopErr(err)
+					}
+					continue
+				default:
+				}
+				break
+			}
+			a.log.Info("feed ended", zap.Int64("t", a.st.Time))
+			return nil
+		case s := <-a.queue.ready:
+			a.arrived = s.at
+			a.lastEvWall = s.at
+			err := a.handleFeedEvent(&s.ev)
+			a.queue.release(s)
+			if err != nil {
+				return stopErr(err)
+			}
+		case r := <-a.answers:
+			a.inflight--
+			a.handleResult(&r)
+			a.afterPass()
+		case m := <-a.control:
+			a.handleControl(m)
+			a.afterPass()
+		case t := <-tick:
+			// A timer event when nothing happened for a timer interval (and after
+			// the first event: before it there is nothing to time).
+			if d := a.cfg.TimerInterval; d > 0 && a.st.Time != 0 && t.Sub(lastTimer) >= d && t.Sub(a.lastEvWall) >= d {
+				lastTimer = t
+				ev := market.Event{Kind: market.EventTimer, Time: max(a.st.Time, t.UnixMilli())}
+				a.arrived = t
+				a.handleEvent(&ev)
+			}
+			if d := a.cfg.Heartbeat; d > 0 && t.Sub(lastBeat) >= d {
+				lastBeat = t
+				a.heartbeat()
+			}
+			if d := a.cfg.StatusInterval; t.Sub(lastStatus) >= d {
+				lastStatus = t
+				a.publishStatus()
+				a.logStatus("status")
+			}
+			if t.Sub(a.lastCPWall) >= a.cfg.CheckpointInterval {
+				a.maybeCheckpoint(t)
+			}
+			a.afterPass()
+		}
+	}
+}
+
+func stopErr(err error) error {
+	if errors.Is(err, errStop) {
+		return nil
+	}
+	return err
+}
+
+// handleFeedEvent handles one event from the feed and the periodic duties that
+// follow event time.
+func (a *Agent) handleFeedEvent(ev *market.Event) error {
+	if a.evTime && a.cfg.TimerInterval > 0 && ev.Time > 0 && ev.Kind != market.EventTimer {
+		if a.nextTimer == 0 {
+			a.nextTimer = ev.Time + a.cfg.TimerInterval.Milliseconds()
+		} else if ev.Time >= a.nextTimer {
+			t := market.Event{Kind: market.EventTimer, Time: a.nextTimer}
+			a.handleEvent(&t)
+			a.nextTimer += a.cfg.TimerInterval.Milliseconds()
+			if a.nextTimer <= ev.Time {
+				a.nextTimer = ev.Time + a.cfg.TimerInterval.Milliseconds()
+			}
+		}
+	}
+	a.handleEvent(ev)
+	a.events++
+	if a.evTime {
+		a.eventDuties()
+	}
+	if a.cfg.MaxEvents > 0 && a.events >= a.cfg.MaxEvents {
+		a.log.Info("event limit reached", zap.Int64("t", a.st.Time), zap.Uint64("events", a.events))
+		return errStop
+	}
+	return nil
+}
+
+// eventDuties runs heartbeats, status lines and checkpoints on event time.
+func (a *Agent) eventDuties() {
+	now := a.st.Time
+	if now <= 0 {
+		return
+	}
+	due := func(next *int64, d time.Duration) bool {
+		if d <= 0 {
+			return false
+		}
+		if *next == 0 {
+			*next = now + d.Milliseconds()
+			return false
+		}
+		if now >= *next {
+			*next = now + d.Milliseconds()
+			return true
+		}
+		return false
+	}
+	if due(&a.nextBeat, a.cfg.Heartbeat) {
+		a.heartbeat()
+	}
+	if due(&a.nextStatus, a.cfg.StatusInterval) {
+		a.publishStatus()
+		a.logStatus("status")
+	}
+	if due(&a.nextCP, a.cfg.CheckpointInterval) || a.forceCP {
+		a.maybeCheckpoint(time.Time{})
+	}
+}
+
+// drainLocal handles the answers of synchronous calls and the events a Simulator
+// emitted, until none is left.
+func (a *Agent) drainLocal() {
+	for a.ri < len(a.results) || a.li < len(a.local) {
+		for a.ri < len(a.results) {
+			r := a.results[a.ri]
+			a.results[a.ri] = result{}
+			a.ri++
+			a.handleResult(&r)
+		}
+		if a.li < len(a.local) {
+			ev := a.local[a.li]
+			a.li++
+			a.handleEvent(&ev)
+		}
+		a.afterPass()
+	}
+	a.results, a.local = a.results[:0], a.local[:0]
+	a.ri, a.li = 0, 0
+}
+
+// emitLocal is the Simulator's emitter: the event is copied and handled after the
+// current call.
+func (a *Agent) emitLocal(ev *market.Event) {
+	e := *ev
+	e.Bids, e.Asks, e.Changes = nil, nil, nil // own-order events carry no levels
+	a.local = append(a.local, e)
+}
+
+// handleEvent applies one event, lets the strategy decide and reconciles.
+func (a *Agent) handleEvent(ev *market.Event) {
+	if ev.Time != 0 && ev.Time < a.st.Time {
+		ev.Time = a.st.Time // agent time never goes backwards
+	}
+	a.st.Apply(ev)
+	a.counts.Events++
+	a.metrics.Event(ev.Kind)
+	a.dirtyCP = true
+	switch ev.Kind {
+	case market.EventOrder:
+		a.onOrderEvent(ev)
+	case market.EventFill:
+		a.onFill(&ev.Fill)
+	case market.EventResolved:
+		a.onResolved(ev)
+	}
+	if a.sim != nil && ev.Kind != market.EventOrder && ev.Kind != market.EventFill && !a.stopping {
+		a.sim.ObserveMarket(ev)
+	}
+	if a.stopping {
+		return
+	}
+	if act := a.guards.Observe(&a.st); act.Any() {
+		a.onAction(act)
+	}
+	a.decide(ev)
+	a.afterPass()
+}
+
+// decide runs the strategy on ev and reconciles its intents in one batch.
+func (a *Agent) decide(ev *market.Event) {
+	out, err := a.decider.Decide(ev, &a.st, a.out[:0])
+	a.out = out[:0]
+	if err != nil {
+		a.fail(err)
+		return
+	}
+	a.beginBatch()
+	for i := range out {
+		a.intent(&out[i])
+	}
+	a.reconcileDirty()
+}
+
+// beginBatch starts a batch of guard checks over the current state.
+func (a *Agent) beginBatch() {
+	if act := a.guards.Begin(&a.st); act.Any() {
+		a.pending = mergeAction(a.pending, act)
+	}
+}
+
+func mergeAction(x, y Action) Action {
+	x.CancelAll = x.CancelAll || y.CancelAll
+	x.Flatten = x.Flatten || y.Flatten
+	x.Halt = x.Halt || y.Halt
+	if x.Reason == "" {
+		x.Reason = y.Reason
+	}
+	return x
+}
+
+// afterPass carries out a kill-switch action found during the pass, drives
+// flattening and writes a checkpoint when one is forced.
+func (a *Agent) afterPass() {
+	if a.pending.Any() {
+		act := a.pending
+		a.pending = Action{}
+		a.onAction(act)
+	}
+	if !a.stopping {
+		a.reconcileDirty()
+		a.driveFlatten()
+	}
+	if a.forceCP {
+		a.maybeCheckpoint(time.Time{})
+	}
+}
+
+// fail records a strategy failure: no new orders, open orders cancelled, until an
+// operator resumes the agent.
+func (a *Agent) fail(err error) {
+	msg := err.Error()
+	if a.failed == "" {
+		a.log.Error("strategy failed: no new orders until resumed", zap.Int64("t", a.st.Time), zap.Error(err))
+		a.failed = msg
+		a.lastErr = msg
+		a.cancelAll("", "strategy failed")
+		a.setState(StateFailed, msg)
+		a.forceCP = true
+	} else if msg != a.lastErr {
+		a.lastErr = msg
+		a.log.Warn("strategy still failing", zap.Int64("t", a.st.Time), zap.Error(err))
+	}
+}
+
+// onAction carries out a kill-switch action.
+func (a *Agent) onAction(act Action) {
+	a.log.Warn("kill switch tripped", zap.Int64("t", a.st.Time), zap.String("reason", act.Reason),
+		zap.Bool("cancel_all", act.CancelAll), zap.Bool("flatten", act.Flatten), zap.Bool("halt", act.Halt))
+	a.auditSimple(AuditTrip, act.Reason)
+	if act.CancelAll || act.Flatten {
+		a.cancelAll("", "kill switch")
+	}
+	if act.Flatten {
+		a.startFlatten("", "kill switch")
+	}
+	a.setState(a.runState(), "")
+	a.forceCP = true
+}
+
+// runState is the state the agent is in while trading.
+func (a *Agent) runState() RunState {
+	switch {
+	case a.guards.Halted():
+		return StateKilled
+	case a.failed != "":
+		return StateFailed
+	case a.paused:
+		return StatePaused
+	}
+	return StateRunning
+}
+
+// canOpen reports whether new orders may be placed at all (the guards decide each).
+func (a *Agent) canOpen() bool {
+	return !a.stopping && !a.paused && a.failed == "" && !a.guards.Halted()
+}
+
+// maybeCheckpoint hands a checkpoint to the persister when the state changed and the
+// persister is free (a forced checkpoint waits for the persister only as long as it
+// takes to finish the one it writes).
+func (a *Agent) maybeCheckpoint(now time.Time) {
+	if !a.dirtyCP && !a.forceCP {
+		return
+	}
+	c := a.checkpoint()
+	if a.forceCP {
+		a.cp <- c
+	} else {
+		select {
+		case a.cp <- c:
+		default:
+			return // the persister is busy: try again next time
+		}
+	}
+	a.dirtyCP, a.forceCP = false, false
+	if !now.IsZero() {
+		a.lastCPWall = now
+	}
+}
+
+// shutdown cancels the agent's open orders (unless LeaveOrders) and waits for the
+// calls in flight, at most ShutdownTimeout.
+func (a *Agent) shutdown() {
+	if !a.cfg.LeaveOrders {
+		n := 0
+		for _, r := range a.byClient {
+			if r.open() {
+				n++
+			}
+		}
+		if n > 0 {
+			a.log.Info("cancelling open orders", zap.Int("orders", n))
+			a.cancelAll("", "shutdown")
+		}
+	}
+	deadline := time.NewTimer(a.cfg.ShutdownTimeout)
+	defer deadline.Stop()
+	for {
+		a.drainLocal()
+		if a.sync || a.inflight == 0 {
+			return
+		}
+		select {
+		case r := <-a.answers:
+			a.inflight--
+			a.handleResult(&r)
+		case <-deadline.C:
+			a.log.Warn("stopped waiting for venue calls", zap.Int("in_flight", a.inflight))
+			return
+		}
+	}
+}

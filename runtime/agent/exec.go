@@ -1,0 +1,91 @@
+package agent
+
+import (
+	"context"
+	"time"
+
+	"github.com/pitbossdev/pitboss/market"
+)
+
+// opKind is one kind of venue call.
+type opKind uint8
+
+const (
+	opPlace opKind = iota + 1
+	opCancel
+	opCancelAll
+	opLookup
+	opHeartbeat
+)
+
+var opNames = [...]string{"invalid", "place", "cancel", "cancel_all", "lookup", "heartbeat"}
+
+func (k opKind) String() string { return opNames[k] }
+
+// op is one venue call, by value: executor goroutines never see loop-owned data.
+type op struct {
+	kind     opKind
+	client   uint64
+	req      OrderRequest
+	prep     PreparedOrder
+	prepared bool
+	id       market.OrderID
+	market   market.ConditionID
+	origin   time.Time // when the event that caused it arrived (tick-to-trade)
+}
+
+// result is the answer to one op.
+type result struct {
+	op     op
+	prep   PreparedOrder // opPlace: the prepared order (when preparing succeeded)
+	order  market.Order  // opPlace, opLookup
+	err    error
+	stage  string    // "prepare" when preparing failed (nothing was sent)
+	sentAt time.Time // opPlace: when Submit was called
+}
+
+// send runs o on the loop (synchronous venue; its answer is handled after the
+// current pass) or hands it to the executor.
+func (a *Agent) send(o op) {
+	if a.sync {
+		a.results = append(a.results, a.execute(context.Background(), o))
+		return
+	}
+	a.inflight++
+	a.ops <- o // capacity MaxInFlight+QueueSize; placements stop at MaxInFlight
+}
+
+// execute performs one venue call. It runs on an executor goroutine, or on the loop
+// for a synchronous venue, and touches nothing but the op and the venue.
+func (a *Agent) execute(ctx context.Context, o op) result {
+	r := result{op: o}
+	if !a.sync {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, a.cfg.RequestTimeout)
+		defer cancel()
+	}
+	switch o.kind {
+	case opPlace:
+		if !o.prepared {
+			p, err := a.venue.Prepare(ctx, o.req)
+			if err != nil {
+				r.err, r.stage = err, "prepare"
+				return r
+			}
+			o.prep, o.prepared = p, true
+			r.op = o
+		}
+		r.prep = o.prep
+		r.sentAt = a.clock.Now()
+		r.order, r.err = a.venue.Submit(ctx, &r.op.prep)
+	case opCancel:
+		r.err = a.venue.Cancel(ctx, o.id)
+	case opCancelAll:
+		r.err = a.venue.CancelAll(ctx, o.market)
+	case opLookup:
+		r.order, r.err = a.venue.Order(ctx, o.id)
+	case opHeartbeat:
+		r.err = a.venue.Heartbeat(ctx)
+	}
+	return r
+}

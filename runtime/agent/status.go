@@ -1,0 +1,240 @@
+package agent
+
+import (
+	"slices"
+	"strings"
+
+	"go.uber.org/zap"
+
+	"github.com/pitbossdev/pitboss/market"
+)
+
+// RunState is what the agent is doing. The values are those of the fleet's agent
+// states (adapters/natsbus), so a supervisor maps them one to one.
+type RunState string
+
+// Run states.
+const (
+	StateStarting RunState = "starting"
+	StateRunning  RunState = "running"
+	StatePaused   RunState = "paused"   // no new orders until resumed; resting orders stay
+	StateKilled   RunState = "killed"   // kill switch tripped: orders cancelled, nothing opens
+	StateFailed   RunState = "failed"   // the strategy failed (or startup did): no new orders
+	StateStopping RunState = "stopping" // cancelling and saving
+	StateStopped  RunState = "stopped"
+)
+
+// Counts are the agent's running totals since it started.
+type Counts struct {
+	Events    uint64 // events applied (feed, venue and timers)
+	Intents   uint64 // intents from the strategy
+	Denials   uint64 // intents the guards denied
+	Orders    uint64 // orders sent (placements, replacements, takes, flattening sells)
+	Cancels   uint64 // orders cancelled
+	Rejects   uint64 // placements the venue refused
+	Fills     uint64 // fills of the wallet's orders
+	Throttled uint64 // re-prices held back by the replace budget
+}
+
+// PositionStatus is one position in a Status.
+type PositionStatus struct {
+	Market     market.ConditionID
+	Token      market.TokenID
+	Outcome    market.Outcome
+	Size       market.Micros
+	AvgPrice   market.Micros
+	Mark       market.Micros
+	Realized   market.Micros
+	Unrealized market.Micros
+	Fees       market.Micros
+}
+
+// Status is a snapshot of the agent, safe to keep and to read from any goroutine.
+// Amounts are exact micro-units. PnL is equity minus the equity of the agent's very
+// first start (with this state directory).
+type Status struct {
+	Agent      market.AgentID
+	Wallet     market.Address
+	DryRun     bool
+	State      RunState
+	Reason     string // why the agent is killed, failed or paused
+	Runs       uint64 // starts with this state directory
+	Time       int64  // event time of the last event applied (Unix ms)
+	Balance    market.Micros
+	Reserved   market.Micros
+	Equity     market.Micros
+	PnL        market.Micros
+	Realized   market.Micros
+	Unrealized market.Micros
+	Fees       market.Micros
+	Positions  []PositionStatus
+	OpenOrders int
+	Counts     Counts
+}
+
+// Status returns the last published snapshot (the loop publishes every
+// StatusInterval, on control requests and when it stops).
+func (a *Agent) Status() Status {
+	s := *a.status.Load()
+	s.Positions = slices.Clone(s.Positions)
+	return s
+}
+
+// setState publishes a new run state (and reason) without rebuilding the rest.
+func (a *Agent) setState(st RunState, reason string) {
+	old := a.status.Load()
+	n := *old
+	n.State = st
+	switch st {
+	case StateKilled:
+		n.Reason = a.killReason()
+	case StateFailed:
+		if reason == "" {
+			reason = a.failed
+		}
+		n.Reason = reason
+	case StateRunning, StateStopping:
+		n.Reason = ""
+	default:
+		if reason != "" {
+			n.Reason = reason
+		}
+	}
+	a.status.Store(&n)
+}
+
+func (a *Agent) killReason() string {
+	if r := a.guards.KillReason(); r != "" {
+		return r
+	}
+	return "kill switch tripped"
+}
+
+// sortedPositions returns the positions ordered by token id.
+func (a *Agent) sortedPositions() []*market.Position {
+	ps := make([]*market.Position, 0, len(a.st.Positions))
+	for _, p := range a.st.Positions {
+		ps = append(ps, p)
+	}
+	slices.SortFunc(ps, func(x, y *market.Position) int { return strings.Compare(string(x.Token), string(y.Token)) })
+	return ps
+}
+
+// snapshot builds a Status from the loop's state.
+func (a *Agent) snapshot() *Status {
+	st := a.runState()
+	if a.stopping {
+		st = StateStopping
+	}
+	s := &Status{Agent: a.cfg.ID, Wallet: a.cfg.Wallet, DryRun: a.cfg.DryRun, State: st, Runs: a.runs,
+		Time: a.st.Time, Balance: a.st.Balance, Reserved: a.st.Reserved, Counts: a.counts}
+	switch st {
+	case StateKilled:
+		s.Reason = a.killReason()
+	case StateFailed:
+		s.Reason = a.failed
+	}
+	s.Equity = a.st.Equity()
+	s.PnL = s.Equity - a.startEquity
+	for _, p := range a.sortedPositions() {
+		if p.Size == 0 && p.Realized == 0 && p.Fees == 0 {
+			continue
+		}
+		mark := a.st.Mark(p.Token)
+		ps := PositionStatus{Market: p.Market, Token: p.Token, Outcome: p.Outcome, Size: p.Size, AvgPrice: p.AvgPrice(),
+			Mark: mark, Realized: p.Realized, Fees: p.Fees}
+		if p.Size > 0 {
+			ps.Unrealized = p.Unrealized(mark)
+		}
+		s.Realized += ps.Realized
+		s.Unrealized += ps.Unrealized
+		s.Fees += ps.Fees
+		s.Positions = append(s.Positions, ps)
+	}
+	for _, o := range a.st.Orders {
+		if !o.Status.Final() {
+			s.OpenOrders++
+		}
+	}
+	return s
+}
+
+// publishStatus publishes a fresh snapshot and hands it to the metrics.
+func (a *Agent) publishStatus() {
+	s := a.snapshot()
+	if old := a.status.Load(); old.State == StateStopped {
+		s.State = StateStopped
+	}
+	a.status.Store(s)
+	a.metrics.Status(s)
+}
+
+// logStatus writes the position and PnL line.
+func (a *Agent) logStatus(msg string) {
+	ce := a.log.Check(zap.InfoLevel, msg)
+	if ce == nil {
+		return
+	}
+	s := a.status.Load()
+	var pos strings.Builder
+	for i, p := range s.Positions {
+		if p.Size == 0 {
+			continue
+		}
+		if pos.Len() > 0 || i > 0 && pos.Len() > 0 {
+			pos.WriteString(", ")
+		}
+		pos.WriteString(p.Outcome.String())
+		pos.WriteByte(' ')
+		pos.WriteString(shortID(string(p.Token)))
+		pos.WriteByte(' ')
+		pos.WriteString(p.Size.String())
+		pos.WriteString(" @")
+		pos.WriteString(p.AvgPrice.String())
+	}
+	ce.Write(zap.Int64("t", s.Time), zap.String("state", string(s.State)), zap.Stringer("equity", s.Equity),
+		zap.Stringer("pnl", s.PnL), zap.Stringer("realized", s.Realized), zap.Stringer("unrealized", s.Unrealized),
+		zap.Stringer("fees", s.Fees), zap.Stringer("balance", s.Balance), zap.String("positions", pos.String()),
+		zap.Int("open_orders", s.OpenOrders), zap.Uint64("orders", s.Counts.Orders), zap.Uint64("fills", s.Counts.Fills),
+		zap.Uint64("denials", s.Counts.Denials))
+}
+
+// shortID abbreviates a long id for human lines.
+func shortID(s string) string {
+	if len(s) <= 12 {
+		return s
+	}
+	return s[:6] + "…" + s[len(s)-4:]
+}
+
+// checkpoint builds the checkpoint of this instant.
+func (a *Agent) checkpoint() *Checkpoint {
+	a.prune()
+	c := &Checkpoint{Version: CheckpointVersion, Agent: a.cfg.ID, Wallet: a.cfg.Wallet, Runs: a.runs, Time: a.st.Time,
+		StartEquity: Amount(a.startEquity), Paused: a.paused, Failed: a.failed}
+	if k, err := a.guards.KillState(); err == nil {
+		c.Kill = k
+	} else {
+		a.log.Error("kill switch state not saved", zap.Error(err))
+	}
+	for _, p := range a.sortedPositions() {
+		c.Positions = append(c.Positions, checkpointPosition(p))
+	}
+	for _, r := range a.open {
+		if !r.open() || r.id == "" {
+			continue
+		}
+		c.Orders = append(c.Orders, CheckpointOrder{ID: r.id, Client: r.client, Key: r.key, Market: r.req.Market,
+			Token: r.req.Token, Outcome: r.req.Outcome, Side: r.req.Side, Price: Amount(r.req.Price),
+			Size: Amount(r.req.Size), Matched: Amount(r.matched), Type: r.req.Type, PostOnly: r.req.PostOnly,
+			Expiration: r.req.Expiration, InFlight: r.phase == phPlacing || r.phase == phLookup})
+	}
+	if p, ok := a.venue.(Persistent); ok {
+		if b, err := p.Snapshot(); err == nil {
+			c.Venue = b
+		} else {
+			a.log.Error("venue state not saved", zap.Error(err))
+		}
+	}
+	return c
+}
