@@ -1,0 +1,328 @@
+package clob
+
+import (
+	"context"
+	"encoding/json"
+	"net/url"
+
+	"github.com/shopspring/decimal"
+
+	"github.com/pitbossdev/pitboss/api"
+	"github.com/pitbossdev/pitboss/market"
+)
+
+// Builder orders, conditional-token operations, account extras, and the routes the
+// specification names without shapes (questions, bonds, RFQ). Where the
+// specification shows no shape, the typed ones follow the local exchange
+// (sandbox/server); the others take and return raw JSON.
+
+// BuilderOrder posts an order through a builder (POST /builder/order, L2 plus the
+// builder id header; experimental). The service signs and salts the order; the
+// builder id is recorded on every resulting trade. Errors: 400 "<PREFIX>BUILDER_ID
+// header required", "missing 'order' field", "invalid JSON: …", 401 "invalid
+// authorization". Not retried after a timeout or 5xx: the order has no
+// client-side id to look up, so an open outcome is returned to the caller.
+func (c *Client) BuilderOrder(ctx context.Context, builderID string, req api.BuilderOrderRequest) (*api.BuilderOrderResponse, error) {
+	b, err := jsonBody(req)
+	if err != nil {
+		return nil, err
+	}
+	var r api.BuilderOrderResponse
+	cl := &call{svc: svcCLOB, method: "POST", path: "/builder/order", body: b, auth: authL2, builder: builderID, mode: retryUnsent}
+	if err := c.do(ctx, cl, &r); err != nil {
+		return nil, err
+	}
+	return &r, nil
+}
+
+// BuilderCancel cancels orders placed through a builder (DELETE /builder/cancel,
+// L2 plus the builder id header; experimental). The body shape is not shown by the
+// specification; the client sends {"orderIDs": [...]}, which the local exchange
+// accepts (as it does {"orderID": …} and a bare array).
+func (c *Client) BuilderCancel(ctx context.Context, builderID string, ids []market.OrderID) (*api.CancelResponse, error) {
+	b, err := jsonBody(struct {
+		OrderIDs []market.OrderID `json:"orderIDs"`
+	}{ids})
+	if err != nil {
+		return nil, err
+	}
+	var r api.CancelResponse
+	cl := &call{svc: svcCLOB, method: "DELETE", path: "/builder/cancel", body: b, auth: authL2, builder: builderID, urgent: true}
+	if err := c.do(ctx, cl, &r); err != nil {
+		return nil, err
+	}
+	return &r, nil
+}
+
+// CTFRequest is the body of the conditional-token operations: the market by
+// condition id or by one of its tokens, and the amount (not for redeem).
+type CTFRequest struct {
+	TokenID     market.TokenID     `json:"tokenId,omitempty"`
+	ConditionID market.ConditionID `json:"conditionId,omitempty"`
+	Size        decimal.Decimal    `json:"size"`
+}
+
+// CTFResult is the answer of the conditional-token operations (the local
+// exchange's shape): the market and the amount moved (for redeem, the payout).
+type CTFResult struct {
+	Success     bool               `json:"success"`
+	ConditionID market.ConditionID `json:"conditionId"`
+	Amount      decimal.Decimal    `json:"amount"`
+}
+
+func (c *Client) ctf(ctx context.Context, path string, req CTFRequest) (*CTFResult, error) {
+	b, err := jsonBody(struct {
+		TokenID     market.TokenID     `json:"tokenId,omitempty"`
+		ConditionID market.ConditionID `json:"conditionId,omitempty"`
+		Size        string             `json:"size,omitempty"`
+	}{req.TokenID, req.ConditionID, sizeText(req.Size)})
+	if err != nil {
+		return nil, err
+	}
+	var r CTFResult
+	cl := &call{svc: svcCLOB, method: "POST", path: path, body: b, auth: authL2, mode: retryUnsent}
+	if err := c.do(ctx, cl, &r); err != nil {
+		return nil, err
+	}
+	return &r, nil
+}
+
+func sizeText(d decimal.Decimal) string {
+	if d.IsZero() {
+		return ""
+	}
+	return d.String()
+}
+
+// Split turns collateral into the same amount of both outcome tokens of a market
+// (POST /ctf/split, L2; experimental). Errors: 400 "tokenId and size required",
+// market.ErrInsufficientBalance. Not retried after an open outcome.
+func (c *Client) Split(ctx context.Context, req CTFRequest) (*CTFResult, error) {
+	return c.ctf(ctx, "/ctf/split", req)
+}
+
+// Merge turns complete sets back into collateral (POST /ctf/merge, L2;
+// experimental).
+func (c *Client) Merge(ctx context.Context, req CTFRequest) (*CTFResult, error) {
+	return c.ctf(ctx, "/ctf/merge", req)
+}
+
+// Redeem pays the winning tokens of a resolved market (POST /ctf/redeem, L2;
+// experimental); Size is ignored.
+func (c *Client) Redeem(ctx context.Context, req CTFRequest) (*CTFResult, error) {
+	req.Size = decimal.Decimal{}
+	return c.ctf(ctx, "/ctf/redeem", req)
+}
+
+// AccountState is the answer of GET /agent/account/state. The specification lists
+// what it contains but not the field names; these are the local exchange's.
+type AccountState struct {
+	Address                   string          `json:"address"`
+	Asset                     AccountAsset    `json:"asset"`
+	Balance                   decimal.Decimal `json:"balance"`
+	AvailableBalance          decimal.Decimal `json:"availableBalance"`
+	EffectiveAvailableBalance decimal.Decimal `json:"effectiveAvailableBalance"`
+	ReservedBalance           decimal.Decimal `json:"reservedBalance"`
+	Mode                      string          `json:"mode"`
+	ClosedOnly                bool            `json:"closedOnly"`
+	Nonce                     uint64          `json:"nonce"`
+	OpenOrders                []api.OpenOrder `json:"openOrders"`
+	RecentTrades              []api.Trade     `json:"recentTrades"`
+	ConditionalTokenBalances  []TokenBalance  `json:"conditionalTokenBalances"`
+	Registered                bool            `json:"registered"`
+	Geoblock                  api.Geoblock    `json:"geoblock"`
+}
+
+// AccountAsset describes the collateral of an AccountState.
+type AccountAsset struct {
+	Symbol   string `json:"symbol"`
+	Address  string `json:"address,omitempty"`
+	Decimals int    `json:"decimals"`
+}
+
+// TokenBalance is one conditional-token balance of an AccountState.
+type TokenBalance struct {
+	TokenID      market.TokenID     `json:"tokenId"`
+	ConditionID  market.ConditionID `json:"conditionId"`
+	Outcome      string             `json:"outcome"`
+	OutcomeIndex int                `json:"outcomeIndex"`
+	Balance      decimal.Decimal    `json:"balance"`
+	Available    decimal.Decimal    `json:"available"`
+	Reserved     decimal.Decimal    `json:"reserved"`
+}
+
+// AccountStateTyped returns the account state decoded into AccountState (see
+// AccountState for the raw form).
+func (c *Client) AccountStateTyped(ctx context.Context) (*AccountState, error) {
+	raw, err := c.AccountState(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var s AccountState
+	if err := decodeRaw(raw, &s, "GET /agent/account/state"); err != nil {
+		return nil, err
+	}
+	return &s, nil
+}
+
+// Reconciliation is the answer of the balance reconciliation: the ledger balance
+// and the net collateral deltas of the wallet's trades as taker and as maker
+// (specification field names).
+type Reconciliation struct {
+	Balance      decimal.Decimal `json:"balance"`
+	NetUSDCTaker decimal.Decimal `json:"net_usdc_taker"`
+	NetUSDCMaker decimal.Decimal `json:"net_usdc_maker"`
+}
+
+// BalanceReconciliation returns the wallet's balance reconciliation (L2). The
+// specification does not show the route; the client uses the local exchange's GET
+// /balance-reconciliation.
+func (c *Client) BalanceReconciliation(ctx context.Context) (*Reconciliation, error) {
+	var r Reconciliation
+	cl := &call{svc: svcCLOB, method: "GET", path: "/balance-reconciliation", auth: authL2}
+	if err := c.do(ctx, cl, &r); err != nil {
+		return nil, err
+	}
+	return &r, nil
+}
+
+// Notification is one account notification ({type, owner, payload}; the
+// specification shows TRADE_CONFIRMED, whose payload carries tradeId). Timestamp
+// (Unix seconds) is the local exchange's.
+type Notification struct {
+	Type      string          `json:"type"`
+	Owner     string          `json:"owner"`
+	Payload   json.RawMessage `json:"payload"`
+	Timestamp int64           `json:"timestamp,omitempty"`
+}
+
+// Notifications lists the wallet's notifications (L2). The specification does not
+// show the route; the client uses GET /notifications (the upstream service's and
+// the local exchange's).
+func (c *Client) Notifications(ctx context.Context) ([]Notification, error) {
+	var r []Notification
+	if err := c.do(ctx, &call{svc: svcCLOB, method: "GET", path: "/notifications", auth: authL2}, &r); err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+// DeleteNotifications deletes all of the wallet's notifications (DELETE
+// /notifications, L2).
+func (c *Client) DeleteNotifications(ctx context.Context) error {
+	return c.do(ctx, &call{svc: svcCLOB, method: "DELETE", path: "/notifications", auth: authL2}, nil)
+}
+
+// Raw routes: questions, bonds and RFQ. The specification names their paths but
+// not their bodies or answers, and the local exchange does not serve them, so
+// these methods send the caller's body as JSON and return the answer as raw JSON.
+// Reads are retried; writes only when they provably did not arrive.
+
+func (c *Client) rawCall(ctx context.Context, method, path string, auth authKind, q url.Values, body any) (json.RawMessage, error) {
+	cl := &call{svc: svcCLOB, method: method, path: path, query: q, auth: auth}
+	if method != "GET" && method != "DELETE" {
+		cl.mode = retryUnsent
+	}
+	if body != nil {
+		b, err := jsonBody(body)
+		if err != nil {
+			return nil, err
+		}
+		cl.body = b
+	}
+	var raw json.RawMessage
+	if err := c.do(ctx, cl, &raw); err != nil {
+		return nil, err
+	}
+	if len(raw) > 0 && !json.Valid(raw) {
+		return nil, errBadJSON(method + " " + path)
+	}
+	return raw, nil
+}
+
+// QuestionTemplates returns GET /questions/templates (public).
+func (c *Client) QuestionTemplates(ctx context.Context) (json.RawMessage, error) {
+	return c.rawCall(ctx, "GET", "/questions/templates", authNone, nil, nil)
+}
+
+// QuestionClusters returns GET /questions/clusters (public).
+func (c *Client) QuestionClusters(ctx context.Context) (json.RawMessage, error) {
+	return c.rawCall(ctx, "GET", "/questions/clusters", authNone, nil, nil)
+}
+
+// CreateQuestion posts body to POST /questions/create (L2).
+func (c *Client) CreateQuestion(ctx context.Context, body any) (json.RawMessage, error) {
+	return c.rawCall(ctx, "POST", "/questions/create", authL2, nil, body)
+}
+
+// ResolveQuestion posts body to POST /questions/resolve (L2).
+func (c *Client) ResolveQuestion(ctx context.Context, body any) (json.RawMessage, error) {
+	return c.rawCall(ctx, "POST", "/questions/resolve", authL2, nil, body)
+}
+
+// ProposeQuestion posts body to POST /questions/propose (L2; experimental).
+func (c *Client) ProposeQuestion(ctx context.Context, body any) (json.RawMessage, error) {
+	return c.rawCall(ctx, "POST", "/questions/propose", authL2, nil, body)
+}
+
+// QuestionAuction calls /questions/auctions/<sub> (L2; experimental) with method,
+// query q and body (nil for none).
+func (c *Client) QuestionAuction(ctx context.Context, method, sub string, q url.Values, body any) (json.RawMessage, error) {
+	return c.rawCall(ctx, method, "/questions/auctions/"+sub, authL2, q, body)
+}
+
+// Bond calls /bonds/<sub> (L2; agent workflows) with method, query q and body.
+func (c *Client) Bond(ctx context.Context, method, sub string, q url.Values, body any) (json.RawMessage, error) {
+	return c.rawCall(ctx, method, "/bonds/"+sub, authL2, q, body)
+}
+
+// RFQ routes, as the upstream service names them (the specification lists the
+// RFQ error messages, which come back as catalog errors: market.CodeRFQIDRequired,
+// market.CodeRFQNotOpen, market.CodeRFQNoValidQuotes, ...).
+
+// CreateRFQRequest posts a request for quotes (POST /rfq/request, L2).
+func (c *Client) CreateRFQRequest(ctx context.Context, body any) (json.RawMessage, error) {
+	return c.rawCall(ctx, "POST", "/rfq/request", authL2, nil, body)
+}
+
+// CancelRFQRequest cancels a request for quotes (DELETE /rfq/request, L2).
+func (c *Client) CancelRFQRequest(ctx context.Context, rfqID string) (json.RawMessage, error) {
+	return c.rawCall(ctx, "DELETE", "/rfq/request", authL2, nil, map[string]string{"rfqId": rfqID})
+}
+
+// RFQRequests lists requests for quotes (GET /rfq/data/requests, L2).
+func (c *Client) RFQRequests(ctx context.Context, q url.Values) (json.RawMessage, error) {
+	return c.rawCall(ctx, "GET", "/rfq/data/requests", authL2, q, nil)
+}
+
+// CreateRFQQuote posts a quote on a request (POST /rfq/quote, L2).
+func (c *Client) CreateRFQQuote(ctx context.Context, body any) (json.RawMessage, error) {
+	return c.rawCall(ctx, "POST", "/rfq/quote", authL2, nil, body)
+}
+
+// CancelRFQQuote cancels a quote (DELETE /rfq/quote, L2).
+func (c *Client) CancelRFQQuote(ctx context.Context, quoteID string) (json.RawMessage, error) {
+	return c.rawCall(ctx, "DELETE", "/rfq/quote", authL2, nil, map[string]string{"quoteId": quoteID})
+}
+
+// RFQQuotes lists quotes (GET /rfq/data/quotes, L2).
+func (c *Client) RFQQuotes(ctx context.Context, q url.Values) (json.RawMessage, error) {
+	return c.rawCall(ctx, "GET", "/rfq/data/quotes", authL2, q, nil)
+}
+
+// RFQBestQuote returns the best pending quote of a request (GET
+// /rfq/data/best-quote?rfqId=, L2); none is market.CodeRFQNoValidQuotes (404).
+func (c *Client) RFQBestQuote(ctx context.Context, rfqID string) (json.RawMessage, error) {
+	return c.rawCall(ctx, "GET", "/rfq/data/best-quote", authL2, url.Values{"rfqId": {rfqID}}, nil)
+}
+
+// AcceptRFQQuote accepts a quote as the requester (POST /rfq/request/accept, L2).
+func (c *Client) AcceptRFQQuote(ctx context.Context, body any) (json.RawMessage, error) {
+	return c.rawCall(ctx, "POST", "/rfq/request/accept", authL2, nil, body)
+}
+
+// ApproveRFQOrder approves the order of an accepted quote as the quoter (POST
+// /rfq/quote/approve, L2).
+func (c *Client) ApproveRFQOrder(ctx context.Context, body any) (json.RawMessage, error) {
+	return c.rawCall(ctx, "POST", "/rfq/quote/approve", authL2, nil, body)
+}
