@@ -1,0 +1,365 @@
+package report
+
+import (
+	"fmt"
+	"math"
+	"time"
+
+	"github.com/pitbossdev/pitboss/market"
+)
+
+// Defaults of Config.
+const (
+	DefaultResolution = time.Second
+	DefaultPoints     = 1000
+	// MaxPeriods bounds the return series: a period that would give more is
+	// refused by NewCollector.
+	MaxPeriods = 1 << 20
+)
+
+// Config configures a Collector. The zero value is usable: equity sampled every
+// second of event time and after each fill, returns over an automatic period,
+// charts of at most 1000 points.
+type Config struct {
+	// From and To bound the run's event time (Unix ms), when known in advance;
+	// they choose the automatic return period and are reported in Run.
+	From, To int64
+	// Resolution is the grid of event time on which equity is sampled (it is
+	// also sampled after each of the run's fills and resolutions). If zero,
+	// DefaultResolution (1s).
+	Resolution time.Duration
+	// ReturnPeriod is the period of the returns Sharpe and Sortino are computed
+	// from. If zero: the longest of 1 day, 1 hour, 15 minutes, 1 minute and 1
+	// second that gives at least 30 periods over [From, To] (1 hour when the span
+	// is unknown).
+	ReturnPeriod time.Duration
+	// Points bounds the equity curve's points (it is halved, keeping every other
+	// point, whenever it fills). If zero, DefaultPoints (1000).
+	Points int
+}
+
+// Collector gathers a run's results as it happens and builds the Report. The run's
+// loop calls Begin once, Fill for each of its fills, Event after each event it
+// applied, Forecast when the strategy declares a probability, and Finish at the end.
+// It reads the agent's market.State only during those calls and keeps no reference
+// to it.
+//
+// A Collector is not safe for concurrent use: the loop that owns the State owns it.
+// The hot path (Event on an event between grid points) is one comparison.
+type Collector struct {
+	cfg    Config
+	res    int64 // ms
+	period int64 // ms
+
+	started     bool
+	startTime   int64
+	startEquity market.Micros
+	lastTime    int64
+	next        int64 // next grid time
+	dirty       bool  // a fill or a resolution since the last sample
+
+	// Own ledger, from fills and resolutions: positions per token.
+	pos      map[market.TokenID]*market.Position
+	mkts     []*mkt
+	byCond   map[market.ConditionID]*mkt
+	byToken  map[market.TokenID]*mkt
+	fills    []FillRow
+	realized []market.Micros // every realization (sell or settlement), in order
+
+	// Online metrics.
+	peak, maxDD  market.Micros
+	maxDDPct     float64
+	lastEq       market.Micros
+	lastExp      market.Micros
+	lastSample   int64
+	expArea      float64 // ∫ exposure dt (micro-units × ms)
+	heldTime     int64   // ms with a position
+	periodEnd    int64
+	periodEquity []market.Micros // equity at the end of each return period
+	maxExposure  market.Micros
+	held         bool
+	points       []Point
+	pointEvery   int64 // ms between kept chart points (doubles when full)
+	nextPoint    int64
+	notes        []string
+}
+
+// mkt is the collector's view of one market.
+type mkt struct {
+	info       market.Info
+	fills      int
+	volume     market.Micros
+	fees       market.Micros
+	settlement market.Micros
+	resolved   bool
+	winner     market.Outcome
+	forecast   float64
+	brier      float64
+}
+
+// NewCollector returns a Collector for cfg.
+func NewCollector(cfg Config) (*Collector, error) {
+	if cfg.Resolution == 0 {
+		cfg.Resolution = DefaultResolution
+	}
+	if cfg.Resolution < time.Millisecond {
+		return nil, fmt.Errorf("report: resolution %s is below a millisecond", cfg.Resolution)
+	}
+	if cfg.Points == 0 {
+		cfg.Points = DefaultPoints
+	}
+	if cfg.Points < 2 {
+		return nil, fmt.Errorf("report: %d chart points", cfg.Points)
+	}
+	if cfg.ReturnPeriod == 0 {
+		cfg.ReturnPeriod = autoPeriod(cfg.To - cfg.From)
+	}
+	if cfg.ReturnPeriod < time.Millisecond {
+		return nil, fmt.Errorf("report: return period %s is below a millisecond", cfg.ReturnPeriod)
+	}
+	if span := cfg.To - cfg.From; span > 0 && span/cfg.ReturnPeriod.Milliseconds() > MaxPeriods {
+		return nil, fmt.Errorf("report: return period %s gives more than %d periods", cfg.ReturnPeriod, MaxPeriods)
+	}
+	c := &Collector{cfg: cfg, res: cfg.Resolution.Milliseconds(), period: cfg.ReturnPeriod.Milliseconds(),
+		pos: map[market.TokenID]*market.Position{}, byCond: map[market.ConditionID]*mkt{}, byToken: map[market.TokenID]*mkt{}}
+	return c, nil
+}
+
+// autoPeriod picks the return period for a span (see Config.ReturnPeriod).
+func autoPeriod(span int64) time.Duration {
+	if span <= 0 {
+		return time.Hour
+	}
+	for _, p := range []time.Duration{24 * time.Hour, time.Hour, 15 * time.Minute, time.Minute} {
+		if span/p.Milliseconds() >= 30 {
+			return p
+		}
+	}
+	return time.Second
+}
+
+// Begin starts the run at time t (Unix ms) with the agent's state after startup:
+// its equity is the starting equity and its markets are the run's markets (more are
+// learned from fills and events later).
+func (c *Collector) Begin(t int64, st *market.State, markets []market.Info) {
+	for i := range markets {
+		c.market(markets[i].Condition, &markets[i])
+	}
+	c.started = true
+	c.startTime = t
+	c.lastTime = t
+	c.startEquity = st.Equity()
+	c.peak = c.startEquity
+	c.lastEq = c.startEquity
+	c.lastSample = t
+	c.periodEnd = t + c.period
+	c.next = t - t%c.res + c.res
+	c.pointEvery = max(c.res, (c.cfg.To-c.cfg.From)/int64(c.cfg.Points))
+	c.addPoint(t, c.startEquity, exposure(st), st)
+}
+
+// market returns the collector's record of a market, creating it.
+func (c *Collector) market(cond market.ConditionID, info *market.Info) *mkt {
+	m := c.byCond[cond]
+	if m == nil {
+		m = &mkt{forecast: math.NaN(), brier: math.NaN()}
+		m.info.Condition = cond
+		c.byCond[cond] = m
+		c.mkts = append(c.mkts, m)
+	}
+	if info != nil {
+		m.info = *info
+		for _, t := range info.Tokens {
+			if t != "" {
+				c.byToken[t] = m
+			}
+		}
+	}
+	return m
+}
+
+// Note adds a remark to the report.
+func (c *Collector) Note(format string, args ...any) {
+	c.notes = append(c.notes, fmt.Sprintf(format, args...))
+}
+
+// Fill records one of the run's fills (call it when the agent learns of it).
+func (c *Collector) Fill(f *market.Fill) {
+	m := c.byCond[f.Market]
+	if m == nil {
+		m = c.byToken[f.Token]
+	}
+	if m == nil {
+		m = c.market(f.Market, nil)
+	}
+	p := c.pos[f.Token]
+	if p == nil {
+		p = &market.Position{Market: m.info.Condition, Token: f.Token, Outcome: f.Outcome}
+		c.pos[f.Token] = p
+	}
+	notional, _ := market.Notional(f.Price, f.Size)
+	var realized market.Micros
+	switch f.Side {
+	case market.Buy:
+		p.Buy(f.Price, f.Size, f.Fee)
+	case market.Sell:
+		r, ok := p.Sell(f.Price, f.Size, f.Fee)
+		if ok {
+			realized = r
+			c.realized = append(c.realized, r)
+		} else {
+			c.Note("fill %s sells %s shares of token %s, more than the %s held: not counted in the ledger", f.Trade, f.Size, f.Token, p.Size)
+		}
+	}
+	m.fills++
+	m.volume += notional
+	m.fees += f.Fee
+	c.fills = append(c.fills, FillRow{Time: f.Time, Market: m.info.Condition, Token: f.Token, Outcome: f.Outcome.String(),
+		Side: f.Side.String(), Role: f.Role.String(), Price: Money(f.Price), Size: Money(f.Size), Notional: Money(notional),
+		Fee: Money(f.Fee), Realized: Money(realized), Order: f.Order, Trade: f.Trade})
+	c.dirty = true
+}
+
+// Forecast records the strategy's declared probability of YES for a market at time
+// t (Unix ms). Values outside [0, 1] and NaN are ignored.
+func (c *Collector) Forecast(cond market.ConditionID, p float64) {
+	if !(p >= 0 && p <= 1) {
+		return
+	}
+	m := c.byCond[cond]
+	if m == nil || m.resolved {
+		return
+	}
+	m.forecast = p
+}
+
+// Event is called after the agent applied ev to st (and handled it). It settles the
+// ledger on a resolution and samples equity on the grid.
+func (c *Collector) Event(ev *market.Event, st *market.State) {
+	if ev.Kind == market.EventResolved {
+		c.resolve(ev)
+	}
+	if ev.Time < c.next && !c.dirty {
+		return
+	}
+	c.sample(max(ev.Time, c.lastTime), st)
+}
+
+func (c *Collector) resolve(ev *market.Event) {
+	m := c.byCond[ev.Market]
+	if m == nil {
+		m = c.byToken[ev.Winner]
+	}
+	if m == nil || m.resolved {
+		return
+	}
+	o, ok := m.info.OutcomeOf(ev.Winner)
+	if !ok {
+		return
+	}
+	m.resolved, m.winner = true, o
+	for i, tok := range m.info.Tokens {
+		p := c.pos[tok]
+		if p == nil || p.Size == 0 {
+			continue
+		}
+		r := p.Settle(market.Outcome(i) == o)
+		m.settlement += r
+		c.realized = append(c.realized, r)
+	}
+	if !math.IsNaN(m.forecast) {
+		y := 0.0
+		if o == market.Yes {
+			y = 1
+		}
+		d := m.forecast - y
+		m.brier = d * d
+	}
+	c.dirty = true
+}
+
+// sample takes an equity sample at t.
+func (c *Collector) sample(t int64, st *market.State) {
+	c.dirty = false
+	if t < c.lastTime {
+		t = c.lastTime
+	}
+	eq := st.Equity()
+	exp := exposure(st)
+	// Time-weighted exposure and time in market over [lastSample, t), at the
+	// previous sample's values.
+	if dt := t - c.lastSample; dt > 0 {
+		c.expArea += float64(c.lastExp) * float64(dt)
+		if c.held {
+			c.heldTime += dt
+		}
+	}
+	// Return periods that ended before t close at the previous sample's equity.
+	for t >= c.periodEnd && len(c.periodEquity) < MaxPeriods {
+		c.periodEquity = append(c.periodEquity, c.lastEq)
+		c.periodEnd += c.period
+	}
+	c.lastSample, c.lastTime = t, t
+	c.lastEq, c.lastExp = eq, exp
+	c.held = exp > 0 || anyPosition(st)
+	c.maxExposure = max(c.maxExposure, exp)
+	if eq > c.peak {
+		c.peak = eq
+	}
+	if dd := c.peak - eq; dd > c.maxDD {
+		c.maxDD = dd
+		if c.peak > 0 {
+			c.maxDDPct = float64(dd) / float64(c.peak)
+		}
+	}
+	c.next = t - t%c.res + c.res
+	if t >= c.nextPoint {
+		c.addPoint(t, eq, exp, st)
+	}
+}
+
+func anyPosition(st *market.State) bool {
+	for _, p := range st.Positions {
+		if p.Size > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// exposure is the value of every position at its mark.
+func exposure(st *market.State) market.Micros {
+	var sum market.Micros
+	for t, p := range st.Positions {
+		if p.Size > 0 {
+			sum += p.Value(st.Mark(t))
+		}
+	}
+	return sum
+}
+
+// addPoint appends a chart point, halving the curve when it is full.
+func (c *Collector) addPoint(t int64, eq, exp market.Micros, st *market.State) {
+	if len(c.points) >= 2*c.cfg.Points {
+		half := c.points[:0]
+		for i := 0; i < len(c.points); i += 2 {
+			half = append(half, c.points[i])
+		}
+		clear(c.points[len(half):])
+		c.points = half
+		c.pointEvery *= 2
+	}
+	net := make([]Money, len(c.mkts))
+	for i, m := range c.mkts {
+		var y, n market.Micros
+		if p := st.Positions[m.info.Tokens[market.Yes]]; p != nil && m.info.Tokens[market.Yes] != "" {
+			y = p.Size
+		}
+		if p := st.Positions[m.info.Tokens[market.No]]; p != nil && m.info.Tokens[market.No] != "" {
+			n = p.Size
+		}
+		net[i] = Money(y - n)
+	}
+	c.points = append(c.points, Point{Time: t, Equity: Money(eq), Exposure: Money(exp), Net: net})
+	c.nextPoint = t + c.pointEvery
+}
