@@ -74,9 +74,28 @@ func (m *mstate) begin(s *Sim, t int64, v View, dst []exchange.Command) []exchan
 		}
 	}
 	if at > 0 {
-		m.due[actResolve] = max(at, t)
+		m.resolveAt = max(at, t)
+		m.due[actResolve] = m.resolveAt
+		if m.p.reveal > 0 {
+			m.due[actReveal] = max(m.resolveAt-m.p.reveal, t)
+		}
 	}
 	return dst
+}
+
+// revealLogit is the logit the fair value converges to once the outcome is known:
+// ln(0.99/0.01).
+var revealLogit = logit(990_000)
+
+// reveal draws the winner from the fair value and starts the convergence to it.
+func (m *mstate) reveal(s *Sim, t int64) {
+	u := uintN(&m.rRes, uint64(market.One))
+	m.advanceFair(s, t)
+	m.revealed, m.winner, m.target = true, market.No, -revealLogit
+	if u < uint64(m.fair) {
+		m.winner, m.target = market.Yes, revealLogit
+	}
+	m.record(s, t, true)
 }
 
 // gone handles a market that can no longer trade: after a resolution (by the sim or
@@ -107,7 +126,9 @@ func (m *mstate) resolve(s *Sim, t int64, v View, dst []exchange.Command) []exch
 	}
 	m.advanceFair(s, t)
 	winner := market.No
-	if u < uint64(m.fair) {
+	if m.revealed {
+		winner = m.winner
+	} else if u < uint64(m.fair) {
 		winner = market.Yes
 	}
 	dst = append(dst, exchange.Command{Kind: exchange.Resolve, Time: t, Market: m.id, Winner: winner})
@@ -267,7 +288,7 @@ func (m *mstate) quote(s *Sim, t int64, v View, dst []exchange.Command) []exchan
 	s.orders = v.OpenOrders(s.orders[:0], exchange.Filter{Owner: mk.addr, Market: m.id})
 	for i := range s.orders {
 		o := &s.orders[i]
-		bs, px := yesBook(o, m.yes)
+		bs, px := yesBook(o)
 		keep := false
 		for k := 0; k < n[bs]; k++ {
 			w := &want[bs][k]
@@ -284,7 +305,7 @@ func (m *mstate) quote(s *Sim, t int64, v View, dst []exchange.Command) []exchan
 		case o.Side == market.Buy:
 			res, _ := market.Notional(o.Price, o.Remaining())
 			coll += res
-		case o.Token == m.yes:
+		case o.Outcome == market.Yes:
 			budY += o.Remaining()
 		default:
 			budN += o.Remaining()
@@ -321,8 +342,8 @@ func (m *mstate) quote(s *Sim, t int64, v View, dst []exchange.Command) []exchan
 }
 
 // yesBook returns the YES-book side (0 bids, 1 asks) and price at which o rests.
-func yesBook(o *market.Order, yes market.TokenID) (int, market.Micros) {
-	if o.Token == yes {
+func yesBook(o *market.Order) (int, market.Micros) {
+	if o.Outcome == market.Yes {
 		if o.Side == market.Buy {
 			return 0, o.Price
 		}
@@ -427,7 +448,7 @@ func (m *mstate) othersWithin(s *Sim, v View, owner market.Address, side market.
 		}
 		own := market.Micros(0)
 		for i := range s.orders {
-			if obs, opx := yesBook(&s.orders[i], m.yes); obs == bs && opx == l.Price {
+			if obs, opx := yesBook(&s.orders[i]); obs == bs && opx == l.Price {
 				own += s.orders[i].Remaining()
 			}
 		}

@@ -73,6 +73,12 @@ type Params struct {
 	// ResolveAtEnd resolves the market at its end date (if it has one) like
 	// ResolveAt. A resolution time already past at the start resolves at once.
 	ResolveAtEnd bool `yaml:"resolve_at_end"`
+	// ResolveReveal is how long before its resolution the outcome becomes known:
+	// the winner is drawn then (YES with probability equal to the fair value at
+	// that moment) and the fair value converges to 0.99 or 0.01 over the window,
+	// as prices do before a real resolution. Default 15m; negative: the winner is
+	// drawn at the resolution, with no convergence.
+	ResolveReveal time.Duration `yaml:"resolve_reveal"`
 
 	// MakerRefresh is the mean interval between the market maker's requotes
 	// (uniform within ±30%). Default 1s; negative: no market maker.
@@ -176,6 +182,7 @@ func DefaultParams() Params {
 		Reversion:         24 * time.Hour,
 		NewsEvery:         30 * time.Minute,
 		NewsJump:          0.35,
+		ResolveReveal:     15 * time.Minute,
 		MakerRefresh:      time.Second,
 		MakerLevels:       4,
 		MakerSpread:       2,
@@ -240,6 +247,7 @@ func (p Params) Merge(over Params) Params {
 		p.ResolveAt = over.ResolveAt
 	}
 	p.ResolveAtEnd = p.ResolveAtEnd || over.ResolveAtEnd
+	setD(&p.ResolveReveal, over.ResolveReveal)
 	setD(&p.MakerRefresh, over.MakerRefresh)
 	setI(&p.MakerLevels, over.MakerLevels)
 	setI(&p.MakerSpread, over.MakerSpread)
@@ -348,6 +356,7 @@ func (p *Params) check(where string, bad func(where, format string, args ...any)
 	}
 	dur("fair_step", p.FairStep, time.Millisecond)
 	dur("reversion", p.Reversion, time.Second)
+	dur("resolve_reveal", p.ResolveReveal, time.Millisecond)
 	dur("news_every", p.NewsEvery, time.Millisecond)
 	dur("maker_refresh", p.MakerRefresh, time.Millisecond)
 	dur("maker_reaction", p.MakerReaction, time.Millisecond)

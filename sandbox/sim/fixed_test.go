@@ -53,6 +53,10 @@ func TestLog2AndExpNegMatchMath(t *testing.T) {
 		if d := math.Abs(got - math.Log2(float64(u))); d > 1e-8 {
 			t.Fatalf("log2(%d) = %.12f, want %.12f", u, got, math.Log2(float64(u)))
 		}
+		fast := float64(log2Fast(u)) / float64(fixOne)
+		if d := math.Abs(fast - math.Log2(float64(u))); d > 3e-8 {
+			t.Fatalf("log2Fast(%d) = %.12f, want %.12f", u, fast, math.Log2(float64(u)))
+		}
 		z := fix(r.Int64N(int64(40 * fixOne)))
 		e := float64(expNeg(z)) / float64(fixOne)
 		if d := math.Abs(e - math.Exp(-float64(z)/float64(fixOne))); d > 2e-9 {

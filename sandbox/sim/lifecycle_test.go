@@ -3,6 +3,7 @@ package sim
 import (
 	"bytes"
 	"context"
+	"math"
 	"regexp"
 	"testing"
 	"time"
@@ -311,5 +312,58 @@ func TestPathIsBoundedAndSpansTheRun(t *testing.T) {
 	}
 	if p[0].Time != t0 || p[len(p)-1].Time < t0+9*3_600_000 {
 		t.Fatalf("path from %d to %d", p[0].Time, p[len(p)-1].Time)
+	}
+}
+
+// Before a timed resolution the outcome is revealed and the fair value converges to
+// it; the resolution then pays the revealed winner.
+func TestRevealConvergesBeforeTheResolution(t *testing.T) {
+	const at = t0 + 3_600_000
+	e := newEngine(t, 1)
+	s := New(Config{Start: t0, Defaults: Params{ResolveAt: at, ResolveReveal: 20 * time.Minute}}, 31)
+	var late []market.Micros
+	s.AdvanceTo(at, e, func(c *exchange.Command, _ []exchange.Event) {
+		if c.Time >= at-60_000 && c.Time < at {
+			late = append(late, s.markets[0].fair)
+		}
+	})
+	m := s.markets[0]
+	sum := s.Summary().Markets[0]
+	if !sum.Resolved || sum.Winner != m.winner || !m.revealed {
+		t.Fatalf("resolved %v winner %v, revealed %v %v", sum.Resolved, sum.Winner, m.revealed, m.winner)
+	}
+	want := market.Micros(990_000)
+	if m.winner == market.No {
+		want = 10_000
+	}
+	if len(late) == 0 {
+		t.Fatal("no activity in the last minute")
+	}
+	for _, f := range late {
+		if d := f - want; d > 50_000 || d < -50_000 {
+			t.Fatalf("fair %s in the last minute, converging to %s", f, want)
+		}
+	}
+	if err := e.Check(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// The winner is YES with probability equal to the fair value when it is drawn.
+func TestWinnersFollowTheFairValue(t *testing.T) {
+	const n = 400
+	yes := 0
+	for seed := uint64(0); seed < n; seed++ {
+		s, _, e := latentOn(t, Params{Fair: 300_000, Vol: -1, NewsEvery: -1, ResolveAt: t0 + 1000, ResolveReveal: -1}, seed)
+		s.AdvanceTo(t0+1000, e, nil)
+		if sum := s.Summary().Markets[0]; !sum.Resolved {
+			t.Fatal("not resolved")
+		} else if sum.Winner == market.Yes {
+			yes++
+		}
+	}
+	sd := math.Sqrt(n * 0.3 * 0.7)
+	if math.Abs(float64(yes)-0.3*n) > 4*sd {
+		t.Fatalf("YES won %d of %d resolutions at fair 0.3", yes, n)
 	}
 }

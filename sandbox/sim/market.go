@@ -2,6 +2,7 @@ package sim
 
 import (
 	"math"
+	"math/bits"
 	"math/rand/v2"
 	"time"
 
@@ -19,6 +20,7 @@ type mparams struct {
 	jumpMean   fix
 	resolveAt  int64 // Unix ms; 0: none
 	resolveEnd bool
+	reveal     int64 // ms before the resolution at which the winner is drawn; 0: at it
 
 	makerMean      int64 // ms; 0: no maker
 	levels         int
@@ -93,7 +95,7 @@ func resolveParams(p Params) mparams {
 	}
 	q := mparams{
 		fair: p.Fair, step: step, volStep: vol, revK: rev, newsMean: millis(p.NewsEvery), jumpMean: toFix(p.NewsJump),
-		resolveAt: p.ResolveAt, resolveEnd: p.ResolveAtEnd,
+		resolveAt: p.ResolveAt, resolveEnd: p.ResolveAtEnd, reveal: millis(p.ResolveReveal),
 
 		makerMean: millis(p.MakerRefresh), levels: p.MakerLevels, spread: max(p.MakerSpread, 1), gap: max(p.MakerGap, 1),
 		size: p.MakerSize, sizeStep: p.MakerSizeStep, volK: toMillionths(p.MakerVolSpread), skew: p.MakerSkew,
@@ -125,6 +127,7 @@ type actor uint8
 const (
 	actStart    actor = iota // fund the participants, initialise the fair value
 	actResolve               // resolve the market
+	actReveal                // the outcome becomes known; the fair value converges to it
 	actNews                  // a news jump of the latent value
 	actMaker                 // the maker requotes
 	actInformed              // a background informed arrival
@@ -157,6 +160,12 @@ type mstate struct {
 	fair     market.Micros
 	nextPath int64
 	every    int64 // current path interval (doubles when the path is full)
+
+	// Once the outcome is revealed the logit converges to target by resolveAt.
+	revealed  bool
+	winner    market.Outcome
+	target    fix
+	resolveAt int64
 
 	// The maker does not know news before staleUntil: it believes x − staleJump.
 	staleUntil int64
@@ -262,6 +271,9 @@ func (m *mstate) act(s *Sim, t int64, v View, dst []exchange.Command) []exchange
 	case actResolve:
 		m.due[actResolve] = never
 		dst = m.resolve(s, t, v, dst)
+	case actReveal:
+		m.due[actReveal] = never
+		m.reveal(s, t)
 	case actNews:
 		m.news(s, t)
 	case actMaker:
@@ -359,7 +371,23 @@ func (m *mstate) skipTo(now int64) {
 	if m.due[actResolve] < now {
 		m.due[actResolve] = now
 	}
+	if m.due[actReveal] < now {
+		m.due[actReveal] = now
+	}
 	m.refreshNext()
+}
+
+// mulDivFix returns x·a/c (a, c > 0) without overflow, truncated toward zero.
+func mulDivFix(x fix, a, c int64) fix {
+	hi, lo := bits.Mul64(uint64(abs64(x)), uint64(a))
+	if hi >= uint64(c) {
+		return x // |a/c| ≤ 1 in every use, so this cannot happen
+	}
+	q, _ := bits.Div64(hi, lo, uint64(c))
+	if x < 0 {
+		return -fix(q)
+	}
+	return fix(q)
 }
 
 func abs64(x fix) fix {
@@ -397,7 +425,11 @@ func (m *mstate) advanceFair(s *Sim, t int64) {
 			z := normDeviate(&m.rFair)
 			m.x = clampLogit(m.x + fix(int64(m.p.volStep)*z>>16))
 		}
-		if m.p.volStep != 0 || m.p.revK != 0 {
+		if m.revealed && m.gridT < m.resolveAt {
+			// Close the remaining distance to the target linearly by resolveAt.
+			m.x += mulDivFix(m.target-m.x, m.p.step, m.resolveAt-m.gridT+m.p.step)
+		}
+		if m.p.volStep != 0 || m.p.revK != 0 || m.revealed {
 			m.setFair()
 		}
 		if m.gridT >= m.nextPath {

@@ -121,6 +121,12 @@ func TestTradesHappenAtTheExpectedRates(t *testing.T) {
 // latent returns a started single-market sim whose latent value can be stepped
 // directly (no participant acts).
 func latent(t *testing.T, p Params, seed uint64) (*Sim, *mstate) {
+	s, m, _ := latentOn(t, p, seed)
+	return s, m
+}
+
+// latentOn is latent with the engine it runs on.
+func latentOn(t *testing.T, p Params, seed uint64) (*Sim, *mstate, *exchange.Engine) {
 	t.Helper()
 	p.MakerRefresh, p.NoiseEvery, p.InformedEvery, p.InformedFollowers = -1, -1, -1, -1
 	e := newEngine(t, 1)
@@ -128,7 +134,7 @@ func latent(t *testing.T, p Params, seed uint64) (*Sim, *mstate) {
 	if cmds, _ := s.Step(t0, e, nil); len(cmds) != 0 {
 		t.Fatalf("a sim without participants produced %d commands", len(cmds))
 	}
-	return s, s.markets[0]
+	return s, s.markets[0], e
 }
 
 func TestFairValueWalkHasTheConfiguredVolatility(t *testing.T) {
