@@ -1,0 +1,489 @@
+package server
+
+import (
+	"context"
+	"net/http"
+	"slices"
+
+	"github.com/pitbossdev/pitboss/api"
+	"github.com/pitbossdev/pitboss/market"
+	"github.com/pitbossdev/pitboss/sandbox/exchange"
+	"github.com/pitbossdev/pitboss/sandbox/host"
+)
+
+// balanceAllowance is GET /balance-allowance (and /balance-allowance/update) (L2):
+// query asset_type COLLATERAL (default) or CONDITIONAL with token_id, and
+// signature_type 0 (1 and 2 are reserved and refused). balance is the ledger
+// balance (available + reserved by open orders); allowance is what new orders may
+// still commit (the available amount); allowances maps every outcome token the
+// wallet holds (or the requested one) to its available balance.
+func (s *Server) balanceAllowance(w http.ResponseWriter, r *http.Request) {
+	c, ok := s.authL2(w, r, nil)
+	if !ok {
+		return
+	}
+	q := r.URL.Query()
+	if st := q.Get("signature_type"); st != "" && st != "0" {
+		s.writeErr(w, market.Errorf(market.CodeBadRequest, "signature_type"))
+		return
+	}
+	asset := q.Get("asset_type")
+	if asset == "" {
+		asset = api.AssetCollateral
+	}
+	var tok market.TokenID
+	switch asset {
+	case api.AssetCollateral:
+	case api.AssetConditional:
+		t, ok := parseToken(q.Get("token_id"))
+		if !ok {
+			s.writeErr(w, market.Errorf(market.CodeInvalidTokenID))
+			return
+		}
+		tok = t
+	default:
+		s.writeErr(w, market.Errorf(market.CodeBadRequest, "asset_type"))
+		return
+	}
+	out := api.BalanceAllowance{Allowances: map[market.TokenID]api.Decimal{}}
+	known := true
+	err := s.h.Read(r.Context(), func(e *exchange.Engine) {
+		if tok != "" {
+			if _, _, known = e.TokenMarket(tok); !known {
+				return
+			}
+			avail, res := e.TokenBalance(c.owner, tok)
+			out.Balance, out.Allowance = api.Decimal(avail+res), api.Decimal(avail)
+			out.Allowances[tok] = api.Decimal(avail)
+			return
+		}
+		avail, res := e.Collateral(c.owner)
+		out.Balance, out.Allowance = api.Decimal(avail+res), api.Decimal(avail)
+		for _, h := range e.Holdings(c.owner, nil) {
+			out.Allowances[h.Token] = api.Decimal(h.Available)
+		}
+	})
+	if err != nil {
+		s.writeErr(w, hostErr(err))
+		return
+	}
+	if !known {
+		s.writeErr(w, market.Errorf(market.CodeNoOrderbook))
+		return
+	}
+	s.writeJSON(w, out)
+}
+
+// assetInfo describes the collateral in the account state.
+type assetInfo struct {
+	Symbol   string `json:"symbol"`
+	Address  string `json:"address,omitempty"`
+	Decimals int    `json:"decimals"`
+}
+
+// tokenBalance is one conditional-token balance of the account state.
+type tokenBalance struct {
+	TokenID     market.TokenID     `json:"tokenId"`
+	ConditionID market.ConditionID `json:"conditionId"`
+	Outcome     string             `json:"outcome"`
+	OutcomeIdx  int                `json:"outcomeIndex"`
+	Balance     api.Decimal        `json:"balance"`
+	Available   api.Decimal        `json:"available"`
+	Reserved    api.Decimal        `json:"reserved"`
+}
+
+// accountState is the answer of GET /agent/account/state (field names are ours; the
+// specification lists the contents): the platform-token asset, balances, open orders,
+// recent trades, conditional-token balances, mode and nonce.
+type accountState struct {
+	Address                   string          `json:"address"`
+	Asset                     assetInfo       `json:"asset"`
+	Balance                   api.Decimal     `json:"balance"`
+	AvailableBalance          api.Decimal     `json:"availableBalance"`
+	EffectiveAvailableBalance api.Decimal     `json:"effectiveAvailableBalance"`
+	ReservedBalance           api.Decimal     `json:"reservedBalance"`
+	Mode                      string          `json:"mode"`
+	ClosedOnly                bool            `json:"closedOnly"`
+	Nonce                     uint64          `json:"nonce"`
+	OpenOrders                []api.OpenOrder `json:"openOrders"`
+	RecentTrades              []tradeOut      `json:"recentTrades"`
+	ConditionalTokenBalances  []tokenBalance  `json:"conditionalTokenBalances"`
+	Registered                bool            `json:"registered"`
+	Geoblock                  api.Geoblock    `json:"geoblock"`
+}
+
+// recentTrades is how many trades the account state shows.
+const recentTrades = 20
+
+// agentAccountState is GET /agent/account/state (L2). effectiveAvailableBalance is
+// what the wallet can still commit where it is calling from: the available balance,
+// or 0 when its region (geoblock) or account mode allows no new buying.
+func (s *Server) agentAccountState(w http.ResponseWriter, r *http.Request) {
+	c, ok := s.authL2(w, r, nil)
+	if !ok {
+		return
+	}
+	var avail, res market.Micros
+	var mode market.AccountMode
+	var nonce uint64
+	var orders []market.Order
+	var hold []exchange.Holding
+	err := s.h.Read(r.Context(), func(e *exchange.Engine) {
+		avail, res = e.Collateral(c.owner)
+		mode, nonce = e.Mode(c.owner), e.Nonce(c.owner)
+		orders = e.OpenOrders(nil, exchange.Filter{Owner: c.owner})
+		hold = e.Holdings(c.owner, nil)
+	})
+	if err != nil {
+		s.writeErr(w, hostErr(err))
+		return
+	}
+	gb := s.geo.answer(r)
+	eff := avail
+	if mode != market.ModeNormal || gb.Blocked || gb.CloseOnly {
+		eff = 0
+	}
+	out := accountState{
+		Address: c.owner.String(), Asset: assetInfo{Symbol: "USD", Decimals: 6},
+		Balance: api.Decimal(avail + res), AvailableBalance: api.Decimal(avail), EffectiveAvailableBalance: api.Decimal(eff),
+		ReservedBalance: api.Decimal(res), Mode: mode.String(), ClosedOnly: mode == market.ModeCloseOnly, Nonce: nonce,
+		OpenOrders: []api.OpenOrder{}, RecentTrades: []tradeOut{}, ConditionalTokenBalances: []tokenBalance{}, Geoblock: gb,
+	}
+	if !s.cfg.PlatformToken.IsZero() {
+		out.Asset.Address = s.cfg.PlatformToken.String()
+	}
+	s.st.keysMu.RLock()
+	_, out.Registered = s.st.wallets[c.owner]
+	s.st.keysMu.RUnlock()
+	s.st.dataMu.RLock()
+	for i := range orders {
+		out.OpenOrders = append(out.OpenOrders, s.st.openOrder(&orders[i], c.key.creds.APIKey))
+	}
+	nums := s.st.byAcct[c.owner]
+	for i := len(nums) - 1; i >= 0 && len(out.RecentTrades) < recentTrades; i-- {
+		if t := s.st.tradeByNum(nums[i]); t != nil {
+			out.RecentTrades = append(out.RecentTrades, s.st.render(t, c.owner))
+		}
+	}
+	for _, h := range hold {
+		if h.Available+h.Reserved == 0 {
+			continue
+		}
+		out.ConditionalTokenBalances = append(out.ConditionalTokenBalances, tokenBalance{
+			TokenID: h.Token, ConditionID: h.Market, Outcome: s.st.outcomeLabel(h.Token, h.Outcome), OutcomeIdx: int(h.Outcome),
+			Balance: api.Decimal(h.Available + h.Reserved), Available: api.Decimal(h.Available), Reserved: api.Decimal(h.Reserved),
+		})
+	}
+	s.st.dataMu.RUnlock()
+	s.writeJSON(w, out)
+}
+
+// reconciliation is the answer of GET /balance-reconciliation: the ledger balance
+// and the net collateral deltas of the wallet's trades as taker and as maker (fees
+// included on the taker side). Field names are the specification's.
+type reconciliation struct {
+	Balance      api.Decimal `json:"balance"`
+	NetUSDCTaker api.Decimal `json:"net_usdc_taker"`
+	NetUSDCMaker api.Decimal `json:"net_usdc_maker"`
+}
+
+// balanceReconciliation is GET /balance-reconciliation (L2).
+func (s *Server) balanceReconciliation(w http.ResponseWriter, r *http.Request) {
+	c, ok := s.authL2(w, r, nil)
+	if !ok {
+		return
+	}
+	var avail, res market.Micros
+	if err := s.h.Read(r.Context(), func(e *exchange.Engine) { avail, res = e.Collateral(c.owner) }); err != nil {
+		s.writeErr(w, hostErr(err))
+		return
+	}
+	out := reconciliation{Balance: api.Decimal(avail + res)}
+	s.st.dataMu.RLock()
+	if f := s.st.flow[c.owner]; f != nil {
+		out.NetUSDCTaker, out.NetUSDCMaker = api.Decimal(f.taker), api.Decimal(f.maker)
+	}
+	s.st.dataMu.RUnlock()
+	s.writeJSON(w, out)
+}
+
+// notification is one element of GET /notifications: {type, owner, payload}.
+type notification struct {
+	Type    string      `json:"type"`
+	Owner   string      `json:"owner"`
+	Payload notePayload `json:"payload"`
+	Created int64       `json:"timestamp"`
+}
+
+// notePayload is the payload of a TRADE_CONFIRMED notification.
+type notePayload struct {
+	TradeID market.TradeID     `json:"tradeId"`
+	Market  market.ConditionID `json:"market"`
+	AssetID market.TokenID     `json:"asset_id"`
+	Side    api.Side           `json:"side"`
+	Size    api.Decimal        `json:"size"`
+	Price   api.Decimal        `json:"price"`
+	Role    string             `json:"trader_side"`
+}
+
+// notifications is GET /notifications (L2): the wallet's notifications, oldest
+// first (the newest 1 000 are kept).
+func (s *Server) notifications(w http.ResponseWriter, r *http.Request) {
+	c, ok := s.authL2(w, r, nil)
+	if !ok {
+		return
+	}
+	s.st.dataMu.RLock()
+	ns := s.st.notes[c.owner]
+	out := make([]notification, len(ns))
+	for i, n := range ns {
+		owner := n.key
+		if owner == "" {
+			owner = c.key.creds.APIKey
+		}
+		out[i] = notification{Type: n.typ, Owner: owner, Created: n.created / 1000, Payload: notePayload{
+			TradeID: n.trade, Market: n.market, AssetID: n.token, Side: api.Side(n.side), Size: api.Decimal(n.size),
+			Price: api.Decimal(n.price), Role: n.role.String()}}
+	}
+	s.st.dataMu.RUnlock()
+	s.writeJSON(w, out)
+}
+
+// deleteNotifications is DELETE /notifications (L2): deletes all of the wallet's
+// notifications; {}.
+func (s *Server) deleteNotifications(w http.ResponseWriter, r *http.Request) {
+	body, ok := s.readBody(w, r)
+	if !ok {
+		return
+	}
+	defer putBody(body)
+	c, ok := s.authL2(w, r, body.Bytes())
+	if !ok {
+		return
+	}
+	err := s.h.Exec(r.Context(), func(tx *host.Tx) error {
+		return tx.Record(extName, clearNotesRecord(c.owner))
+	})
+	if err != nil {
+		s.writeErr(w, hostErr(err))
+		return
+	}
+	s.writeJSON(w, api.Empty{})
+}
+
+// ---- heartbeats ----
+
+// heartbeatError is the 400 answer to a stale heartbeat id, with the current id so
+// the client can resynchronise ("" when no chain is running).
+type heartbeatError struct {
+	Error       string `json:"error"`
+	HeartbeatID string `json:"heartbeat_id"`
+}
+
+// heartbeat is POST /v1/heartbeats (and /heartbeats) (L2). {"heartbeat_id": null}
+// (or "", or no body) starts a chain for the API key and returns its id; a beat with
+// the current id extends the deadline by HeartbeatTimeout. Once the deadline passes
+// without a beat, every open order placed with that key is cancelled and the chain
+// ends. A beat with another id is 400 {"error": "invalid heartbeat id",
+// "heartbeat_id": "<current>"}.
+func (s *Server) heartbeat(w http.ResponseWriter, r *http.Request) {
+	body, ok := s.readBody(w, r)
+	if !ok {
+		return
+	}
+	defer putBody(body)
+	c, ok := s.authL2(w, r, body.Bytes())
+	if !ok {
+		return
+	}
+	req, err := api.DecodeHeartbeat(body.Bytes())
+	if err != nil {
+		s.writeErr(w, err)
+		return
+	}
+	var fresh [16]byte
+	if err := s.draw(fresh[:]); err != nil {
+		s.writeErr(w, err)
+		return
+	}
+	newID := uuidOf(fresh)
+	key := c.key.creds.APIKey
+	var id, current string
+	err = s.h.Exec(r.Context(), func(tx *host.Tx) error {
+		now := tx.Now()
+		s.st.keysMu.RLock()
+		b := s.st.beats[key]
+		if b != nil {
+			current = b.id
+		}
+		s.st.keysMu.RUnlock()
+		switch {
+		case req.Start():
+			id = newID
+		case b != nil && b.id == req.ID() && b.deadline >= now:
+			id = b.id
+		default:
+			return market.Errorf(market.CodeHeartbeatInvalid)
+		}
+		return tx.Record(extName, beatRecord(key, id, now+s.cfg.HeartbeatTimeout.Milliseconds()))
+	})
+	if err != nil {
+		if me := api.AsCatalog(err); me.Code == market.CodeHeartbeatInvalid {
+			_ = api.WriteJSON(w, me.Status, heartbeatError{Error: me.Message, HeartbeatID: current})
+			return
+		}
+		s.writeErr(w, hostErr(err))
+		return
+	}
+	s.writeJSON(w, api.HeartbeatResponse{HeartbeatID: id, Status: api.HeartbeatOK})
+}
+
+// uuidOf formats 16 random bytes as a version-4 UUID.
+func uuidOf(u [16]byte) string {
+	u[6] = u[6]&0x0f | 0x40
+	u[8] = u[8]&0x3f | 0x80
+	const hexd = "0123456789abcdef"
+	var b [36]byte
+	j := 0
+	for i, c := range u {
+		if i == 4 || i == 6 || i == 8 || i == 10 {
+			b[j] = '-'
+			j++
+		}
+		b[j], b[j+1] = hexd[c>>4], hexd[c&0x0f]
+		j += 2
+	}
+	return string(b[:])
+}
+
+// CheckHeartbeats ends every heartbeat chain whose deadline passed by the server's
+// clock: it cancels the open orders placed with that API key (as the owner) and
+// removes the chain, in one host request. Run calls it every second; tests with an
+// injected clock call it directly.
+func (s *Server) CheckHeartbeats(ctx context.Context) error {
+	now := s.now()
+	s.st.keysMu.RLock()
+	var due []string
+	for k, b := range s.st.beats {
+		if b.deadline < now {
+			due = append(due, k)
+		}
+	}
+	s.st.keysMu.RUnlock()
+	if len(due) == 0 {
+		return nil
+	}
+	slices.Sort(due)
+	return s.h.Exec(ctx, func(tx *host.Tx) error {
+		for _, k := range due {
+			s.st.keysMu.RLock()
+			b := s.st.beats[k]
+			var owner market.Address
+			if kk := s.st.keys[k]; kk != nil {
+				owner = kk.owner
+			}
+			s.st.keysMu.RUnlock()
+			if b == nil || b.deadline >= now {
+				continue // beaten meanwhile
+			}
+			s.st.dataMu.RLock()
+			ids := make([]market.OrderID, 0, len(s.st.openByKey[k]))
+			for id := range s.st.openByKey[k] {
+				ids = append(ids, id)
+			}
+			s.st.dataMu.RUnlock()
+			slices.Sort(ids)
+			for _, id := range ids {
+				tx.Apply(exchange.Command{Kind: exchange.Cancel, Order: id, Owner: owner})
+			}
+			if err := tx.Record(extName, strRecord(recBeatStop, k)); err != nil {
+				return err
+			}
+			s.log.Info("server: heartbeat missed; cancelled the key's open orders")
+		}
+		return nil
+	})
+}
+
+// ---- conditional tokens ----
+
+// ctfRequest is the body of /ctf/split and /ctf/merge ({"tokenId" or "conditionId",
+// "size"}) and /ctf/redeem ({"tokenId" or "conditionId"}).
+type ctfRequest struct {
+	TokenID     string      `json:"tokenId"`
+	ConditionID string      `json:"conditionId"`
+	Size        api.Decimal `json:"size"`
+}
+
+// ctfResponse answers the conditional-token operations.
+type ctfResponse struct {
+	Success     bool               `json:"success"`
+	ConditionID market.ConditionID `json:"conditionId"`
+	Amount      api.Decimal        `json:"amount"`
+}
+
+// ctf answers /ctf/split, /ctf/merge and /ctf/redeem (L2): split turns collateral
+// into as many YES and NO tokens, merge reverses it, redeem pays the winning tokens
+// of a resolved market. A missing or zero token/condition or size is 400 "tokenId and
+// size required".
+func (s *Server) ctf(kind exchange.CommandKind) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		body, ok := s.readBody(w, r)
+		if !ok {
+			return
+		}
+		defer putBody(body)
+		c, ok := s.authL2(w, r, body.Bytes())
+		if !ok {
+			return
+		}
+		var req ctfRequest
+		if err := decodeJSON(body.Bytes(), &req); err != nil {
+			s.writeErr(w, market.Errorf(market.CodeInvalidPayload))
+			return
+		}
+		var cond market.ConditionID
+		switch {
+		case req.ConditionID != "":
+			if info, ok := s.st.marketByCond(market.ConditionID(req.ConditionID)); ok {
+				cond = info.Condition
+			}
+		case req.TokenID != "":
+			if t, ok := parseToken(req.TokenID); ok {
+				if info, ok := s.st.market(t); ok {
+					cond = info.Condition
+				}
+			}
+		}
+		if req.ConditionID == "" && req.TokenID == "" || kind != exchange.Redeem && req.Size <= 0 {
+			s.writeErr(w, market.Errorf(market.CodeTokenIDAndSizeRequired))
+			return
+		}
+		if cond == "" {
+			s.writeErr(w, market.Errorf(market.CodeMarketNotFound))
+			return
+		}
+		if kind == exchange.Split {
+			if gb := s.geo.check(r); gb != geoAllowed {
+				s.writeErr(w, geoError(gb, c.owner))
+				return
+			}
+		}
+		res, err := s.h.Submit(r.Context(), exchange.Command{Kind: kind, Owner: c.owner, Market: cond, Amount: req.Size.Micros()})
+		if err != nil {
+			s.writeErr(w, hostErr(err))
+			return
+		}
+		if res.Err != nil {
+			s.writeErr(w, res.Err)
+			return
+		}
+		amount := req.Size.Micros()
+		for _, ev := range res.Events {
+			if ev.Kind == exchange.Redeemed {
+				amount = ev.Amount
+			}
+		}
+		s.writeJSON(w, ctfResponse{Success: true, ConditionID: cond, Amount: api.Decimal(amount)})
+	}
+}

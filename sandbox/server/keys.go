@@ -1,0 +1,512 @@
+package server
+
+import (
+	"bytes"
+	"crypto/subtle"
+	"errors"
+	"net/http"
+	"time"
+
+	"github.com/pitbossdev/pitboss/adapters/auth"
+	"github.com/pitbossdev/pitboss/api"
+	"github.com/pitbossdev/pitboss/market"
+	"github.com/pitbossdev/pitboss/sandbox/exchange"
+	"github.com/pitbossdev/pitboss/sandbox/host"
+)
+
+// caller is an authenticated L2 request: the key it was signed with and its owner.
+type caller struct {
+	key   *apiKey
+	owner market.Address
+}
+
+// lookup returns the credentials of an API key.
+func (st *state) lookup(id string) *apiKey {
+	st.keysMu.RLock()
+	k := st.keys[id]
+	st.keysMu.RUnlock()
+	return k
+}
+
+// authL2 verifies the L2 headers of r over its raw body and returns the caller, or
+// writes the catalog error ("Unauthorized/Invalid api key" for an unknown key, "L2
+// authentication failure" otherwise) and returns false.
+func (s *Server) authL2(w http.ResponseWriter, r *http.Request, body []byte) (caller, bool) {
+	c, err := s.checkL2(r, body)
+	if err != nil {
+		s.writeErr(w, err)
+		return caller{}, false
+	}
+	return c, true
+}
+
+func (s *Server) checkL2(r *http.Request, body []byte) (caller, error) {
+	var found *apiKey
+	_, err := s.verifier.VerifyL2Request(r, body, func(id string) (*auth.L2Key, bool) {
+		k := s.st.lookup(id)
+		if k == nil {
+			return nil, false
+		}
+		found = k
+		return k.l2, true
+	})
+	if err != nil {
+		return caller{}, err
+	}
+	return caller{key: found, owner: found.owner}, nil
+}
+
+// LookupCredentials reports whether apiKey, secret and passphrase are valid
+// credentials, and their owner: the check of the WebSocket user channel, whose
+// subscription carries the credentials in clear. Comparisons are constant-time.
+func (s *Server) LookupCredentials(apiKey, secret, passphrase string) (market.Address, bool) {
+	k := s.st.lookup(apiKey)
+	if k == nil {
+		return market.Address{}, false
+	}
+	okSecret := subtle.ConstantTimeCompare([]byte(k.creds.Secret), []byte(secret)) == 1
+	okPass := subtle.ConstantTimeCompare([]byte(k.creds.Passphrase), []byte(passphrase)) == 1
+	if !okSecret || !okPass {
+		return market.Address{}, false
+	}
+	return k.owner, true
+}
+
+// APIKeysOf returns the API keys (normal and builder) of owner, in creation order:
+// how the WebSocket user channel maps an order's owner to the keys that may see it.
+func (s *Server) APIKeysOf(owner market.Address) []string {
+	s.st.keysMu.RLock()
+	defer s.st.keysMu.RUnlock()
+	return append([]string(nil), s.st.byOwner[owner]...)
+}
+
+// OrderAPIKey returns the API key an order was placed with ("" when unknown or
+// placed by the venue).
+func (s *Server) OrderAPIKey(id market.OrderID) string {
+	s.st.dataMu.RLock()
+	defer s.st.dataMu.RUnlock()
+	if rec := s.st.orders[id]; rec != nil {
+		return rec.key
+	}
+	return ""
+}
+
+// validCode reports whether c has the invitation-code form XXXX-XXXX (upper-case
+// letters and digits).
+func validCode(c string) bool {
+	if len(c) != 9 || c[4] != '-' {
+		return false
+	}
+	for i := 0; i < 9; i++ {
+		if i == 4 {
+			continue
+		}
+		ch := c[i]
+		if !('A' <= ch && ch <= 'Z' || '0' <= ch && ch <= '9') {
+			return false
+		}
+	}
+	return true
+}
+
+// codeAlphabet avoids look-alike characters (0/O, 1/I).
+const codeAlphabet = "ABCDEFGHJKLMNPQRSTUVWXYZ23456789"
+
+// newCode draws an invitation code XXXX-XXXX.
+func (s *Server) newCode() (string, error) {
+	var raw [8]byte
+	if err := s.draw(raw[:]); err != nil {
+		return "", err
+	}
+	var b [9]byte
+	j := 0
+	for i := range b {
+		if i == 4 {
+			b[i] = '-'
+			continue
+		}
+		b[i] = codeAlphabet[int(raw[j])%len(codeAlphabet)]
+		j++
+	}
+	return string(b[:]), nil
+}
+
+// register credits a newly registered wallet: the registration record and the
+// paper balance deposit, both journaled. It runs on the engine goroutine.
+func (s *Server) register(tx *host.Tx, owner market.Address) error {
+	s.st.keysMu.RLock()
+	_, known := s.st.wallets[owner]
+	s.st.keysMu.RUnlock()
+	if known {
+		return nil
+	}
+	if err := tx.Record(extName, registerRecord(owner, tx.Now())); err != nil {
+		return err
+	}
+	if s.cfg.PaperBalance > 0 {
+		if res := tx.Apply(exchange.Command{Kind: exchange.Deposit, Owner: owner, Amount: s.cfg.PaperBalance}); res.Err != nil {
+			return res.Err
+		}
+	}
+	return nil
+}
+
+// createAPIKey is POST /auth/api-key (L1).
+func (s *Server) createAPIKey(w http.ResponseWriter, r *http.Request) {
+	claim, err := s.verifier.VerifyL1(r.Header)
+	if err != nil {
+		s.writeErr(w, err)
+		return
+	}
+	creds, err := auth.GenerateCredentials(randReader{s})
+	if err != nil {
+		s.writeErr(w, err)
+		return
+	}
+	nonce := claim.Nonce.String()
+	k := &apiKey{creds: creds, owner: claim.Address, nonce: nonce}
+	err = s.h.Exec(r.Context(), func(tx *host.Tx) error {
+		s.st.keysMu.RLock()
+		_, exists := s.st.byNonce[nonceKey{claim.Address, nonce}]
+		_, registered := s.st.wallets[claim.Address]
+		var inv *invite
+		if s.cfg.InvitationMode && !registered && validCode(claim.InvitationCode) {
+			inv = s.st.codes[claim.InvitationCode]
+		}
+		s.st.keysMu.RUnlock()
+		if exists {
+			return market.Errorf(market.CodeKeyExists)
+		}
+		now := tx.Now()
+		if s.cfg.InvitationMode && !registered {
+			if inv == nil || inv.used || inv.expires < now {
+				return market.Errorf(market.CodeInvitationInvalid)
+			}
+			if err := tx.Record(extName, useCodeRecord(inv.code, claim.Address, now)); err != nil {
+				return err
+			}
+		}
+		k.created = now
+		if err := tx.Record(extName, keyRecord(k)); err != nil {
+			return err
+		}
+		return s.register(tx, claim.Address)
+	})
+	if err != nil {
+		s.writeErr(w, hostErr(err))
+		return
+	}
+	s.writeJSON(w, api.APIKeyCreds{APIKey: creds.APIKey, Secret: creds.Secret, Passphrase: creds.Passphrase})
+}
+
+// deriveAPIKey is GET /auth/derive-api-key (L1).
+func (s *Server) deriveAPIKey(w http.ResponseWriter, r *http.Request) {
+	claim, err := s.verifier.VerifyL1(r.Header)
+	if err != nil {
+		s.writeErr(w, err)
+		return
+	}
+	s.st.keysMu.RLock()
+	var creds auth.Credentials
+	id, ok := s.st.byNonce[nonceKey{claim.Address, claim.Nonce.String()}]
+	if ok {
+		creds = s.st.keys[id].creds
+	}
+	s.st.keysMu.RUnlock()
+	if !ok {
+		s.writeErr(w, market.Errorf(market.CodeNoKeyForNonce))
+		return
+	}
+	s.writeJSON(w, api.APIKeyCreds{APIKey: creds.APIKey, Secret: creds.Secret, Passphrase: creds.Passphrase})
+}
+
+// listAPIKeys is GET /auth/api-keys (L2): the caller's wallet's (non-builder) keys.
+func (s *Server) listAPIKeys(w http.ResponseWriter, r *http.Request) {
+	c, ok := s.authL2(w, r, nil)
+	if !ok {
+		return
+	}
+	out := api.APIKeysResponse{APIKeys: []string{}}
+	s.st.keysMu.RLock()
+	for _, id := range s.st.byOwner[c.owner] {
+		if s.st.keys[id].builderID == "" {
+			out.APIKeys = append(out.APIKeys, id)
+		}
+	}
+	s.st.keysMu.RUnlock()
+	s.writeJSON(w, out)
+}
+
+// deleteAPIKey is DELETE /auth/api-key (L2): query apiKey names a key of the
+// caller's wallet; without it, the key the request was signed with is deleted.
+func (s *Server) deleteAPIKey(w http.ResponseWriter, r *http.Request) {
+	body, ok := s.readBody(w, r)
+	if !ok {
+		return
+	}
+	defer putBody(body)
+	c, ok := s.authL2(w, r, body.Bytes())
+	if !ok {
+		return
+	}
+	id := r.URL.Query().Get("apiKey")
+	if id == "" {
+		id = c.key.creds.APIKey
+	}
+	err := s.deleteKey(r, c.owner, id, false, market.Errorf(market.CodeKeyNotFound))
+	if err != nil {
+		s.writeErr(w, err)
+		return
+	}
+	s.writeJSON(w, api.Empty{})
+}
+
+// deleteKey deletes key id of owner (a builder key when builder is true), answering
+// notFound when there is no such key.
+func (s *Server) deleteKey(r *http.Request, owner market.Address, id string, builder bool, notFound error) error {
+	err := s.h.Exec(r.Context(), func(tx *host.Tx) error {
+		s.st.keysMu.RLock()
+		k := s.st.keys[id]
+		s.st.keysMu.RUnlock()
+		if k == nil || k.owner != owner || (k.builderID != "") != builder {
+			return notFound
+		}
+		return tx.Record(extName, strRecord(recDeleteKey, id))
+	})
+	return hostErr(err)
+}
+
+// closedOnly is GET /auth/ban-status/closed-only (L2): {"closed_only": bool}.
+func (s *Server) closedOnly(w http.ResponseWriter, r *http.Request) {
+	c, ok := s.authL2(w, r, nil)
+	if !ok {
+		return
+	}
+	var mode market.AccountMode
+	if err := s.h.Read(r.Context(), func(e *exchange.Engine) { mode = e.Mode(c.owner) }); err != nil {
+		s.writeErr(w, hostErr(err))
+		return
+	}
+	s.writeJSON(w, api.ClosedOnlyResponse{ClosedOnly: mode == market.ModeCloseOnly})
+}
+
+// ---- builder keys ----
+
+// createBuilderKey is POST /auth/builder-api-key (L2), body {"builderId": "..."}.
+func (s *Server) createBuilderKey(w http.ResponseWriter, r *http.Request) {
+	body, ok := s.readBody(w, r)
+	if !ok {
+		return
+	}
+	defer putBody(body)
+	c, ok := s.authL2(w, r, body.Bytes())
+	if !ok {
+		return
+	}
+	req, err := api.DecodeBuilderKeyRequest(body.Bytes())
+	if err != nil {
+		s.writeErr(w, err)
+		return
+	}
+	if len(req.BuilderID) > 128 {
+		s.writeErr(w, market.Errorf(market.CodeBuilderIDRequired))
+		return
+	}
+	creds, err := auth.GenerateCredentials(randReader{s})
+	if err != nil {
+		s.writeErr(w, api.WithCause(market.Errorf(market.CodeBuilderKeyCreate), err))
+		return
+	}
+	k := &apiKey{creds: creds, owner: c.owner, nonce: "builder", builderID: req.BuilderID}
+	err = s.h.Exec(r.Context(), func(tx *host.Tx) error {
+		k.created = tx.Now()
+		return tx.Record(extName, keyRecord(k))
+	})
+	if err != nil {
+		s.writeErr(w, api.WithCause(market.Errorf(market.CodeBuilderKeyCreate), err))
+		return
+	}
+	s.writeJSON(w, api.BuilderAPIKeyCreds{APIKey: creds.APIKey, Secret: creds.Secret, Passphrase: creds.Passphrase, BuilderID: req.BuilderID})
+}
+
+// listBuilderKeys is GET /auth/builder-api-key (L2).
+func (s *Server) listBuilderKeys(w http.ResponseWriter, r *http.Request) {
+	c, ok := s.authL2(w, r, nil)
+	if !ok {
+		return
+	}
+	out := api.BuilderAPIKeysResponse{APIKeys: []api.BuilderAPIKey{}}
+	s.st.keysMu.RLock()
+	for _, id := range s.st.byOwner[c.owner] {
+		if k := s.st.keys[id]; k.builderID != "" {
+			out.APIKeys = append(out.APIKeys, api.BuilderAPIKey{APIKey: id, BuilderID: k.builderID, CreatedAt: isoTime(k.created)})
+		}
+	}
+	s.st.keysMu.RUnlock()
+	s.writeJSON(w, out)
+}
+
+// deleteBuilderKey is DELETE /auth/builder-api-key?apiKey= (L2).
+func (s *Server) deleteBuilderKey(w http.ResponseWriter, r *http.Request) {
+	body, ok := s.readBody(w, r)
+	if !ok {
+		return
+	}
+	defer putBody(body)
+	c, ok := s.authL2(w, r, body.Bytes())
+	if !ok {
+		return
+	}
+	id := r.URL.Query().Get("apiKey")
+	if !isUUID(id) {
+		s.writeErr(w, market.Errorf(market.CodeBuilderInvalidAPIKey))
+		return
+	}
+	if err := s.deleteKey(r, c.owner, id, true, market.Errorf(market.CodeBuilderKeyNotFound)); err != nil {
+		s.writeErr(w, err)
+		return
+	}
+	s.writeJSON(w, api.Empty{})
+}
+
+// isUUID reports whether s has the canonical UUID form (8-4-4-4-12 hex digits).
+func isUUID(s string) bool {
+	if len(s) != 36 {
+		return false
+	}
+	for i := 0; i < 36; i++ {
+		c := s[i]
+		switch i {
+		case 8, 13, 18, 23:
+			if c != '-' {
+				return false
+			}
+		default:
+			if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F') {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// isoTime renders Unix ms as ISO 8601 UTC with milliseconds.
+func isoTime(ms int64) string {
+	return time.UnixMilli(ms).UTC().Format("2006-01-02T15:04:05.000Z")
+}
+
+// ---- waitlist and invitations ----
+
+// waitlistRequest is the body of POST /waitlist.
+type waitlistRequest struct {
+	Email string `json:"email"`
+}
+
+// waitlistResponse answers POST /waitlist: {"email", "status"} with status
+// "pending" or "approved" (the code itself is delivered out of band).
+type waitlistResponse struct {
+	Email  string `json:"email"`
+	Status string `json:"status"`
+}
+
+// validEmail is a deliberately simple check: one @, non-empty parts, a dot in the
+// domain, no spaces, at most 254 bytes.
+func validEmail(e string) bool {
+	if len(e) < 5 || len(e) > 254 || bytes.ContainsAny([]byte(e), " \t\r\n,;<>\"") {
+		return false
+	}
+	at := bytes.IndexByte([]byte(e), '@')
+	if at <= 0 || at != bytes.LastIndexByte([]byte(e), '@') {
+		return false
+	}
+	dom := e[at+1:]
+	dot := bytes.LastIndexByte([]byte(dom), '.')
+	return dot > 0 && dot < len(dom)-1
+}
+
+// joinWaitlist is POST /waitlist (public), body {"email": "..."}.
+func (s *Server) joinWaitlist(w http.ResponseWriter, r *http.Request) {
+	body, ok := s.readBody(w, r)
+	if !ok {
+		return
+	}
+	defer putBody(body)
+	var req waitlistRequest
+	if err := decodeJSON(body.Bytes(), &req); err != nil {
+		s.writeErr(w, market.Errorf(market.CodeInvalidPayload))
+		return
+	}
+	if !validEmail(req.Email) {
+		s.writeErr(w, market.Errorf(market.CodeBadRequest, "email"))
+		return
+	}
+	status := "pending"
+	err := s.h.Exec(r.Context(), func(tx *host.Tx) error {
+		s.st.keysMu.RLock()
+		e := s.st.waitlist[req.Email]
+		s.st.keysMu.RUnlock()
+		if e != nil {
+			if e.approved {
+				status = "approved"
+			}
+			return nil
+		}
+		return tx.Record(extName, waitlistRecord(req.Email, tx.Now()))
+	})
+	if err != nil {
+		s.writeErr(w, hostErr(err))
+		return
+	}
+	s.writeJSON(w, waitlistResponse{Email: req.Email, Status: status})
+}
+
+// approval is the answer of the internal approval route.
+type approval struct {
+	Email     string `json:"email"`
+	Code      string `json:"code"`
+	ExpiresAt string `json:"expiresAt"`
+}
+
+// Approve approves a waitlist entry (joining it first if needed) and returns the
+// invitation code it issues, valid for InvitationTTL and usable once. Approving an
+// already approved entry whose code is unused and unexpired returns the same code.
+func (s *Server) Approve(r *http.Request, email string) (approval, error) {
+	if !validEmail(email) {
+		return approval{}, market.Errorf(market.CodeBadRequest, "email")
+	}
+	var out approval
+	fresh, err := s.newCode()
+	if err != nil {
+		return approval{}, err
+	}
+	err = s.h.Exec(r.Context(), func(tx *host.Tx) error {
+		now := tx.Now()
+		s.st.keysMu.RLock()
+		e := s.st.waitlist[email]
+		var inv *invite
+		if e != nil && e.approved {
+			inv = s.st.codes[e.code]
+		}
+		_, taken := s.st.codes[fresh]
+		s.st.keysMu.RUnlock()
+		if inv != nil && !inv.used && inv.expires >= now {
+			out = approval{Email: email, Code: inv.code, ExpiresAt: isoTime(inv.expires)}
+			return nil
+		}
+		if taken {
+			return errors.New("server: invitation code collision; retry")
+		}
+		if e == nil {
+			if err := tx.Record(extName, waitlistRecord(email, now)); err != nil {
+				return err
+			}
+		}
+		exp := now + s.cfg.InvitationTTL.Milliseconds()
+		if err := tx.Record(extName, approveRecord(email, fresh, exp)); err != nil {
+			return err
+		}
+		out = approval{Email: email, Code: fresh, ExpiresAt: isoTime(exp)}
+		return nil
+	})
+	return out, hostErr(err)
+}

@@ -1,0 +1,433 @@
+package server
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/pitbossdev/pitboss/adapters/auth"
+	"github.com/pitbossdev/pitboss/api"
+	"github.com/pitbossdev/pitboss/market"
+	"github.com/pitbossdev/pitboss/sandbox/catalog"
+	"github.com/pitbossdev/pitboss/sandbox/host"
+)
+
+// Defaults of Config.
+const (
+	// DefaultChainID is the chain of L1 and order signatures (BSC).
+	DefaultChainID = 56
+	// DefaultPaperBalance is the collateral credited to a wallet when it is first
+	// registered: 1000 units.
+	DefaultPaperBalance = 1000 * market.One
+	// DefaultInvitationTTL is how long an invitation code stays valid after approval.
+	DefaultInvitationTTL = 7 * 24 * time.Hour
+	// DefaultHeartbeatTimeout is the dead-man's-switch deadline after a heartbeat.
+	DefaultHeartbeatTimeout = 10 * time.Second
+	// DefaultRateLimit and DefaultRateWindow: 500 requests per sliding 60 s per IP.
+	DefaultRateLimit  = 500
+	DefaultRateWindow = 60 * time.Second
+	// DefaultMaxBodyBytes bounds every request body.
+	DefaultMaxBodyBytes = 1 << 20
+	// DefaultBatchOrders is the most orders one POST /orders may carry.
+	DefaultBatchOrders = api.MaxBatchOrders
+	// DefaultPageSize is the page size of the paged endpoints.
+	DefaultPageSize = 100
+	// gtdSafety is the margin a GTD expiration must keep ahead of the clock (the
+	// service's one-minute safety threshold).
+	gtdSafety = 60_000
+)
+
+// DefaultExchange and DefaultNegRiskExchange are the verifying contracts of order
+// signatures when none is configured: the placeholder addresses of the wire dialect's
+// chain-56 vectors (0x…01; the neg-risk exchange 0x…02), so the dialect's examples
+// verify against a default server. A deployment configures its own.
+var (
+	DefaultExchange        = market.Address{19: 0x01}
+	DefaultNegRiskExchange = market.Address{19: 0x02}
+)
+
+// Config configures New. The zero value is a usable local exchange: chain 56, the
+// default exchange addresses, "SERVICE_" headers (with "POLY_" aliases), 1000 units
+// of paper collateral per new wallet, invitations off, the wall clock.
+type Config struct {
+	// ChainID of L1 (ClobAuth) and order signatures. If zero, DefaultChainID.
+	ChainID uint64
+	// Exchange and NegRiskExchange are the verifying contracts of order signatures
+	// for normal and neg-risk markets. If zero, DefaultExchange and
+	// DefaultNegRiskExchange.
+	Exchange, NegRiskExchange market.Address
+	// HeaderPrefix of the authentication headers. If empty, "SERVICE_"; "POLY_"
+	// aliases are always accepted.
+	HeaderPrefix string
+	// PaperBalance is credited (a journaled Deposit) to a wallet when API
+	// credentials are first created for it. If zero, DefaultPaperBalance; negative
+	// credits nothing.
+	PaperBalance market.Micros
+	// InvitationMode requires an invitation code on a wallet's first key creation.
+	InvitationMode bool
+	// InvitationTTL is the validity of an approved code. If zero,
+	// DefaultInvitationTTL.
+	InvitationTTL time.Duration
+	// AuthWindow is the accepted |now − timestamp| of L1 and L2 requests. If zero,
+	// auth.DefaultWindow (300 s).
+	AuthWindow time.Duration
+	// Catalog describes the markets (descriptions, events, translations, topics) for
+	// the markets and browse endpoints. If nil, only what the engine knows is served.
+	Catalog *catalog.Catalog
+	// Clock is the server's time in Unix milliseconds: authentication windows, rate
+	// windows, heartbeat deadlines, GTD checks, timestamps. Use the host's clock. If
+	// nil, the wall clock.
+	Clock func() int64
+	// Rand is the source of credentials, invitation codes, heartbeat ids and builder
+	// order salts. If nil, crypto/rand.Reader.
+	Rand io.Reader
+	// Logger receives request failures and lifecycle messages; secrets never reach
+	// it. If nil, nothing is logged.
+	Logger *zap.Logger
+	// RateLimit is the number of requests per client IP in a sliding RateWindow. If
+	// zero, DefaultRateLimit; negative disables the limit.
+	RateLimit int
+	// RateWindow is the sliding window of the rate limit. If zero, DefaultRateWindow.
+	RateWindow time.Duration
+	// Geoblock configures the geoblock tables. The zero value uses the
+	// specification's tables.
+	Geoblock Geoblock
+	// MaxBodyBytes bounds every request body. If zero, DefaultMaxBodyBytes.
+	MaxBodyBytes int64
+	// BatchOrders is the most orders one POST /orders may carry. If zero,
+	// DefaultBatchOrders.
+	BatchOrders int
+	// HeartbeatTimeout is the deadline after a heartbeat before the key's orders
+	// are cancelled. If zero, DefaultHeartbeatTimeout.
+	HeartbeatTimeout time.Duration
+	// PlatformToken is the address of the collateral token reported by the account
+	// state and the status endpoints. If zero, none is reported.
+	PlatformToken market.Address
+	// Routes are extra public routes (ServeMux patterns such as "GET /ws/market"),
+	// mounted behind the same middleware: the WebSocket channels.
+	Routes map[string]http.Handler
+	// InternalRoutes are extra routes of the internal listener.
+	InternalRoutes map[string]http.Handler
+	// MaxFinalOrders and MaxTrades bound the final orders and trades the server keeps
+	// for the private reads (the oldest are dropped). If zero, 200 000 and 500 000.
+	MaxFinalOrders, MaxTrades int
+}
+
+// State is the server's durable state: credentials, registered wallets, waitlist and
+// invitations, builder keys, heartbeats, and the order, trade, notification and
+// price-history records derived from the engine's events. It is a host extension:
+// pass State.Extension() in host.Config.Extensions before host.Open, then the same
+// State to New.
+type State struct{ st *state }
+
+// StateConfig bounds what State keeps. The zero value uses the defaults.
+type StateConfig struct {
+	// MaxFinalOrders and MaxTrades: see Config. If zero, the defaults.
+	MaxFinalOrders, MaxTrades int
+}
+
+// NewState returns an empty State.
+func NewState(cfg StateConfig) *State {
+	return &State{st: newState(cfg.MaxFinalOrders, cfg.MaxTrades)}
+}
+
+// Extension returns the host extension that keeps the state.
+func (s *State) Extension() host.Extension { return s.st }
+
+// Server is the CLOB service of the local exchange over one host. Create it with New;
+// serve Handler on the public listener and InternalHandler on the internal one; Run
+// its background work (heartbeat deadlines, rate-limit housekeeping). A Server is
+// safe for concurrent use.
+type Server struct {
+	cfg      Config
+	h        *host.Host
+	st       *state
+	cat      *catalog.Catalog
+	log      *zap.Logger
+	now      func() int64
+	verifier *auth.Verifier
+	headers  *auth.Headers
+	domains  [2]auth.Domain // normal, neg-risk
+	limiter  *limiter
+	geo      geo
+	metrics  *metrics
+
+	randMu sync.Mutex
+	rand   io.Reader
+
+	mux, imux *http.ServeMux
+	public    http.Handler
+	internal  http.Handler
+}
+
+// New returns the server for h, whose extensions include st.Extension().
+func New(h *host.Host, st *State, cfg Config) (*Server, error) {
+	if h == nil || st == nil {
+		return nil, errors.New("server: a host and its state are required")
+	}
+	if cfg.ChainID == 0 {
+		cfg.ChainID = DefaultChainID
+	}
+	if cfg.Exchange.IsZero() {
+		cfg.Exchange = DefaultExchange
+	}
+	if cfg.NegRiskExchange.IsZero() {
+		cfg.NegRiskExchange = DefaultNegRiskExchange
+	}
+	if cfg.HeaderPrefix == "" {
+		cfg.HeaderPrefix = auth.DefaultPrefix
+	}
+	if cfg.PaperBalance == 0 {
+		cfg.PaperBalance = DefaultPaperBalance
+	}
+	if cfg.PaperBalance > market.MaxMicros {
+		return nil, fmt.Errorf("server: paper balance %s is above the maximum amount", cfg.PaperBalance)
+	}
+	if cfg.InvitationTTL <= 0 {
+		cfg.InvitationTTL = DefaultInvitationTTL
+	}
+	if cfg.MaxBodyBytes <= 0 {
+		cfg.MaxBodyBytes = DefaultMaxBodyBytes
+	}
+	if cfg.BatchOrders <= 0 {
+		cfg.BatchOrders = DefaultBatchOrders
+	}
+	if cfg.HeartbeatTimeout <= 0 {
+		cfg.HeartbeatTimeout = DefaultHeartbeatTimeout
+	}
+	if cfg.RateLimit == 0 {
+		cfg.RateLimit = DefaultRateLimit
+	}
+	if cfg.RateWindow <= 0 {
+		cfg.RateWindow = DefaultRateWindow
+	}
+	s := &Server{cfg: cfg, h: h, st: st.st, cat: cfg.Catalog, log: cfg.Logger, now: cfg.Clock, rand: cfg.Rand}
+	if s.log == nil {
+		s.log = zap.NewNop()
+	}
+	if s.now == nil {
+		s.now = func() int64 { return time.Now().UnixMilli() }
+	}
+	if s.rand == nil {
+		s.rand = rand.Reader
+	}
+	s.verifier = auth.NewVerifier(auth.Config{
+		ChainID: cfg.ChainID, Prefix: cfg.HeaderPrefix, Window: cfg.AuthWindow,
+		Now: func() time.Time { return time.UnixMilli(s.now()) },
+	})
+	s.headers = s.verifier.Headers()
+	s.domains = [2]auth.Domain{auth.ExchangeDomain(cfg.ChainID, cfg.Exchange), auth.ExchangeDomain(cfg.ChainID, cfg.NegRiskExchange)}
+	s.limiter = newLimiter(cfg.RateLimit, cfg.RateWindow)
+	g, err := newGeo(cfg.Geoblock)
+	if err != nil {
+		return nil, err
+	}
+	s.geo = g
+	s.metrics = newMetrics(h)
+	s.routes()
+	return s, nil
+}
+
+// Handler returns the public CLOB service: every route of the service at the root
+// path (the L2 HMAC signs the path), behind panic recovery, metrics, the per-IP rate
+// limit and the request-size limit.
+func (s *Server) Handler() http.Handler { return s.public }
+
+// InternalHandler returns the internal listener's routes: /metrics (Prometheus),
+// GET/POST /internal/rate-limit, waitlist approval, account modes and market
+// resolution. Never expose it publicly.
+func (s *Server) InternalHandler() http.Handler { return s.internal }
+
+// Run does the server's background work until ctx ends: every second it cancels the
+// orders of API keys whose heartbeat deadline passed and forgets idle rate-limit
+// entries. It returns nil when ctx ends.
+func (s *Server) Run(ctx context.Context) error {
+	t := time.NewTicker(time.Second)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-t.C:
+			if err := s.CheckHeartbeats(ctx); err != nil && ctx.Err() == nil {
+				s.log.Warn("server: heartbeat check failed", zap.Error(err))
+			}
+			s.limiter.gc(s.now())
+		}
+	}
+}
+
+// route registers fn for pattern on mux with its metric label.
+func (s *Server) route(mux *http.ServeMux, pattern string, fn http.HandlerFunc) {
+	mux.Handle(pattern, fn)
+}
+
+// ---- middleware ----
+
+// statusWriter records the status of a response.
+type statusWriter struct {
+	http.ResponseWriter
+	status int
+}
+
+func (w *statusWriter) WriteHeader(code int) {
+	if w.status == 0 {
+		w.status = code
+	}
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *statusWriter) Write(b []byte) (int, error) {
+	if w.status == 0 {
+		w.status = http.StatusOK
+	}
+	return w.ResponseWriter.Write(b)
+}
+
+// Unwrap lets http.ResponseController (WebSocket hijacking, flushing) reach the
+// underlying writer.
+func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+var swPool = sync.Pool{New: func() any { return &statusWriter{} }}
+
+// wrap builds the middleware chain: recover panics → metrics → rate limit → body
+// size limit → routes.
+func (s *Server) wrap(mux *http.ServeMux, limited bool) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		start := time.Now()
+		sw := swPool.Get().(*statusWriter)
+		sw.ResponseWriter, sw.status = w, 0
+		defer func() {
+			if p := recover(); p != nil {
+				if p == http.ErrAbortHandler {
+					panic(p)
+				}
+				s.log.Error("server: panic in handler", zap.String("path", r.URL.Path), zap.Any("panic", p), zap.Stack("stack"))
+				if sw.status == 0 {
+					s.writeErr(sw, market.Errorf(market.CodeDatabase))
+				}
+			}
+			s.metrics.observe(r.Pattern, sw.status, time.Since(start))
+			sw.ResponseWriter = nil
+			swPool.Put(sw)
+		}()
+		if limited && r.URL.Path != "/ok" {
+			if !s.limiter.allow(rateIP(r), s.now()) {
+				r.Pattern = "(rate-limited)"
+				s.writeErr(sw, market.Errorf(market.CodeRateLimited))
+				return
+			}
+		}
+		r.Body = http.MaxBytesReader(sw, r.Body, s.cfg.MaxBodyBytes)
+		mux.ServeHTTP(sw, r)
+	})
+}
+
+// notFound answers every unrouted request: 405 with Allow when the path exists
+// for other methods, 404 otherwise, both as {"error": ...}.
+func notFound(mux *http.ServeMux) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		var allow []string
+		for _, m := range [...]string{http.MethodGet, http.MethodPost, http.MethodPut, http.MethodDelete, http.MethodPatch} {
+			if m == r.Method {
+				continue
+			}
+			probe := r.Clone(r.Context())
+			probe.Method = m
+			if _, p := mux.Handler(probe); p != "" && p != "/" {
+				allow = append(allow, m)
+			}
+		}
+		if len(allow) > 0 {
+			w.Header().Set("Allow", strings.Join(allow, ", "))
+			_ = api.WriteError(w, market.Errorf(market.CodeMethodNotAllowed))
+			return
+		}
+		_ = api.WriteError(w, market.Errorf(market.CodeNotFound))
+	}
+}
+
+// ---- helpers ----
+
+var bufPool = sync.Pool{New: func() any { return new(bytes.Buffer) }}
+
+// readBody reads the request body (bounded by MaxBodyBytes). The returned buffer
+// goes back to the pool with putBody once the handler no longer uses the bytes.
+func (s *Server) readBody(w http.ResponseWriter, r *http.Request) (*bytes.Buffer, bool) {
+	buf := bufPool.Get().(*bytes.Buffer)
+	buf.Reset()
+	if _, err := buf.ReadFrom(r.Body); err != nil {
+		putBody(buf)
+		var mbe *http.MaxBytesError
+		if errors.As(err, &mbe) {
+			s.writeErr(w, market.Errorf(market.CodePayloadTooLarge))
+		} else {
+			s.writeErr(w, market.Errorf(market.CodeInvalidPayload))
+		}
+		return nil, false
+	}
+	return buf, true
+}
+
+func putBody(b *bytes.Buffer) {
+	if b.Cap() <= 1<<16 {
+		bufPool.Put(b)
+	}
+}
+
+// writeErr answers err as {"error": ...}; errors that are not catalog errors are
+// logged (they become 500 "database error").
+func (s *Server) writeErr(w http.ResponseWriter, err error) {
+	var me *market.Error
+	if (!errors.As(err, &me) || me.Status >= 500) && !errors.Is(err, context.Canceled) {
+		s.log.Error("server: internal error", zap.Error(err))
+	}
+	_ = api.WriteError(w, err)
+}
+
+// writeJSON answers v with status 200.
+func (s *Server) writeJSON(w http.ResponseWriter, v any) {
+	if err := api.WriteJSON(w, http.StatusOK, v); err != nil {
+		s.log.Debug("server: writing response", zap.Error(err))
+	}
+}
+
+// hostErr maps a host failure to the catalog: the client sees "database error".
+func hostErr(err error) error {
+	if err == nil {
+		return nil
+	}
+	var me *market.Error
+	if errors.As(err, &me) {
+		return err
+	}
+	return api.WithCause(market.Errorf(market.CodeDatabase), err)
+}
+
+// draw reads n random bytes from the configured source.
+func (s *Server) draw(b []byte) error {
+	s.randMu.Lock()
+	defer s.randMu.Unlock()
+	_, err := io.ReadFull(s.rand, b)
+	return err
+}
+
+// randReader serializes reads of the configured source for helpers that take an
+// io.Reader.
+type randReader struct{ s *Server }
+
+func (r randReader) Read(b []byte) (int, error) {
+	if err := r.s.draw(b); err != nil {
+		return 0, err
+	}
+	return len(b), nil
+}

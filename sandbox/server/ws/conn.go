@@ -1,0 +1,288 @@
+package ws
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"net/http"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/coder/websocket"
+	"go.uber.org/zap"
+
+	"github.com/pitbossdev/pitboss/api"
+	"github.com/pitbossdev/pitboss/market"
+)
+
+// channel is the kind of a connection.
+type channel uint8
+
+const (
+	chMarket channel = iota + 1
+	chUser
+	chRTDS
+	chSports
+	chComments
+)
+
+var channelNames = [...]string{"", "market", "user", "rtds", "sports", "comments"}
+
+func (c channel) String() string { return channelNames[c] }
+
+// conn is one WebSocket connection. Its goroutines: the handler's (reads client
+// messages), a writer (drains the queue) and a pinger. Fields below "guarded by
+// hub.mu" are its subscription state, changed only with the hub's lock held (the
+// listener reads them to fan out).
+type conn struct {
+	h    *Hub
+	ws   *websocket.Conn
+	id   uint64
+	kind channel
+
+	queue chan []byte   // outgoing frames; never blocks the producer (overflow → drop)
+	kick  chan struct{} // closed when the connection must close
+	once  sync.Once
+	grace *time.Timer
+
+	// guarded by hub.mu
+	dead        bool
+	closeCode   websocket.StatusCode
+	closeReason string
+	assets      map[market.TokenID]struct{} // market channel
+	customFeat  bool
+	user        *userSub // user channel (after authentication)
+	rtds        *rtdsState
+	commentSubs map[string]map[string]struct{} // comments: entity type → ids (empty: all); "" type: all
+}
+
+// enqueueLocked queues a frame without blocking; on overflow the connection is
+// dropped as a slow consumer. It must be called with hub.mu held; b is shared
+// between connections and never modified.
+func (c *conn) enqueueLocked(b []byte) {
+	if c.dead {
+		return
+	}
+	select {
+	case c.queue <- b:
+		c.h.stats.frames.Add(1)
+	default:
+		c.h.stats.overflows.Add(1)
+		c.h.log.Warn("ws: slow consumer disconnected", zap.String("channel", c.kind.String()),
+			zap.Uint64("conn", c.id), zap.Int("queue", cap(c.queue)))
+		c.h.dropLocked(c, CloseSlowConsumer, ReasonSlowConsumer)
+	}
+}
+
+// dropLocked marks c dead, removes it from every subscription set and tells its
+// goroutines to close it with code and reason. Idempotent; hub.mu held.
+func (h *Hub) dropLocked(c *conn, code websocket.StatusCode, reason string) {
+	if c.dead {
+		return
+	}
+	c.dead = true
+	c.closeCode, c.closeReason = code, reason
+	h.st.unsubscribeAll(c)
+	if c.user != nil {
+		h.removeUser(c)
+	}
+	delete(h.custom, c)
+	delete(h.comments, c)
+	delete(h.rtdsAll, c)
+	c.rtdsDropLocked()
+	c.once.Do(func() {
+		close(c.kick)
+		// A writer stuck on a client that stopped reading cannot send the close
+		// frame; after the grace period the socket is closed without it.
+		c.grace = time.AfterFunc(h.cfg.CloseGrace, func() { _ = c.ws.CloseNow() })
+	})
+}
+
+func (h *Hub) handler(kind channel) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-h.ready:
+		default:
+			// Not loaded yet (or stopped): the service's internal-failure text, 503.
+			api.WriteJSON(w, http.StatusServiceUnavailable, api.ErrorBody{Error: market.Errorf(market.CodeDatabase).Message}) //nolint:errcheck // best effort
+			return
+		}
+		ws, err := websocket.Accept(w, r, &websocket.AcceptOptions{OriginPatterns: h.cfg.OriginPatterns})
+		if err != nil {
+			return // Accept wrote the HTTP error
+		}
+		ws.SetReadLimit(h.cfg.ReadLimit)
+		c := &conn{h: h, ws: ws, kind: kind, queue: make(chan []byte, h.cfg.QueueLen), kick: make(chan struct{})}
+		h.mu.Lock()
+		if h.stopping {
+			h.mu.Unlock()
+			_ = ws.Close(websocket.StatusGoingAway, ReasonShutdown)
+			return
+		}
+		h.nextID++
+		c.id = h.nextID
+		h.conns[c] = struct{}{}
+		h.connWG.Add(1)
+		if kind == chRTDS {
+			h.rtdsAll[c] = struct{}{}
+		}
+		h.mu.Unlock()
+		h.stats.connections.Add(1)
+		defer func() {
+			h.stats.connections.Add(-1)
+			h.connWG.Done()
+		}()
+		c.serve()
+	})
+}
+
+// serve runs the connection: writer and pinger goroutines, and the read loop on
+// the calling goroutine; it returns when all three have stopped.
+func (c *conn) serve() {
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		c.writeLoop()
+	}()
+	if c.h.cfg.PingInterval > 0 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			c.pingLoop()
+		}()
+	}
+	c.readLoop()
+	c.h.mu.Lock()
+	c.h.dropLocked(c, websocket.StatusNormalClosure, "")
+	delete(c.h.conns, c)
+	c.h.mu.Unlock()
+	wg.Wait()
+	if c.grace != nil {
+		c.grace.Stop()
+	}
+	_ = c.ws.CloseNow()
+}
+
+// writeLoop sends queued frames until the connection is kicked or a write fails.
+// Writes use a context without deadline: a client that stops reading fills the
+// queue and is dropped (enqueueLocked), and the grace timer unblocks the write.
+func (c *conn) writeLoop() {
+	ctx := context.Background()
+	for {
+		select {
+		case b := <-c.queue:
+			if err := c.ws.Write(ctx, websocket.MessageText, b); err != nil {
+				c.h.mu.Lock()
+				c.h.dropLocked(c, websocket.StatusInternalError, "write failed")
+				c.h.mu.Unlock()
+				return
+			}
+		case <-c.kick:
+			c.h.mu.Lock()
+			code, reason := c.closeCode, c.closeReason
+			c.h.mu.Unlock()
+			_ = c.ws.Close(code, reason)
+			return
+		}
+	}
+}
+
+// pingLoop pings the client every PingInterval; a missing pong closes the
+// connection (the expired context does it).
+func (c *conn) pingLoop() {
+	t := time.NewTicker(c.h.cfg.PingInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-c.kick:
+			return
+		case <-t.C:
+			ctx, cancel := context.WithTimeout(context.Background(), c.h.cfg.PongTimeout)
+			err := c.ws.Ping(ctx)
+			cancel()
+			if err != nil {
+				c.h.mu.Lock()
+				c.h.dropLocked(c, websocket.StatusPolicyViolation, ReasonPingTimeout)
+				c.h.mu.Unlock()
+				return
+			}
+		}
+	}
+}
+
+// readLoop reads client messages until the connection fails or closes.
+func (c *conn) readLoop() {
+	ctx := context.Background()
+	for {
+		typ, b, err := c.ws.Read(ctx)
+		if err != nil {
+			if s := websocket.CloseStatus(err); s == -1 && !errors.Is(err, context.Canceled) {
+				c.h.log.Debug("ws: read ended", zap.String("channel", c.kind.String()), zap.Uint64("conn", c.id), zap.Error(err))
+			}
+			return
+		}
+		if typ != websocket.MessageText && typ != websocket.MessageBinary {
+			continue
+		}
+		if api.IsWSPing(b) {
+			pong := pongFrame
+			if bytes.Contains(b, pingLower) {
+				pong = pongLower
+			}
+			c.h.mu.Lock()
+			c.enqueueLocked(pong)
+			c.h.mu.Unlock()
+			continue
+		}
+		if api.IsWSPong(b) {
+			continue
+		}
+		switch c.kind {
+		case chMarket:
+			c.onMarketMessage(b)
+		case chUser:
+			c.onUserMessage(b)
+		case chRTDS:
+			c.onRTDSMessage(b)
+		case chSports:
+			c.onSportsMessage(b)
+		case chComments:
+			c.onCommentsMessage(b)
+		}
+	}
+}
+
+var (
+	pongFrame = []byte(api.WSPong)
+	pongLower = []byte("pong")
+	pingLower = []byte("ping")
+)
+
+// sendError queues an error frame for err (the catalog message) and, when fatal,
+// closes the connection with the same text as reason.
+func (c *conn) sendError(err error, fatal bool, extra ...market.TokenID) {
+	e := api.NewWSError(err)
+	b, mErr := marshalErrorFrame(e, extra)
+	c.h.mu.Lock()
+	defer c.h.mu.Unlock()
+	if mErr == nil {
+		c.enqueueLocked(b)
+	}
+	if fatal {
+		reason := e.Error
+		if len(reason) > 120 {
+			reason = reason[:120]
+		}
+		c.h.dropLocked(c, websocket.StatusPolicyViolation, reason)
+	}
+}
+
+func marshalErrorFrame(e api.WSError, ids []market.TokenID) ([]byte, error) {
+	e.AssetsIDs = ids
+	return marshal(e)
+}
+
+// connectionID renders a connection number for RTDS envelopes.
+func connectionID(id uint64) string { return "c" + strconv.FormatUint(id, 36) }
