@@ -20,7 +20,7 @@
 // Every route is a net/http ServeMux pattern with its method; the middleware chain is
 // panic recovery → metrics → the per-IP sliding-window rate limit (500 per 60 s, /ok
 // excluded) → the request-size limit → the route. Unknown paths are 404 {"error":
-// "not found"}, known paths with another method 405 {"error": "method not allowed"}
+// "not found"}, known paths with another method 404 {"error": "method not allowed"}
 // with Allow. Every error is {"error": "<message>"} with the specification's status
 // and exact message (market.Errorf; api.WriteError).
 //

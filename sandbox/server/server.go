@@ -332,7 +332,7 @@ func (s *Server) wrap(mux *http.ServeMux, limited bool) http.Handler {
 	})
 }
 
-// notFound answers every unrouted request: 405 with Allow when the path exists
+// notFound answers every unrouted request: 404 "method not allowed" with Allow when the path exists
 // for other methods, 404 otherwise, both as {"error": ...}.
 func notFound(mux *http.ServeMux) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
