@@ -242,6 +242,16 @@ func New(h *host.Host, st *State, cfg Config) (*Server, error) {
 // limit and the request-size limit.
 func (s *Server) Handler() http.Handler { return s.public }
 
+// Handle mounts an extra public route (a ServeMux pattern such as "GET /ws/market")
+// behind the same middleware, like Config.Routes, for handlers that need the Server
+// to exist first (the WebSocket hub authenticates with LookupCredentials). Register
+// before serving; a pattern that conflicts with an existing route panics, as
+// http.ServeMux does.
+func (s *Server) Handle(pattern string, h http.Handler) { s.mux.Handle(pattern, h) }
+
+// HandleInternal mounts an extra route of the internal listener.
+func (s *Server) HandleInternal(pattern string, h http.Handler) { s.imux.Handle(pattern, h) }
+
 // InternalHandler returns the internal listener's routes: /metrics (Prometheus),
 // GET/POST /internal/rate-limit, waitlist approval, account modes and market
 // resolution. Never expose it publicly.

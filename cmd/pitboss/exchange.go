@@ -1,0 +1,432 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync"
+	"time"
+
+	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
+
+	"github.com/pitbossdev/pitboss/market"
+	"github.com/pitbossdev/pitboss/sandbox/catalog"
+	"github.com/pitbossdev/pitboss/sandbox/exchange"
+	"github.com/pitbossdev/pitboss/sandbox/host"
+	"github.com/pitbossdev/pitboss/sandbox/journal"
+	"github.com/pitbossdev/pitboss/sandbox/server"
+	"github.com/pitbossdev/pitboss/sandbox/sim"
+	"github.com/pitbossdev/pitboss/sandbox/sim/simhost"
+)
+
+func init() {
+	register(command{name: "exchange", summary: "run the local exchange: the service's CLOB API over the exchange core (paper money)", run: runExchange})
+}
+
+const exchangeUsage = `[flags]
+
+Runs the local exchange: the CLOB service of the specification (orders, market
+data, API keys, balances, WebSockets) over the exchange core, with a durable
+journal in --data-dir (or nothing kept with --ephemeral). Wallets get
+--paper-balance of collateral when their first API key is created. Without
+--markets, a built-in demo catalogue of a dozen markets is listed.
+
+Prints the base URLs of its listeners, then serves until interrupted
+(SIGINT/SIGTERM: in-flight requests finish, the journal is flushed and a final
+snapshot written). See docs/exchange.md.`
+
+// exchangeEnv is what the listeners of `pitboss exchange` are built from. Other files
+// of this command add listeners with registerExchangeService.
+type exchangeEnv struct {
+	Host    *host.Host
+	Server  *server.Server
+	Catalog *catalog.Catalog
+	Logger  *zap.Logger
+	Clock   func() int64
+}
+
+// exchangeService is an extra listener of `pitboss exchange` (the catalogue, data
+// and bridge services; WebSocket routes mount on the CLOB server instead). Flags
+// registers its flags; Start is called once the host and the CLOB server exist and
+// returns the base URL to print ("" for none) and a function that serves until ctx
+// ends, draining gracefully, and returns nil then.
+type exchangeService struct {
+	Name  string
+	Flags func(fs *flag.FlagSet)
+	Start func(ctx context.Context, env exchangeEnv) (url string, serve func(ctx context.Context) error, err error)
+}
+
+var exchangeServices []exchangeService
+
+// registerExchangeService adds a service to `pitboss exchange`; call it from init.
+func registerExchangeService(s exchangeService) { exchangeServices = append(exchangeServices, s) }
+
+// exchangeHooks are the parts of `pitboss exchange` that other files of this command
+// contribute before extensions are fixed (their host extensions, e.g. bridge
+// records) and after the server exists (routes mounted on it, e.g. WebSockets).
+type exchangeHook struct {
+	Name string
+	// Extensions returns host extensions to register, called before host.Open.
+	Extensions func() []host.Extension
+	// Mount is called once the CLOB server exists and before it serves.
+	Mount func(env exchangeEnv) error
+}
+
+var exchangeHooks []exchangeHook
+
+// registerExchangeHook adds a hook to `pitboss exchange`; call it from init.
+func registerExchangeHook(h exchangeHook) { exchangeHooks = append(exchangeHooks, h) }
+
+// exchangeFlags are the command's flags (issue 3's names).
+type exchangeFlags struct {
+	addr, internalAddr, dataDir, markets, prefix string
+	exchangeAddr, negRiskAddr, paperBalance      string
+	chainID                                      uint64
+	ephemeral, invitations, sim                  bool
+	simSeed                                      uint64
+	simConfig, logLevel, syncMode                string
+	rateLimit                                    int
+	snapshotEvery                                int
+}
+
+func runExchange(ctx context.Context, args []string, io stdio) error {
+	fs := newFlagSet("exchange", exchangeUsage, io)
+	var f exchangeFlags
+	fs.StringVar(&f.addr, "addr", "127.0.0.1:8080", "listen address of the CLOB service (port 0 picks a free port)")
+	fs.StringVar(&f.internalAddr, "internal-addr", "", "listen address of the internal listener (/metrics, /internal/*); off when empty")
+	fs.StringVar(&f.dataDir, "data-dir", "", "directory of the journal and snapshots (default: the user's data directory, e.g. ~/.local/share/pitboss/exchange)")
+	fs.BoolVar(&f.ephemeral, "ephemeral", false, "keep nothing: no journal, no snapshots (everything is lost on exit)")
+	fs.Uint64Var(&f.chainID, "chain-id", server.DefaultChainID, "chain id of L1 and order signatures")
+	fs.StringVar(&f.exchangeAddr, "exchange-address", server.DefaultExchange.String(), "verifying contract of order signatures (normal markets)")
+	fs.StringVar(&f.negRiskAddr, "neg-risk-exchange-address", server.DefaultNegRiskExchange.String(), "verifying contract of order signatures (neg-risk markets)")
+	fs.StringVar(&f.prefix, "header-prefix", "SERVICE_", "prefix of the authentication headers (POLY_ aliases are always accepted)")
+	fs.StringVar(&f.paperBalance, "paper-balance", "1000", "collateral credited to a wallet when it is first registered (0 for none)")
+	fs.BoolVar(&f.invitations, "invitation-mode", false, "require an invitation code (from an approved waitlist entry) on a wallet's first API key")
+	fs.StringVar(&f.markets, "markets", "", "YAML catalogue of the markets to list (default: the built-in demo catalogue)")
+	fs.BoolVar(&f.sim, "sim", false, "run synthetic market participants (sandbox/sim) so the markets have live flow")
+	fs.Uint64Var(&f.simSeed, "sim-seed", 1, "seed of the synthetic flow (with --sim)")
+	fs.StringVar(&f.simConfig, "sim-config", "", "YAML parameters of the synthetic flow (with --sim; see docs/sim.md)")
+	fs.StringVar(&f.logLevel, "log-level", "info", "log level: debug, info, warn or error (logs go to stderr)")
+	fs.StringVar(&f.syncMode, "sync", "data", "journal sync: data (fdatasync), full (fsync) or none (survives a process crash only)")
+	fs.IntVar(&f.rateLimit, "rate-limit", server.DefaultRateLimit, "requests per client IP per 60 s (negative disables)")
+	fs.IntVar(&f.snapshotEvery, "snapshot-every", host.DefaultSnapshotEvery, "journal records between snapshots")
+	for _, s := range exchangeServices {
+		if s.Flags != nil {
+			s.Flags(fs)
+		}
+	}
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return usagef("unexpected argument %q", fs.Arg(0))
+	}
+	cfg, hcfg, err := f.configs(io)
+	if err != nil {
+		return err
+	}
+	lvl, err := zapcore.ParseLevel(f.logLevel)
+	if err != nil {
+		return usagef("--log-level must be debug, info, warn or error, not %q", f.logLevel)
+	}
+	log := newExchangeLogger(io, lvl)
+	defer log.Sync() //nolint:errcheck // nothing to do about a failed flush of stderr
+	cfg.Logger, hcfg.Logger = log, log
+	return serveExchange(ctx, io, f, cfg, hcfg)
+}
+
+// configs turns the flags into the server's and the host's configuration.
+func (f *exchangeFlags) configs(io stdio) (server.Config, host.Config, error) {
+	var cfg server.Config
+	var hcfg host.Config
+	var err error
+	if cfg.Exchange, err = market.ParseAddress(f.exchangeAddr); err != nil {
+		return cfg, hcfg, usagef("--exchange-address %q is not an address", f.exchangeAddr)
+	}
+	if cfg.NegRiskExchange, err = market.ParseAddress(f.negRiskAddr); err != nil {
+		return cfg, hcfg, usagef("--neg-risk-exchange-address %q is not an address", f.negRiskAddr)
+	}
+	bal, err := market.ParseMicros(f.paperBalance)
+	if err != nil {
+		return cfg, hcfg, usagef("--paper-balance %q: %v", f.paperBalance, err)
+	}
+	cfg.PaperBalance = bal
+	if bal == 0 {
+		cfg.PaperBalance = -1
+	}
+	if f.chainID == 0 {
+		return cfg, hcfg, usagef("--chain-id must be positive")
+	}
+	cfg.ChainID, cfg.HeaderPrefix, cfg.InvitationMode, cfg.RateLimit = f.chainID, f.prefix, f.invitations, f.rateLimit
+	if f.rateLimit == 0 {
+		return cfg, hcfg, usagef("--rate-limit must be positive (or negative to disable)")
+	}
+	if strings.ContainsAny(f.prefix, " :\r\n") || f.prefix == "" {
+		return cfg, hcfg, usagef("--header-prefix %q is not a header name prefix", f.prefix)
+	}
+	switch f.syncMode {
+	case "data":
+		hcfg.Sync = journal.SyncData
+	case "full":
+		hcfg.Sync = journal.SyncFull
+	case "none":
+		hcfg.Sync = journal.SyncNone
+	default:
+		return cfg, hcfg, usagef("--sync must be data, full or none, not %q", f.syncMode)
+	}
+	if f.snapshotEvery <= 0 {
+		return cfg, hcfg, usagef("--snapshot-every must be positive")
+	}
+	hcfg.SnapshotEvery = f.snapshotEvery
+	switch {
+	case f.ephemeral && f.dataDir != "":
+		return cfg, hcfg, usagef("--ephemeral and --data-dir exclude each other")
+	case f.ephemeral:
+	case f.dataDir != "":
+		hcfg.Dir = f.dataDir
+	default:
+		dir, err := defaultDataDir(io.getenv)
+		if err != nil {
+			return cfg, hcfg, fmt.Errorf("no --data-dir given and no user data directory: %w", err)
+		}
+		hcfg.Dir = dir
+	}
+	if f.markets != "" {
+		cat, err := catalog.Load(f.markets)
+		if err != nil {
+			var probs catalog.Problems
+			if errors.As(err, &probs) {
+				for _, p := range probs {
+					fmt.Fprintln(io.stderr, p.String())
+				}
+				return cfg, hcfg, &exitError{code: 1}
+			}
+			return cfg, hcfg, err
+		}
+		cfg.Catalog = cat
+	} else {
+		cfg.Catalog = catalog.Demo()
+	}
+	hcfg.Genesis = catalog.Genesis(cfg.Catalog, 0)
+	return cfg, hcfg, nil
+}
+
+// defaultDataDir is the user's data directory for the exchange: $XDG_DATA_HOME (or
+// ~/.local/share) on Unix, the OS's application-data directory elsewhere, plus
+// pitboss/exchange.
+func defaultDataDir(getenv func(string) string) (string, error) {
+	if runtime.GOOS != "windows" && runtime.GOOS != "darwin" {
+		if x := getenv("XDG_DATA_HOME"); x != "" && filepath.IsAbs(x) {
+			return filepath.Join(x, "pitboss", "exchange"), nil
+		}
+		home := getenv("HOME")
+		if home == "" {
+			return "", errors.New("$HOME is not set")
+		}
+		return filepath.Join(home, ".local", "share", "pitboss", "exchange"), nil
+	}
+	base, err := os.UserConfigDir()
+	if err != nil {
+		return "", err
+	}
+	return filepath.Join(base, "pitboss", "exchange"), nil
+}
+
+func newExchangeLogger(io stdio, lvl zapcore.Level) *zap.Logger {
+	enc := zap.NewDevelopmentEncoderConfig()
+	enc.EncodeTime = zapcore.ISO8601TimeEncoder
+	core := zapcore.NewCore(zapcore.NewConsoleEncoder(enc), zapcore.AddSync(io.stderr), lvl)
+	return zap.New(core).Named("exchange")
+}
+
+// serveExchange opens the store, starts every part and serves until ctx ends; then
+// it stops accepting, drains in-flight requests, stops the simulator, and stops the
+// host (final snapshot, journal flushed).
+func serveExchange(ctx context.Context, io stdio, f exchangeFlags, cfg server.Config, hcfg host.Config) error {
+	log := cfg.Logger
+	st := server.NewState(server.StateConfig{})
+	hcfg.Extensions = append(hcfg.Extensions, st.Extension())
+	for _, hk := range exchangeHooks {
+		if hk.Extensions != nil {
+			hcfg.Extensions = append(hcfg.Extensions, hk.Extensions()...)
+		}
+	}
+	h, err := host.Open(ctx, hcfg)
+	if err != nil {
+		return err
+	}
+	srv, err := server.New(h, st, cfg)
+	if err != nil {
+		h.Close(context.Background())
+		return err
+	}
+	clock := func() int64 { return time.Now().UnixMilli() }
+	env := exchangeEnv{Host: h, Server: srv, Catalog: cfg.Catalog, Logger: log, Clock: clock}
+	for _, hk := range exchangeHooks {
+		if hk.Mount != nil {
+			if err := hk.Mount(env); err != nil {
+				h.Close(context.Background())
+				return fmt.Errorf("%s: %w", hk.Name, err)
+			}
+		}
+	}
+
+	// The host runs until everything that submits to it has stopped.
+	hostCtx, stopHost := context.WithCancel(context.Background())
+	hostDone := make(chan error, 1)
+	go func() { hostDone <- h.Run(hostCtx) }()
+	stopAll := func() error {
+		stopHost()
+		return <-hostDone
+	}
+
+	// A catalogue file that gained markets since the store was created lists them.
+	if err := listMissing(ctx, h, cfg.Catalog); err != nil {
+		stopAll()
+		return err
+	}
+
+	ln, err := net.Listen("tcp", f.addr)
+	if err != nil {
+		stopAll()
+		return fmt.Errorf("--addr: %w", err)
+	}
+	var iln net.Listener
+	if f.internalAddr != "" {
+		if iln, err = net.Listen("tcp", f.internalAddr); err != nil {
+			ln.Close()
+			stopAll()
+			return fmt.Errorf("--internal-addr: %w", err)
+		}
+	}
+
+	runCtx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var wg sync.WaitGroup
+	errs := make(chan error, 8)
+	goServe := func(name string, fn func(context.Context) error) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := fn(runCtx); err != nil {
+				errs <- fmt.Errorf("%s: %w", name, err)
+				cancel()
+			}
+		}()
+	}
+	goServe("CLOB service", httpServer(ln, srv.Handler(), log))
+	if iln != nil {
+		goServe("internal listener", httpServer(iln, srv.InternalHandler(), log))
+	}
+	goServe("server", srv.Run)
+
+	fmt.Fprintf(io.stdout, "pitboss exchange: CLOB service        http://%s\n", ln.Addr())
+	for _, s := range exchangeServices {
+		url, serve, err := s.Start(runCtx, env)
+		if err != nil {
+			cancel()
+			wg.Wait()
+			stopAll()
+			return fmt.Errorf("%s: %w", s.Name, err)
+		}
+		if url != "" {
+			fmt.Fprintf(io.stdout, "pitboss exchange: %-20s %s\n", s.Name, url)
+		}
+		if serve != nil {
+			goServe(s.Name, serve)
+		}
+	}
+	if iln != nil {
+		fmt.Fprintf(io.stdout, "pitboss exchange: internal listener   http://%s\n", iln.Addr())
+	}
+	if hcfg.Dir == "" {
+		fmt.Fprintln(io.stdout, "pitboss exchange: ephemeral (nothing is kept)")
+	} else {
+		fmt.Fprintf(io.stdout, "pitboss exchange: data directory      %s\n", hcfg.Dir)
+	}
+	if f.sim {
+		scfg := sim.Config{}
+		if f.simConfig != "" {
+			if scfg, err = sim.LoadConfig(f.simConfig); err != nil {
+				cancel()
+				wg.Wait()
+				stopAll()
+				return fmt.Errorf("--sim-config: %w", err)
+			}
+		}
+		d := sim.NewDriver(sim.New(scfg, f.simSeed), simhost.Venue(h), sim.DriverConfig{Clock: clock, Logger: log.Named("sim")})
+		goServe("sim", d.Run)
+		fmt.Fprintf(io.stdout, "pitboss exchange: synthetic flow      seed %d\n", f.simSeed)
+	}
+
+	<-runCtx.Done()
+	cancel()
+	wg.Wait() // listeners drained, simulator and background work stopped
+	var first error
+	select {
+	case first = <-errs:
+	default:
+	}
+	if err := stopAll(); err != nil && first == nil {
+		first = err
+	}
+	if first == nil {
+		log.Info("stopped cleanly")
+	}
+	return first
+}
+
+// listMissing lists the catalogue's markets the store does not have yet.
+func listMissing(ctx context.Context, h *host.Host, cat *catalog.Catalog) error {
+	var listed []market.Info
+	if err := h.Read(ctx, func(e *exchange.Engine) { listed = e.Markets(nil) }); err != nil {
+		return err
+	}
+	cmds := catalog.Missing(cat, listed, 0)
+	if len(cmds) == 0 {
+		return nil
+	}
+	res, err := h.SubmitBatch(ctx, cmds)
+	if err != nil {
+		return err
+	}
+	for i, r := range res {
+		if r.Err != nil {
+			return fmt.Errorf("listing market %s: %w", cmds[i].Spec.Slug, r.Err)
+		}
+	}
+	return nil
+}
+
+// httpServer serves handler on ln until ctx ends, then shuts down gracefully: no
+// new connections, in-flight requests get up to 10 seconds.
+func httpServer(ln net.Listener, handler http.Handler, log *zap.Logger) func(context.Context) error {
+	return func(ctx context.Context) error {
+		hs := &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute,
+			ErrorLog: zap.NewStdLog(log.Named("http"))}
+		errc := make(chan error, 1)
+		go func() { errc <- hs.Serve(ln) }()
+		select {
+		case err := <-errc:
+			return err
+		case <-ctx.Done():
+		}
+		sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		if err := hs.Shutdown(sctx); err != nil {
+			hs.Close()
+		}
+		if err := <-errc; err != nil && !errors.Is(err, http.ErrServerClosed) {
+			return err
+		}
+		return nil
+	}
+}

@@ -1,0 +1,276 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/json"
+	"flag"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/pitbossdev/pitboss/adapters/auth"
+	"github.com/pitbossdev/pitboss/api"
+)
+
+// lockedBuffer is an io.Writer safe for a command's goroutine and the test.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// runningExchange is `pitboss exchange` run in-process.
+type runningExchange struct {
+	out, errOut *lockedBuffer
+	cancel      context.CancelFunc
+	done        chan int
+}
+
+func startExchange(t *testing.T, args ...string) *runningExchange {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	r := &runningExchange{out: &lockedBuffer{}, errOut: &lockedBuffer{}, cancel: cancel, done: make(chan int, 1)}
+	io := stdio{stdin: strings.NewReader(""), stdout: r.out, stderr: r.errOut, getenv: func(string) string { return "" }}
+	go func() { r.done <- runMain(ctx, append([]string{"exchange"}, args...), io) }()
+	t.Cleanup(func() { r.stop(t) })
+	return r
+}
+
+var urlRE = regexp.MustCompile(`(?m)^pitboss exchange: (.+?)\s+(http://\S+)$`)
+
+// url waits for the printed base URL of a listener.
+func (r *runningExchange) url(t *testing.T, name string) string {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for time.Now().Before(deadline) {
+		for _, m := range urlRE.FindAllStringSubmatch(r.out.String(), -1) {
+			if m[1] == name {
+				return m[2]
+			}
+		}
+		select {
+		case code := <-r.done:
+			r.done <- code
+			t.Fatalf("exchange exited with %d: %s", code, r.errOut)
+		case <-time.After(5 * time.Millisecond):
+		}
+	}
+	t.Fatalf("no %s URL printed: %s", name, r.out)
+	return ""
+}
+
+// stop interrupts the command and returns its exit code.
+func (r *runningExchange) stop(t *testing.T) int {
+	t.Helper()
+	r.cancel()
+	select {
+	case code := <-r.done:
+		r.done <- code
+		return code
+	case <-time.After(20 * time.Second):
+		t.Fatal("exchange did not stop")
+		return -1
+	}
+}
+
+func get(t *testing.T, url string, hdr http.Header) (int, []byte) {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodGet, url, nil)
+	for k, v := range hdr {
+		req.Header[k] = v
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, b
+}
+
+func TestExchangeServesTheDemoCatalogueAndStops(t *testing.T) {
+	r := startExchange(t, "--addr", "127.0.0.1:0", "--ephemeral", "--internal-addr", "127.0.0.1:0", "--sync", "none")
+	base := r.url(t, "CLOB service")
+	if st, b := get(t, base+"/ok", nil); st != 200 || strings.TrimSpace(string(b)) != `"OK"` {
+		t.Fatalf("/ok: %d %s", st, b)
+	}
+	var page api.Page[api.SimplifiedMarket]
+	st, b := get(t, base+"/simplified-markets", nil)
+	if st != 200 || json.Unmarshal(b, &page) != nil || page.Count < 12 {
+		t.Fatalf("demo markets: %d %s", st, b)
+	}
+	if st, b := get(t, r.url(t, "internal listener")+"/metrics", nil); st != 200 || !strings.Contains(string(b), "pitboss_clob_http_requests_total") {
+		t.Fatalf("/metrics: %d", st)
+	}
+	if !strings.Contains(r.out.String(), "ephemeral") {
+		t.Fatalf("output %q", r.out)
+	}
+	if code := r.stop(t); code != 0 {
+		t.Fatalf("exit %d: %s", code, r.errOut)
+	}
+	if !strings.Contains(r.errOut.String(), "stopped cleanly") {
+		t.Fatalf("stderr %q", r.errOut)
+	}
+}
+
+func TestExchangeKeepsStateAcrossRestarts(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "store")
+	args := []string{"--addr", "127.0.0.1:0", "--data-dir", dir, "--paper-balance", "250.5", "--sync", "none"}
+	seed := sha256.Sum256([]byte("exchange-cmd"))
+	signer, err := auth.NewKeySignerFromBytes(seed[:])
+	if err != nil {
+		t.Fatal(err)
+	}
+	l1 := func() http.Header {
+		l, err := auth.SignL1(signer, 56, time.Now().Unix(), api.U256From(0))
+		if err != nil {
+			t.Fatal(err)
+		}
+		h := http.Header{}
+		l.Apply(h, nil)
+		return h
+	}
+	r := startExchange(t, args...)
+	base := r.url(t, "CLOB service")
+	req, _ := http.NewRequest(http.MethodPost, base+"/auth/api-key", nil)
+	req.Header = l1()
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	created, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 200 {
+		t.Fatalf("create: %d %s", resp.StatusCode, created)
+	}
+	if code := r.stop(t); code != 0 {
+		t.Fatalf("exit %d: %s", code, r.errOut)
+	}
+	if _, err := os.Stat(dir); err != nil {
+		t.Fatal(err)
+	}
+
+	r = startExchange(t, args...)
+	base = r.url(t, "CLOB service")
+	st, derived := get(t, base+"/auth/derive-api-key", l1())
+	if st != 200 || string(derived) != string(created) {
+		t.Fatalf("derive after restart: %d %s, want %s", st, derived, created)
+	}
+	var c api.APIKeyCreds
+	json.Unmarshal(derived, &c)
+	key, err := auth.NewL2Key(signer.Address(), auth.Credentials{APIKey: c.APIKey, Secret: c.Secret, Passphrase: c.Passphrase})
+	if err != nil {
+		t.Fatal(err)
+	}
+	req, _ = http.NewRequest(http.MethodGet, base+"/balance-allowance", nil)
+	key.SignHTTP(req, nil, time.Now().Unix(), nil)
+	st, b := get(t, req.URL.String(), req.Header)
+	var ba api.BalanceAllowance
+	if st != 200 || json.Unmarshal(b, &ba) != nil || ba.Balance.String() != "250.5" {
+		t.Fatalf("balance after restart: %d %s", st, b)
+	}
+	// A second exchange on the same directory is refused while the first runs.
+	code, _, errOut := runCLI(t, append([]string{"exchange"}, args...)...)
+	if code != 1 || !strings.Contains(errOut, "locked") {
+		t.Fatalf("second exchange on the directory: %d %q", code, errOut)
+	}
+}
+
+func TestExchangeFlagErrors(t *testing.T) {
+	bad := filepath.Join(t.TempDir(), "bad.yaml")
+	os.WriteFile(bad, []byte("events:\n  - slug: x\n    markets:\n      - {slug: y, tick_size: 0.3}\n"), 0o600)
+	tests := []struct {
+		name string
+		args []string
+		code int
+		msg  string
+	}{
+		{"ephemeral with a data directory", []string{"--ephemeral", "--data-dir", "/tmp/x"}, 2, "--ephemeral and --data-dir exclude each other"},
+		{"bad exchange address", []string{"--ephemeral", "--exchange-address", "0x12"}, 2, `--exchange-address "0x12" is not an address`},
+		{"bad neg-risk exchange address", []string{"--ephemeral", "--neg-risk-exchange-address", "x"}, 2, "--neg-risk-exchange-address"},
+		{"bad paper balance", []string{"--ephemeral", "--paper-balance", "-5"}, 2, "--paper-balance"},
+		{"too precise paper balance", []string{"--ephemeral", "--paper-balance", "0.0000001"}, 2, "--paper-balance"},
+		{"bad sync mode", []string{"--ephemeral", "--sync", "sometimes"}, 2, "--sync must be data, full or none"},
+		{"bad log level", []string{"--ephemeral", "--log-level", "loud"}, 2, "--log-level"},
+		{"zero chain id", []string{"--ephemeral", "--chain-id", "0"}, 2, "--chain-id must be positive"},
+		{"bad header prefix", []string{"--ephemeral", "--header-prefix", "A B"}, 2, "--header-prefix"},
+		{"an argument", []string{"--ephemeral", "extra"}, 2, `unexpected argument "extra"`},
+		{"missing catalogue", []string{"--ephemeral", "--markets", "/nonexistent.yaml"}, 1, "nonexistent"},
+		{"invalid catalogue", []string{"--ephemeral", "--markets", bad}, 1, "bad.yaml"},
+		{"address in use", []string{"--ephemeral", "--addr", "256.0.0.1:1"}, 1, "--addr"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			code, _, errOut := runCLI(t, append([]string{"exchange"}, tc.args...)...)
+			if code != tc.code || !strings.Contains(errOut, tc.msg) {
+				t.Fatalf("code %d, stderr %q; want %d and %q", code, errOut, tc.code, tc.msg)
+			}
+		})
+	}
+}
+
+func TestExchangeServicesAndHooks(t *testing.T) {
+	savedS, savedH := exchangeServices, exchangeHooks
+	t.Cleanup(func() { exchangeServices, exchangeHooks = savedS, savedH })
+	mounted := make(chan struct{}, 1)
+	var flagValue *string
+	registerExchangeService(exchangeService{
+		Name:  "test service",
+		Flags: func(fs *flag.FlagSet) { flagValue = fs.String("test-service-addr", "", "") },
+		Start: func(ctx context.Context, env exchangeEnv) (string, func(context.Context) error, error) {
+			if env.Host == nil || env.Server == nil || env.Catalog == nil {
+				return "", nil, io.ErrUnexpectedEOF
+			}
+			return "http://" + *flagValue, func(ctx context.Context) error { <-ctx.Done(); return nil }, nil
+		},
+	})
+	registerExchangeHook(exchangeHook{Name: "test hook", Mount: func(env exchangeEnv) error {
+		env.Server.Handle("GET /test/hook", http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.Write([]byte(`"hooked"`)) }))
+		mounted <- struct{}{}
+		return nil
+	}})
+	r := startExchange(t, "--addr", "127.0.0.1:0", "--ephemeral", "--test-service-addr", "127.0.0.1:9")
+	base := r.url(t, "CLOB service")
+	if got := r.url(t, "test service"); got != "http://127.0.0.1:9" {
+		t.Fatalf("service URL %q", got)
+	}
+	<-mounted
+	if st, b := get(t, base+"/test/hook", nil); st != 200 || string(b) != `"hooked"` {
+		t.Fatalf("mounted route: %d %s", st, b)
+	}
+	if code := r.stop(t); code != 0 {
+		t.Fatalf("exit %d: %s", code, r.errOut)
+	}
+}
+
+func TestDefaultDataDir(t *testing.T) {
+	env := func(m map[string]string) func(string) string { return func(k string) string { return m[k] } }
+	if d, _ := defaultDataDir(env(map[string]string{"XDG_DATA_HOME": "/xdg", "HOME": "/home/u"})); d != filepath.Join("/xdg", "pitboss", "exchange") {
+		t.Fatal(d)
+	}
+	if d, _ := defaultDataDir(env(map[string]string{"XDG_DATA_HOME": "relative", "HOME": "/home/u"})); d != filepath.Join("/home/u", ".local", "share", "pitboss", "exchange") {
+		t.Fatal(d)
+	}
+	if _, err := defaultDataDir(env(nil)); err == nil {
+		t.Fatal("no HOME accepted")
+	}
+}
