@@ -33,11 +33,13 @@ type Agent struct {
 	evTime bool      // periodic duties follow event time
 
 	// Loop-owned state. Nothing below is touched by another goroutine.
-	st           market.State
-	out          []market.Intent
-	local        []market.Event // events emitted by a Simulator during a call, handled next
-	results      []result       // answers of synchronous calls, handled next
-	ri, li       int            // next result and local event to handle
+	st  market.State
+	out []market.Intent
+	// local holds, in the order they happened, the events a Simulator emitted
+	// during a call and the answers of synchronous calls: handled after the pass
+	// that made the calls, a call's events before its answer.
+	local        []localItem
+	li           int // next item to handle
 	slots        map[string]*slot
 	byClient     map[uint64]*orderRec
 	byID         map[market.OrderID]*orderRec
@@ -389,30 +391,34 @@ func (a *Agent) eventDuties() {
 // drainLocal handles the answers of synchronous calls and the events a Simulator
 // emitted, until none is left.
 func (a *Agent) drainLocal() {
-	for a.ri < len(a.results) || a.li < len(a.local) {
-		for a.ri < len(a.results) {
-			r := a.results[a.ri]
-			a.results[a.ri] = result{}
-			a.ri++
-			a.handleResult(&r)
-		}
-		if a.li < len(a.local) {
-			ev := a.local[a.li]
-			a.li++
-			a.handleEvent(&ev)
+	for a.li < len(a.local) {
+		it := a.local[a.li]
+		a.local[a.li] = localItem{}
+		a.li++
+		if it.result {
+			a.handleResult(&it.res)
+		} else {
+			a.handleEvent(&it.ev)
 		}
 		a.afterPass()
 	}
-	a.results, a.local = a.results[:0], a.local[:0]
-	a.ri, a.li = 0, 0
+	a.local = a.local[:0]
+	a.li = 0
+}
+
+// localItem is an event a Simulator emitted or the answer of a synchronous call.
+type localItem struct {
+	result bool
+	ev     market.Event
+	res    result
 }
 
 // emitLocal is the Simulator's emitter: the event is copied and handled after the
-// current call.
+// current pass.
 func (a *Agent) emitLocal(ev *market.Event) {
-	e := *ev
-	e.Bids, e.Asks, e.Changes = nil, nil, nil // own-order events carry no levels
-	a.local = append(a.local, e)
+	it := localItem{ev: *ev}
+	it.ev.Bids, it.ev.Asks, it.ev.Changes = nil, nil, nil // own-order events carry no levels
+	a.local = append(a.local, it)
 }
 
 // handleEvent applies one event, lets the strategy decide and reconciles.

@@ -48,7 +48,22 @@ type result struct {
 // current pass) or hands it to the executor.
 func (a *Agent) send(o op) {
 	if a.sync {
-		a.results = append(a.results, a.execute(context.Background(), o))
+		if o.kind == opPlace && !o.prepared {
+			// Prepare here so that the order's id is known before the venue
+			// emits events about it.
+			p, err := a.venue.Prepare(context.Background(), o.req)
+			if err != nil {
+				a.local = append(a.local, localItem{result: true, res: result{op: o, err: err, stage: "prepare"}})
+				return
+			}
+			o.prep, o.prepared = p, true
+			if rec := a.byClient[o.client]; rec != nil && rec.id == "" {
+				rec.prep, rec.prepared, rec.id = p, true, p.ID
+				a.byID[p.ID] = rec
+			}
+		}
+		r := a.execute(context.Background(), o)
+		a.local = append(a.local, localItem{result: true, res: r})
 		return
 	}
 	a.inflight++

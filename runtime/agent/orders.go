@@ -344,7 +344,7 @@ func (a *Agent) cancelAll(m market.ConditionID, why string) {
 			r.slot.hasWant = false
 		}
 		switch r.phase {
-		case phLive, phCancelling:
+		case phLive:
 			r.phase = phCancelling
 			n++
 		case phPlacing, phLookup:

@@ -53,11 +53,14 @@ type PositionStatus struct {
 // Amounts are exact micro-units. PnL is equity minus the equity of the agent's very
 // first start (with this state directory).
 type Status struct {
-	Agent      market.AgentID
-	Wallet     market.Address
-	DryRun     bool
-	State      RunState
-	Reason     string // why the agent is killed, failed or paused
+	Agent  market.AgentID
+	Wallet market.Address
+	DryRun bool
+	State  RunState
+	Reason string // why the agent is killed, failed or paused
+	// Halted reports a tripped kill switch (State is killed while the agent runs,
+	// stopped after it stopped; Reason says why in both).
+	Halted     bool
 	Runs       uint64 // starts with this state directory
 	Time       int64  // event time of the last event applied (Unix ms)
 	Balance    market.Micros
@@ -128,10 +131,11 @@ func (a *Agent) snapshot() *Status {
 	}
 	s := &Status{Agent: a.cfg.ID, Wallet: a.cfg.Wallet, DryRun: a.cfg.DryRun, State: st, Runs: a.runs,
 		Time: a.st.Time, Balance: a.st.Balance, Reserved: a.st.Reserved, Counts: a.counts}
-	switch st {
-	case StateKilled:
+	s.Halted = a.guards.Halted()
+	switch {
+	case s.Halted:
 		s.Reason = a.killReason()
-	case StateFailed:
+	case a.failed != "":
 		s.Reason = a.failed
 	}
 	s.Equity = a.st.Equity()

@@ -1,0 +1,221 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"go.uber.org/zap/zapcore"
+
+	"github.com/pitbossdev/pitboss/agents"
+	"github.com/pitbossdev/pitboss/market"
+	"github.com/pitbossdev/pitboss/runtime/agent"
+	"github.com/pitbossdev/pitboss/runtime/wire"
+)
+
+func init() {
+	register(command{name: "run", summary: "run an agent (dry run on the embedded venue unless the file and --live say otherwise)", run: runRun})
+}
+
+const runUsage = `[flags] AGENT.yaml
+
+Runs the agent the file describes until Ctrl-C (or --duration, or --events), showing
+what it does: one line per decision that acts, per order and per fill, and a
+position/PnL line every 10 s; a summary at the end. Ctrl-C cancels the agent's
+open orders, saves its state and exits 0.
+
+Dry run is the default: orders go to a paper account that mirrors the embedded
+market, and nothing needs a key. Going live needs dry_run: false in the file AND
+--live here.`
+
+func runRun(ctx context.Context, args []string, io stdio) error {
+	fs := newFlagSet("run", runUsage, io)
+	live := fs.Bool("live", false, "confirm a live run (the file must say dry_run: false too)")
+	duration := fs.Duration("duration", 0, "stop after this long (event time with --clock sim); 0: until Ctrl-C")
+	events := fs.Uint64("events", 0, "stop after this many market events; 0: no limit")
+	format := fs.String("log-format", "text", "text (a live view for people) or json (zap, one object per line)")
+	level := fs.String("log-level", "", "debug, info, warn or error (default: the file's log_level)")
+	metricsAddr := fs.String("metrics-addr", "", "serve Prometheus metrics on this address (e.g. 127.0.0.1:9464); empty: off")
+	clock := fs.String("clock", "wall", "wall (the market runs in real time) or sim (as fast as possible, deterministic)")
+	seed := fs.Uint64("seed", 1, "seed of the embedded market's flow")
+	speed := fs.Int("speed", 1, "with --clock wall: run the embedded market this many times faster than real time")
+	stateDir := fs.String("state-dir", "", "state directory (default: the file's state_dir)")
+	balance := fs.String("balance", "1000", "starting collateral of the paper (or live embedded) account")
+	latency := fs.Duration("latency", 0, "paper venue: an order reaches the book this long (event time) after the event that caused it")
+	leave := fs.Bool("leave-orders", false, "on stop, leave open orders on the venue instead of cancelling them")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() != 1 {
+		return usagef("name one agent file")
+	}
+	opt := wire.Options{Live: *live, Seed: *seed, Speed: *speed, Events: *events, StateDir: *stateDir,
+		Latency: *latency, LeaveOrders: *leave, Getenv: io.getenv}
+	switch *clock {
+	case "wall":
+		opt.Clock = wire.ClockWall
+	case "sim":
+		opt.Clock = wire.ClockSim
+		opt.Duration = *duration
+	default:
+		return usagef("--clock must be wall or sim, not %q", *clock)
+	}
+	var logFormat wire.LogFormat
+	switch *format {
+	case "text":
+		logFormat = wire.LogText
+	case "json":
+		logFormat = wire.LogJSON
+	default:
+		return usagef("--log-format must be text or json, not %q", *format)
+	}
+	b, err := market.ParseMicros(*balance)
+	if err != nil || b <= 0 {
+		return usagef("--balance must be a positive decimal amount, not %q", *balance)
+	}
+	opt.Balance = b
+	if *duration < 0 || *latency < 0 || *speed <= 0 {
+		return usagef("--duration and --latency must not be negative, --speed must be positive")
+	}
+
+	path := fs.Arg(0)
+	spec, err := agents.Options{Getenv: io.getenv}.Load(path)
+	if err != nil {
+		var probs agents.Problems
+		if errors.As(err, &probs) {
+			for _, p := range probs {
+				fmt.Fprintln(io.stderr, p.String())
+			}
+			fmt.Fprintf(io.stderr, "pitboss run: %d problem(s) in %s (see pitboss check)\n", len(probs), path)
+			return &exitError{code: 1}
+		}
+		return err
+	}
+	lvl := zapcore.InfoLevel
+	name := string(spec.LogLevel)
+	if *level != "" {
+		name = *level
+	}
+	if name != "" {
+		if lvl, err = zapcore.ParseLevel(name); err != nil {
+			return usagef("--log-level must be debug, info, warn or error, not %q", name)
+		}
+	}
+	log, err := wire.NewLogger(io.stdout, logFormat, lvl, opt.Clock == wire.ClockSim)
+	if err != nil {
+		return err
+	}
+	defer log.Sync() //nolint:errcheck // nothing to do about a failed flush of stdout
+	opt.Logger = log
+
+	reg := prometheus.NewRegistry()
+	m, err := wire.NewMetrics(reg, market.AgentID(spec.Name))
+	if err != nil {
+		return err
+	}
+	opt.Metrics = m
+
+	r, err := wire.Build(spec, opt)
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+
+	var wg sync.WaitGroup
+	if *metricsAddr != "" {
+		reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+		ln, err := net.Listen("tcp", *metricsAddr)
+		if err != nil {
+			return fmt.Errorf("--metrics-addr: %w", err)
+		}
+		srv := &http.Server{Handler: promhttp.HandlerFor(reg, promhttp.HandlerOpts{}), ReadHeaderTimeout: 5 * time.Second}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_ = srv.Serve(ln) // returns at Shutdown
+		}()
+		defer func() {
+			sctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+			defer cancel()
+			_ = srv.Shutdown(sctx)
+			wg.Wait()
+		}()
+		fmt.Fprintf(io.stdout, "metrics on http://%s/metrics\n", ln.Addr())
+	}
+
+	header(io.stdout, r, opt, *duration, *events)
+	runCtx := ctx
+	if *duration > 0 && opt.Clock == wire.ClockWall {
+		var cancel context.CancelFunc
+		runCtx, cancel = context.WithTimeout(ctx, *duration)
+		defer cancel()
+	}
+	start := time.Now()
+	err = r.Agent.Run(runCtx)
+	summary(io.stdout, r, time.Since(start))
+	return err
+}
+
+// header prints what is about to run.
+func header(w io.Writer, r *wire.Runnable, opt wire.Options, d time.Duration, events uint64) {
+	mode := "DRY RUN: orders go to a paper account, nothing leaves this process"
+	if !r.DryRun {
+		mode = "LIVE on the embedded venue (in-process engine; no real money)"
+	}
+	fmt.Fprintf(w, "pitboss run: agent %s, %s\n", r.Spec.Name, mode)
+	fmt.Fprintf(w, "  wallet %s (paper address of %s), strategy %s\n", r.Wallet, r.Spec.Wallet, r.Spec.Strategy.File)
+	for _, b := range r.Bindings {
+		fmt.Fprintf(w, "  market %s: %q (tick %s, min size %s, fee %d bps)\n", b.Name, b.Info.Question, b.Info.TickSize, b.Info.MinSize, b.Info.FeeBps)
+	}
+	var stop []string
+	if d > 0 {
+		stop = append(stop, "after "+d.String())
+	}
+	if events > 0 {
+		stop = append(stop, fmt.Sprintf("after %d events", events))
+	}
+	stop = append(stop, "on Ctrl-C")
+	clock := "wall clock"
+	if opt.Clock == wire.ClockSim {
+		clock = "simulated clock (as fast as possible)"
+	}
+	fmt.Fprintf(w, "  embedded market, %s, seed %d; state in %s; stops %s\n", clock, opt.Seed, r.StateDir, strings.Join(stop, " or "))
+}
+
+// summary prints the final figures.
+func summary(w io.Writer, r *wire.Runnable, took time.Duration) {
+	s := r.Agent.Status()
+	c := s.Counts
+	fmt.Fprintf(w, "\nsummary: agent %s (%s), run %d, %s\n", s.Agent, map[bool]string{true: "dry run", false: "live"}[s.DryRun], s.Runs, took.Round(time.Millisecond))
+	if s.Time > 0 {
+		fmt.Fprintf(w, "  last event at %s (event time)\n", time.UnixMilli(s.Time).UTC().Format(time.RFC3339))
+	}
+	fmt.Fprintf(w, "  events %d, intents %d, denials %d, orders %d, cancels %d, rejects %d, fills %d\n",
+		c.Events, c.Intents, c.Denials, c.Orders, c.Cancels, c.Rejects, c.Fills)
+	fmt.Fprintf(w, "  equity %s, pnl %s (realized %s, unrealized %s, fees %s), balance %s\n",
+		s.Equity, s.PnL, s.Realized, s.Unrealized, s.Fees, s.Balance)
+	for _, p := range s.Positions {
+		if p.Size == 0 && p.Realized == 0 {
+			continue
+		}
+		fmt.Fprintf(w, "  position %s %s: %s @%s, mark %s, realized %s, unrealized %s\n",
+			p.Outcome, p.Token, p.Size, p.AvgPrice, p.Mark, p.Realized, p.Unrealized)
+	}
+	state := string(s.State)
+	switch {
+	case s.Halted:
+		state += "; kill switch tripped: " + s.Reason
+	case s.Reason != "":
+		state += " (" + s.Reason + ")"
+	}
+	fmt.Fprintf(w, "  state %s; open orders %d; checkpoint in %s/%s\n", state, s.OpenOrders, r.StateDir, agent.CheckpointFile)
+}

@@ -1,0 +1,107 @@
+package wire
+
+import (
+	"encoding/json"
+	"fmt"
+
+	"github.com/pitbossdev/pitboss/market"
+	"github.com/pitbossdev/pitboss/policies"
+	"github.com/pitbossdev/pitboss/runtime/agent"
+)
+
+// Guards adapts a policies.Chain to agent.Guards: one batch per Begin, each Check an
+// evaluation of that batch (EvaluateReplacing when the intent replaces or keeps an
+// open order). The chain's own audit sink is not used: the agent audits every
+// decision it asks for, with the orders and fills around it, in one stream.
+type Guards struct {
+	cfg   policies.Config
+	opts  []policies.Option
+	chain *policies.Chain
+	batch *policies.Batch
+}
+
+var _ agent.Guards = (*Guards)(nil)
+
+// NewGuards builds the chain from cfg and opts.
+func NewGuards(cfg policies.Config, opts ...policies.Option) (*Guards, error) {
+	c, err := policies.New(cfg, opts...)
+	if err != nil {
+		return nil, err
+	}
+	return &Guards{cfg: cfg, opts: opts, chain: c}, nil
+}
+
+// Chain returns the chain (rebuilt by RestoreKill).
+func (g *Guards) Chain() *policies.Chain { return g.chain }
+
+// Observe implements agent.Guards.
+func (g *Guards) Observe(st *market.State) agent.Action { return action(g.chain.Observe(st)) }
+
+// Begin implements agent.Guards. A trip found here is reported with the batch's
+// first Check.
+func (g *Guards) Begin(st *market.State) agent.Action {
+	g.batch = g.chain.Batch(st)
+	return agent.Action{}
+}
+
+// Check implements agent.Guards.
+func (g *Guards) Check(it *market.Intent, replaces market.OrderID) agent.Verdict {
+	if g.batch == nil {
+		return agent.Verdict{Guard: "agent", Reason: "no batch started", Err: policies.ErrNotAllowed}
+	}
+	var d policies.Decision
+	if replaces != "" {
+		d = g.batch.EvaluateReplacing(it, replaces)
+	} else {
+		d = g.batch.Evaluate(it)
+	}
+	v := agent.Verdict{Allowed: d.Allowed, Action: action(d.Action)}
+	if den := d.Denied; den != nil {
+		v.Guard, v.Reason, v.Err = den.Guard, den.Reason, den
+		if e, ok := den.Err.(*market.Error); ok { // no errors.As: it would allocate
+			v.Code = e.Code
+		}
+		v.RateLimited = den.Guard == policies.GuardRate
+	}
+	return v
+}
+
+// RecordOrder implements agent.Guards.
+func (g *Guards) RecordOrder(t int64) { g.chain.RecordOrder(t) }
+
+// Trip implements agent.Guards.
+func (g *Guards) Trip(t int64, reason string) agent.Action { return action(g.chain.Trip(t, reason)) }
+
+// Resume implements agent.Guards.
+func (g *Guards) Resume(st *market.State, reason string) bool { return g.chain.Resume(st, reason) }
+
+// Halted implements agent.Guards.
+func (g *Guards) Halted() bool { return g.chain.Halted() }
+
+// KillReason implements agent.Guards.
+func (g *Guards) KillReason() string { return g.chain.KillState().Reason }
+
+// KillState implements agent.Guards: policies.KillState as JSON.
+func (g *Guards) KillState() ([]byte, error) { return json.Marshal(g.chain.KillState()) }
+
+// RestoreKill implements agent.Guards: the chain is rebuilt with the saved kill
+// switch (policies.WithKillState), so a tripped switch stays tripped.
+func (g *Guards) RestoreKill(data []byte) error {
+	if len(data) == 0 || string(data) == "null" {
+		return nil
+	}
+	var k policies.KillState
+	if err := json.Unmarshal(data, &k); err != nil {
+		return fmt.Errorf("wire: saved kill switch: %w", err)
+	}
+	c, err := policies.New(g.cfg, append(append([]policies.Option(nil), g.opts...), policies.WithKillState(k))...)
+	if err != nil {
+		return err
+	}
+	g.chain, g.batch = c, nil
+	return nil
+}
+
+func action(a policies.Action) agent.Action {
+	return agent.Action{CancelAll: a.CancelAll, Flatten: a.Flatten, Halt: a.Halt, Reason: a.Reason}
+}

@@ -1,0 +1,329 @@
+package wire
+
+import (
+	"context"
+	"crypto/sha256"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/pitbossdev/pitboss/adapters/embedded"
+	"github.com/pitbossdev/pitboss/agents"
+	"github.com/pitbossdev/pitboss/market"
+	"github.com/pitbossdev/pitboss/policies"
+	"github.com/pitbossdev/pitboss/runtime/agent"
+	"github.com/pitbossdev/pitboss/runtime/paper"
+)
+
+// ClockMode says where an embedded run's time comes from.
+type ClockMode uint8
+
+// Clock modes. The zero value is ClockWall.
+const (
+	// ClockWall: the embedded market runs at the wall clock's pace and the agent's
+	// periodic duties follow the wall clock. For people watching.
+	ClockWall ClockMode = iota
+	// ClockSim: the embedded market runs as fast as the agent consumes it from a
+	// fixed start time, and everything follows event time: the same seed gives the
+	// same decisions, line for line. For tests and quick studies.
+	ClockSim
+)
+
+// SimEpoch is the event time a ClockSim run starts at when its state directory has
+// no checkpoint: 2025-01-01T00:00:00Z.
+const SimEpoch int64 = 1_735_689_600_000
+
+// DefaultBalance is the starting collateral of the paper account and of the live
+// embedded wallet when Options.Balance is zero.
+const DefaultBalance = 1000 * market.One
+
+// Options are what the command line adds to an agent file. The zero value is a dry
+// run on the wall clock.
+type Options struct {
+	// Live confirms a live run (--live). A live run needs both this and
+	// `dry_run: false` in the agent file; either one alone is refused.
+	Live bool
+	// Clock is ClockWall (default) or ClockSim.
+	Clock ClockMode
+	// Seed seeds the embedded market's flow. If zero, 1.
+	Seed uint64
+	// Speed multiplies the pace of a ClockWall embedded market. If zero, 1.
+	Speed int
+	// Duration, with ClockSim, ends the run after this much event time (the
+	// command line handles wall-clock durations). If zero, no limit.
+	Duration time.Duration
+	// Events stops the agent after this many feed events. If zero, no limit.
+	Events uint64
+	// StateDir overrides the agent file's state_dir. If empty, the file's.
+	StateDir string
+	// RuntimeDir is where wallet locks live. If empty, $XDG_RUNTIME_DIR/pitboss or
+	// the temporary directory's pitboss-<uid>.
+	RuntimeDir string
+	// Balance is the paper account's (or the live embedded wallet's) starting
+	// collateral. If zero, DefaultBalance (1000).
+	Balance market.Micros
+	// Latency is the paper venue's order latency (event time). If zero, none.
+	Latency time.Duration
+	// LeaveOrders keeps open orders on stop (--leave-orders).
+	LeaveOrders bool
+	// Flow replaces the embedded market's flow (tests). If nil, a BasicFlow.
+	Flow embedded.Flow
+	// Upstream replaces the venue of the wallet on the embedded market (tests): in
+	// a live run the agent trades on it; in a dry run the paper venue only reads
+	// market metadata from it (Markets) and nothing else is ever called. If nil,
+	// the embedded Exchange's Venue.
+	Upstream func(x *embedded.Exchange, wallet market.Address) agent.Venue
+	// Start sets the embedded market's start time (Unix ms). If zero: ClockSim
+	// starts at SimEpoch (or just after the checkpoint's time), ClockWall now.
+	Start int64
+	// Logger, Metrics and Audit are handed to the agent (nil: none).
+	Logger  *zap.Logger
+	Metrics agent.Metrics
+	Audit   agent.AuditSink
+	// Getenv reads XDG_RUNTIME_DIR. If nil, os.Getenv.
+	Getenv func(string) string
+}
+
+// Errors of Build that the command line explains.
+var (
+	// ErrLiveNotConfirmed: the agent file says dry_run: false but --live was not
+	// given.
+	ErrLiveNotConfirmed = errors.New("the agent file says dry_run: false, but --live was not given: refusing to trade live (add --live to confirm, or set dry_run: true)")
+	// ErrLiveNotInFile: --live was given but the agent file is a dry run.
+	ErrLiveNotInFile = errors.New("--live was given, but the agent file is a dry run (dry_run is true or absent): set dry_run: false in the file to go live")
+	// ErrRemoteNotReady: the remote venue is not wired yet.
+	ErrRemoteNotReady = errors.New("venue: remote is not available in this build yet (the remote venue comes with the service client); use venue: embedded")
+)
+
+// Runnable is an agent built from its file, ready to Run, with what was built for
+// it. Close releases its locks after Run returns.
+type Runnable struct {
+	Agent    *agent.Agent
+	Spec     *agents.Spec
+	Exchange *embedded.Exchange
+	Guards   *Guards
+	// Venue is what the agent trades on: the paper venue in a dry run, the
+	// embedded venue in a live run.
+	Venue    agent.Venue
+	Wallet   market.Address
+	DryRun   bool
+	StateDir string
+	Bindings []Binding
+	release  []func()
+}
+
+// Binding is one market the agent trades, under its strategy binding name.
+type Binding struct {
+	Name string
+	Info market.Info
+}
+
+// Close releases the wallet and state-directory locks.
+func (r *Runnable) Close() error {
+	for i := len(r.release) - 1; i >= 0; i-- {
+		r.release[i]()
+	}
+	r.release = nil
+	return nil
+}
+
+// PaperAddress is the address of the paper wallet of a wallet reference: the first
+// 20 bytes of SHA-256("pitboss-paper:" + ref). A dry run on the embedded venue uses
+// it instead of looking the wallet up, so it needs no key, no keyring and no
+// network; the reference is only a label.
+func PaperAddress(ref agents.WalletRef) market.Address {
+	h := sha256.Sum256([]byte("pitboss-paper:" + ref.String()))
+	var a market.Address
+	copy(a[:], h[:20])
+	return a
+}
+
+// Build composes the agent of spec: the embedded market and its feed, the venue
+// (paper in a dry run, the embedded engine in a live run), the strategy with its
+// overrides bound to the selected markets, the guard chain (geoblock: allowed on the
+// embedded venue; the wallet's address in account-mode denials), the state
+// directory's checkpoint store and the locks that keep a second process of the same
+// wallet (or state directory) from starting. It refuses a live run that is not
+// confirmed both in the file and by Options.Live.
+func Build(spec *agents.Spec, opt Options) (*Runnable, error) {
+	live := !spec.DryRun()
+	switch {
+	case live && !opt.Live:
+		return nil, ErrLiveNotConfirmed
+	case opt.Live && !live:
+		return nil, ErrLiveNotInFile
+	case spec.Venue.Kind != agents.VenueEmbedded:
+		return nil, ErrRemoteNotReady
+	}
+	id, err := market.ParseAgentID(spec.Name)
+	if err != nil {
+		return nil, err
+	}
+	if opt.Getenv == nil {
+		opt.Getenv = os.Getenv
+	}
+	if opt.Seed == 0 {
+		opt.Seed = 1
+	}
+	if opt.Balance == 0 {
+		opt.Balance = DefaultBalance
+	}
+	r := &Runnable{Spec: spec, DryRun: !live, StateDir: spec.StateDir}
+	if opt.StateDir != "" {
+		r.StateDir = opt.StateDir
+	}
+	ok := false
+	defer func() {
+		if !ok {
+			r.Close()
+		}
+	}()
+
+	// The wallet: on the embedded venue a label, never looked up (see PaperAddress).
+	r.Wallet = PaperAddress(spec.Wallet)
+
+	// Locks first: nothing below may touch the state of a running agent.
+	store, err := agent.NewFileStore(r.StateDir)
+	if err != nil {
+		return nil, err
+	}
+	holder := "pid " + strconv.Itoa(os.Getpid()) + " (agent " + spec.Name + ")"
+	rel, err := lockFile(filepath.Join(r.StateDir, "lock"), "state directory "+r.StateDir, holder)
+	if err != nil {
+		return nil, err
+	}
+	r.release = append(r.release, rel)
+	rdir, err := runtimeDir(opt)
+	if err != nil {
+		return nil, err
+	}
+	rel, err = lockFile(filepath.Join(rdir, "wallet-"+r.Wallet.String()+".lock"), "wallet "+r.Wallet.String(), holder)
+	if err != nil {
+		return nil, err
+	}
+	r.release = append(r.release, rel)
+
+	// The embedded market.
+	xc := embedded.Config{Paced: opt.Clock == ClockWall, Speed: opt.Speed, Start: opt.Start,
+		HeartbeatTimeout: 2 * spec.Heartbeat}
+	if xc.HeartbeatTimeout < embedded.DefaultHeartbeatTimeout {
+		xc.HeartbeatTimeout = embedded.DefaultHeartbeatTimeout
+	}
+	if opt.Clock == ClockSim && xc.Start == 0 {
+		xc.Start = SimEpoch
+		if cp, err := store.Load(); err == nil && cp != nil && cp.Time >= xc.Start {
+			xc.Start = cp.Time + 1000 // continue after the last run's events
+		}
+	}
+	flow := opt.Flow
+	if flow == nil {
+		flow = embedded.NewBasicFlow(embedded.BasicFlowConfig{Seed: opt.Seed})
+	}
+	x, err := embedded.New(xc, flow)
+	if err != nil {
+		return nil, err
+	}
+	r.Exchange = x
+	if opt.Clock == ClockSim && opt.Duration > 0 {
+		xc.End = x.Time() + opt.Duration.Milliseconds()
+	}
+	if xc.End > 0 {
+		x.SetEnd(xc.End)
+	}
+
+	// Markets and strategy.
+	catalog, err := x.Markets(context.Background(), nil)
+	if err != nil {
+		return nil, err
+	}
+	binds, err := bindMarkets(&spec.Markets, catalog, x.Time())
+	if err != nil {
+		return nil, err
+	}
+	st, err := spec.LoadStrategy()
+	if err != nil {
+		return nil, err
+	}
+	inst, err := st.NewInstance(binds)
+	if err != nil {
+		return nil, err
+	}
+	conds := make([]market.ConditionID, len(binds))
+	for i, b := range binds {
+		conds[i] = b.Market
+		for _, info := range catalog {
+			if info.Condition == b.Market {
+				r.Bindings = append(r.Bindings, Binding{Name: b.Name, Info: info})
+			}
+		}
+	}
+
+	// Guards.
+	g, err := NewGuards(spec.Guards, policies.WithAgent(spec.Name), policies.WithAddress(r.Wallet),
+		policies.WithGeoblock(policies.Geoblock{Status: policies.GeoAllowed, Country: "embedded"}))
+	if err != nil {
+		return nil, err
+	}
+	r.Guards = g
+
+	// Venue: the wallet's venue on the market; in a dry run the paper venue, which
+	// reads market metadata from it and nothing else (it has no other way in: a
+	// paper.MarketSource has one method).
+	var up agent.Venue = x.Venue(r.Wallet)
+	if opt.Upstream != nil {
+		up = opt.Upstream(x, r.Wallet)
+	}
+	if live {
+		if err := x.Fund(r.Wallet, opt.Balance); err != nil {
+			return nil, err
+		}
+		r.Venue = up
+	} else {
+		pv, err := paper.New(paper.Config{Address: r.Wallet, Balance: opt.Balance, Latency: opt.Latency}, up)
+		if err != nil {
+			return nil, err
+		}
+		r.Venue = pv
+	}
+
+	cfg := agent.Config{ID: id, Wallet: r.Wallet, DryRun: !live, Markets: conds, Heartbeat: spec.Heartbeat,
+		LeaveOrders: opt.LeaveOrders, MaxEvents: opt.Events}
+	clock := agent.WallClock
+	if opt.Clock == ClockSim {
+		clock = agent.EventClock
+	}
+	a, err := agent.New(cfg, agent.Deps{Venue: r.Venue, Feed: x.Feed(conds, r.Wallet), Decider: inst, Guards: g,
+		Store: store, Audit: opt.Audit, Metrics: opt.Metrics, Logger: opt.Logger, Clock: clock})
+	if err != nil {
+		return nil, err
+	}
+	r.Agent = a
+	ok = true
+	return r, nil
+}
+
+// runtimeDir returns (and creates, 0700) the per-user directory of wallet locks.
+func runtimeDir(opt Options) (string, error) {
+	dir := opt.RuntimeDir
+	if dir == "" {
+		if x := opt.Getenv("XDG_RUNTIME_DIR"); x != "" && filepath.IsAbs(x) {
+			dir = filepath.Join(x, "pitboss")
+		} else {
+			dir = filepath.Join(os.TempDir(), "pitboss-"+strconv.Itoa(os.Getuid()))
+		}
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return "", fmt.Errorf("wire: runtime directory: %w", err)
+	}
+	if fi, err := os.Stat(dir); err == nil && fi.Mode().Perm()&0o077 != 0 {
+		if err := os.Chmod(dir, 0o700); err != nil {
+			return "", fmt.Errorf("wire: runtime directory %s is open to others: %w", dir, err)
+		}
+	}
+	return dir, nil
+}
