@@ -4,6 +4,7 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"path"
 
 	"github.com/pitbossdev/pitboss/market"
 )
@@ -43,9 +44,15 @@ func (m *Mux) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if r.Body != nil {
 		r.Body = http.MaxBytesReader(w, r.Body, limit)
 	}
+	if !cleanPath(r.URL.Path) {
+		// http.ServeMux would answer 301/307 to the cleaned path; a JSON service
+		// answers 404 instead of redirecting.
+		_ = WriteError(w, market.Errorf(market.CodeNotFound))
+		return
+	}
 	h, pattern := m.mux.Handler(r)
 	if pattern != "" {
-		h.ServeHTTP(w, r)
+		m.mux.ServeHTTP(w, r) // routes again, setting the path values (r.PathValue)
 		return
 	}
 	// No route: let the standard mux decide between 404 and 405 (and compute
@@ -60,6 +67,19 @@ func (m *Mux) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	_ = WriteError(w, market.Errorf(market.CodeNotFound))
+}
+
+// cleanPath reports whether p is what path.Clean makes of it (a trailing slash
+// aside).
+func cleanPath(p string) bool {
+	if p == "" || p[0] != '/' {
+		return false
+	}
+	c := path.Clean(p)
+	if p[len(p)-1] == '/' && c != "/" {
+		c += "/"
+	}
+	return c == p
 }
 
 // statusProbe records the status and headers a handler writes and discards the body.
