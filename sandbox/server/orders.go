@@ -206,7 +206,8 @@ func (s *Server) postOrder(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.metrics.order("accepted")
-	s.writeJSON(w, response(p.cmd.Order, p.cmd.Side, &res[0]))
+	resp := response(p.cmd.Order, p.cmd.Side, &res[0])
+	writePostOrderResponse(w, &resp)
 }
 
 // postOrders is POST /orders (L2): at most BatchOrders orders, placed consecutively

@@ -30,6 +30,7 @@ func BenchmarkFanout(b *testing.B) {
 	var lastAt atomic.Int64
 	done := make(chan struct{}, 1)
 	var wg sync.WaitGroup
+	b.Cleanup(wg.Wait) // runs last: after every connection is closed
 	for range conns {
 		c := dial(b, f.srv.WS+"/ws/market")
 		subscribeMarket(c, f.m.Yes)
@@ -51,9 +52,7 @@ func BenchmarkFanout(b *testing.B) {
 				}
 			}
 		}()
-		b.Cleanup(func() { _ = c.c.CloseNow() })
 	}
-	b.Cleanup(wg.Wait)
 	lat := make([]time.Duration, 0, b.N)
 	b.ReportAllocs()
 	b.ResetTimer()

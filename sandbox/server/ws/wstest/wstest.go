@@ -36,6 +36,7 @@ type Host struct {
 	lmu       sync.Mutex // listeners
 	listeners []*listener
 	dmu       sync.Mutex // held while a batch is being delivered
+	unsubs    int        // unsubscriptions completed (guarded by dmu)
 
 	qmu     sync.Mutex
 	queue   [][]exchange.Event
@@ -122,8 +123,9 @@ func (h *Host) Subscribe(_ string, fn func([]exchange.Event)) func() {
 			}
 		}
 		h.lmu.Unlock()
-		h.dmu.Lock()
-		h.dmu.Unlock() //nolint:staticcheck // waits for a delivery in progress
+		h.dmu.Lock() // waits for a delivery in progress
+		h.unsubs++
+		h.dmu.Unlock()
 	}
 }
 
