@@ -96,7 +96,7 @@ func BenchmarkPostOrder(b *testing.B) {
 	b.StopTimer()
 	var ru1 syscall.Rusage
 	syscall.Getrusage(syscall.RUSAGE_SELF, &ru1)
-	cpu := time.Duration(ru1.Utime.Nano()+ru1.Stime.Nano()-ru0.Utime.Nano()-ru0.Stime.Nano())
+	cpu := time.Duration(ru1.Utime.Nano() + ru1.Stime.Nano() - ru0.Utime.Nano() - ru0.Stime.Nano())
 	b.ReportMetric(float64(cpu.Microseconds())/float64(b.N), "cpu-us/order")
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "orders/s")
 	if n := ok.Load() + failed.Load(); n > 0 && float64(ok.Load()) < 0.95*float64(n) {
