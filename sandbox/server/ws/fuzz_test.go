@@ -1,7 +1,10 @@
 package ws_test
 
 import (
+	"context"
 	"testing"
+
+	"github.com/coder/websocket"
 
 	"github.com/pitbossdev/pitboss/sandbox/server/ws"
 )
@@ -32,10 +35,23 @@ func FuzzClientMessages(f *testing.F) {
 	fx := newFixture(f, ws.Config{})
 	paths := []string{"/ws/market", "/ws/user", "/ws/rtds", "/ws/comments"}
 	conns := make([]*client, len(paths))
+	f.Cleanup(func() {
+		for _, c := range conns {
+			if c != nil {
+				_ = c.c.CloseNow()
+			}
+		}
+	})
 	f.Fuzz(func(t *testing.T, ch byte, msg []byte) {
 		i := int(ch) % len(paths)
 		if conns[i] == nil {
-			conns[i] = dial(f, fx.srv.WS+paths[i])
+			ctx, cancel := context.WithTimeout(context.Background(), readTimeout)
+			wc, _, err := websocket.Dial(ctx, fx.srv.WS+paths[i], nil)
+			cancel()
+			if err != nil {
+				t.Fatal(err)
+			}
+			conns[i] = &client{c: wc}
 		}
 		c := conns[i]
 		c.t = t
@@ -44,7 +60,7 @@ func FuzzClientMessages(f *testing.F) {
 		for {
 			b, err := c.readErr()
 			if err != nil {
-				conns[i] = nil // closed with a reason (checked below) or by the hub
+				conns[i] = nil // closed by the hub (refused credentials): redial next time
 				_ = c.c.CloseNow()
 				return
 			}
