@@ -27,6 +27,11 @@ type Config struct {
 	// that the engine does not know at the first Step is skipped (Summary.Missing).
 	Markets []MarketConfig
 
+	// Rescan is how often a sim without a Markets list looks for markets that
+	// became tradable since it started; they join with the default parameters. If
+	// zero, one minute; negative: never.
+	Rescan time.Duration
+
 	// PathEvery is the interval at which the fair-value path is sampled for the
 	// Summary (news jumps are recorded as they happen). If zero, one minute.
 	PathEvery time.Duration

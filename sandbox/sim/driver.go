@@ -133,7 +133,6 @@ func (d *Driver) Run(ctx context.Context) error {
 			d.mu.Unlock()
 			d.skips.Add(1)
 			d.log.Warn("sim: driver fell behind; skipping the missed flow", zap.Duration("lag", lag))
-			continue
 		}
 		err := d.v.Exec(ctx, func(e Engine) error {
 			d.mu.Lock()

@@ -367,3 +367,27 @@ func TestWinnersFollowTheFairValue(t *testing.T) {
 		t.Fatalf("YES won %d of %d resolutions at fair 0.3", yes, n)
 	}
 }
+
+// A market listed after the sim started joins at the next rescan.
+func TestNewMarketsJoinAtTheNextRescan(t *testing.T) {
+	e := newEngine(t, 1)
+	s := New(Config{Start: t0, Rescan: 30 * time.Second}, 5)
+	s.AdvanceTo(t0+10_000, e, nil)
+	late := SyntheticMarkets(2, 0)[1]
+	late.Time = t0 + 10_000
+	if _, err := e.Apply(&late); err != nil {
+		t.Fatal(err)
+	}
+	var first int64
+	s.AdvanceTo(t0+120_000, e, func(c *exchange.Command, _ []exchange.Event) {
+		if first == 0 && (c.Market == late.Market || c.Owner == Address(5, late.Market, "maker", 0)) {
+			first = c.Time
+		}
+	})
+	if first != t0+30_000 {
+		t.Fatalf("the new market's first command at %d, want at the rescan (%d)", first, t0+30_000)
+	}
+	if len(s.Summary().Markets) != 2 {
+		t.Fatal("the new market is not in the summary")
+	}
+}

@@ -197,13 +197,13 @@ type mstate struct {
 	sum MarketSummary
 }
 
-func newMarket(s *Sim, idx int32, info *market.Info, p mparams) *mstate {
+func newMarket(s *Sim, idx int32, info *market.Info, p mparams, start int64) *mstate {
 	m := &mstate{idx: idx, hidx: -1, id: info.Condition, yes: info.Tokens[market.Yes], no: info.Tokens[market.No], p: p, info: *info}
 	for i := range m.due {
 		m.due[i] = never
 	}
-	m.due[actStart] = s.start
-	m.next = s.start
+	m.due[actStart] = start
+	m.next = start
 	m.every = s.pathEvery
 	stream(&m.rFair, s.seed, m.id, "fair")
 	stream(&m.rNews, s.seed, m.id, "news")

@@ -65,6 +65,8 @@ type Sim struct {
 
 	pathEvery int64
 	pathMax   int
+	rescan    int64 // ms; 0: never
+	nextScan  int64 // time of the next rescan; never when none
 
 	ids    idArena
 	infos  []market.Info
@@ -90,6 +92,14 @@ func New(cfg Config, seed uint64) *Sim {
 		s.pathMax = 4096
 	}
 	s.pathMax = max(s.pathMax, 2)
+	s.nextScan = never
+	if len(cfg.Markets) == 0 && cfg.Rescan >= 0 {
+		s.rescan = cfg.Rescan.Milliseconds()
+		if cfg.Rescan == 0 {
+			s.rescan = 60_000
+		}
+		s.rescan = max(s.rescan, 1)
+	}
 	return s
 }
 
@@ -97,20 +107,24 @@ func New(cfg Config, seed uint64) *Sim {
 func (s *Sim) Seed() uint64 { return s.seed }
 
 // Next returns the time (Unix ms) at which the next action is due, and false when
-// nothing is scheduled any more (every market resolved or closed). Before the first
-// Step it returns Config.Start (0 when unset: due at once).
+// nothing is scheduled any more (every market resolved or closed, and no rescan for
+// new markets). Before the first Step it returns Config.Start (0 when unset: due at
+// once).
 func (s *Sim) Next() (int64, bool) {
 	if !s.started {
 		return s.cfg.Start, true
 	}
-	if len(s.heap) == 0 {
-		return 0, false
+	due := int64(never)
+	if len(s.heap) > 0 {
+		due = s.heap[0].next
 	}
-	return s.heap[0].next, true
+	due = min(due, s.nextScan)
+	return due, due != never
 }
 
 // Step performs the next action if it is due at or before now, appending its
-// commands (possibly none) to dst, and reports whether it acted. Each command's Time
+// commands (possibly none) to dst, and reports whether it acted. (A rescan for new
+// markets, Config.Rescan, is an action without commands.) Each command's Time
 // is the action's due time. The commands of one action were computed from v as it
 // is now: apply them, in order, before the next Step. The first Step finds the
 // markets (Config.Markets, or every tradable one) and schedules the participants'
@@ -122,6 +136,13 @@ func (s *Sim) Next() (int64, bool) {
 func (s *Sim) Step(now int64, v View, dst []exchange.Command) ([]exchange.Command, bool) {
 	if !s.started {
 		s.begin(now, v)
+	}
+	if s.nextScan <= now && (len(s.heap) == 0 || s.nextScan <= s.heap[0].next) {
+		t := s.nextScan
+		s.last = t
+		s.nextScan += s.rescan
+		s.scan(t, v)
+		return dst, true
 	}
 	if len(s.heap) == 0 || s.heap[0].next > now {
 		return dst, false
@@ -182,6 +203,9 @@ func (s *Sim) SkipTo(now int64) {
 		m.skipTo(now)
 		s.reschedule(m)
 	}
+	if s.nextScan < now {
+		s.nextScan = now
+	}
 }
 
 // begin finds the markets and schedules their start.
@@ -191,28 +215,12 @@ func (s *Sim) begin(now int64, v View) {
 	if s.start == 0 {
 		s.start = now
 	}
-	def := DefaultParams().Merge(s.cfg.Defaults)
-	add := func(info *market.Info, p Params) {
-		if _, dup := s.byID[info.Condition]; dup {
-			return
-		}
-		m := newMarket(s, int32(len(s.markets)), info, resolveParams(p))
-		s.byID[info.Condition] = m.idx
-		s.markets = append(s.markets, m)
-		for _, a := range m.accounts() {
-			s.owners[a.addr] = m.idx
-		}
-		m.hidx = len(s.heap)
-		s.heap = append(s.heap, m)
-		s.up(m.hidx)
+	if s.rescan > 0 {
+		s.nextScan = s.start + s.rescan
 	}
+	def := DefaultParams().Merge(s.cfg.Defaults)
 	if len(s.cfg.Markets) == 0 {
-		s.infos = v.Markets(s.infos[:0])
-		for i := range s.infos {
-			if s.infos[i].Tradable() {
-				add(&s.infos[i], def)
-			}
-		}
+		s.scan(s.start, v)
 		return
 	}
 	for _, mc := range s.cfg.Markets {
@@ -233,8 +241,35 @@ func (s *Sim) begin(now int64, v View) {
 			s.missing = append(s.missing, mc.Market)
 			continue
 		}
-		add(&info, def.Merge(mc.Params))
+		s.add(&info, def.Merge(mc.Params), s.start)
 	}
+}
+
+// scan adds every tradable market the sim does not drive yet, starting at t.
+func (s *Sim) scan(t int64, v View) {
+	s.infos = v.Markets(s.infos[:0])
+	def := DefaultParams().Merge(s.cfg.Defaults)
+	for i := range s.infos {
+		if _, known := s.byID[s.infos[i].Condition]; !known && s.infos[i].Tradable() {
+			s.add(&s.infos[i], def, t)
+		}
+	}
+}
+
+// add starts driving a market from time start.
+func (s *Sim) add(info *market.Info, p Params, start int64) {
+	if _, dup := s.byID[info.Condition]; dup {
+		return
+	}
+	m := newMarket(s, int32(len(s.markets)), info, resolveParams(p), start)
+	s.byID[info.Condition] = m.idx
+	s.markets = append(s.markets, m)
+	for _, a := range m.accounts() {
+		s.owners[a.addr] = m.idx
+	}
+	m.hidx = len(s.heap)
+	s.heap = append(s.heap, m)
+	s.up(m.hidx)
 }
 
 // reschedule restores the heap after m's due time changed (or removes m when done).

@@ -130,7 +130,7 @@ func latentOn(t *testing.T, p Params, seed uint64) (*Sim, *mstate, *exchange.Eng
 	t.Helper()
 	p.MakerRefresh, p.NoiseEvery, p.InformedEvery, p.InformedFollowers = -1, -1, -1, -1
 	e := newEngine(t, 1)
-	s := New(Config{Start: t0, Defaults: p}, seed)
+	s := New(Config{Start: t0, Defaults: p, Rescan: -1}, seed)
 	if cmds, _ := s.Step(t0, e, nil); len(cmds) != 0 {
 		t.Fatalf("a sim without participants produced %d commands", len(cmds))
 	}
