@@ -17,12 +17,14 @@ import (
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
 
+	"github.com/pitbossdev/pitboss/api"
 	"github.com/pitbossdev/pitboss/market"
 	"github.com/pitbossdev/pitboss/sandbox/catalog"
 	"github.com/pitbossdev/pitboss/sandbox/exchange"
 	"github.com/pitbossdev/pitboss/sandbox/host"
 	"github.com/pitbossdev/pitboss/sandbox/journal"
 	"github.com/pitbossdev/pitboss/sandbox/server"
+	"github.com/pitbossdev/pitboss/sandbox/server/ws"
 	"github.com/pitbossdev/pitboss/sandbox/sim"
 	"github.com/pitbossdev/pitboss/sandbox/sim/simhost"
 )
@@ -48,6 +50,7 @@ snapshot written). See docs/exchange.md.`
 type exchangeEnv struct {
 	Host    *host.Host
 	Server  *server.Server
+	Hub     *ws.Hub // the WebSocket hub: the catalogue service mounts CommentsHandler and publishes comments
 	Catalog *catalog.Catalog
 	Logger  *zap.Logger
 	Clock   func() int64
@@ -269,7 +272,19 @@ func serveExchange(ctx context.Context, io stdio, f exchangeFlags, cfg server.Co
 		return err
 	}
 	clock := func() int64 { return time.Now().UnixMilli() }
-	env := exchangeEnv{Host: h, Server: srv, Catalog: cfg.Catalog, Logger: log, Clock: clock}
+	hub, err := ws.New(ws.Config{Source: h, Credentials: srv, TradeID: server.TradeID, Describe: describeMarket(cfg.Catalog),
+		Logger: log.Named("ws")})
+	if err != nil {
+		h.Close(context.Background())
+		return err
+	}
+	for _, r := range []struct {
+		path string
+		h    http.Handler
+	}{{"/ws/market", hub.MarketHandler()}, {"/ws/user", hub.UserHandler()}, {"/ws/rtds", hub.RTDSHandler()}, {"/ws/sports", hub.SportsHandler()}} {
+		srv.Handle(r.path, r.h)
+	}
+	env := exchangeEnv{Host: h, Server: srv, Hub: hub, Catalog: cfg.Catalog, Logger: log, Clock: clock}
 	for _, hk := range exchangeHooks {
 		if hk.Mount != nil {
 			if err := hk.Mount(env); err != nil {
@@ -327,6 +342,7 @@ func serveExchange(ctx context.Context, io stdio, f exchangeFlags, cfg server.Co
 		goServe("internal listener", httpServer(iln, srv.InternalHandler(), log))
 	}
 	goServe("server", srv.Run)
+	goServe("WebSocket hub", hub.Run)
 
 	fmt.Fprintf(io.stdout, "pitboss exchange: CLOB service        http://%s\n", ln.Addr())
 	for _, s := range exchangeServices {
@@ -382,6 +398,21 @@ func serveExchange(ctx context.Context, io stdio, f exchangeFlags, cfg server.Co
 		log.Info("stopped cleanly")
 	}
 	return first
+}
+
+// describeMarket gives the WebSocket hub the catalogue's metadata of a market.
+func describeMarket(cat *catalog.Catalog) func(market.ConditionID) (ws.Description, bool) {
+	return func(c market.ConditionID) (ws.Description, bool) {
+		m, ev, ok := cat.Market(c)
+		if !ok {
+			return ws.Description{}, false
+		}
+		d := ws.Description{ID: m.ID, Description: m.Description, Icon: m.Icon}
+		if ev != nil {
+			d.Event = &api.WSEventMessage{ID: ev.ID, Ticker: ev.Ticker, Slug: ev.Slug, Title: ev.Title, Description: ev.Description}
+		}
+		return d, true
+	}
 }
 
 // listMissing lists the catalogue's markets the store does not have yet.

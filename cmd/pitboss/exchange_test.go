@@ -16,6 +16,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/coder/websocket"
+
 	"github.com/pitbossdev/pitboss/adapters/auth"
 	"github.com/pitbossdev/pitboss/api"
 )
@@ -272,5 +274,43 @@ func TestDefaultDataDir(t *testing.T) {
 	}
 	if _, err := defaultDataDir(env(nil)); err == nil {
 		t.Fatal("no HOME accepted")
+	}
+}
+
+func TestExchangeServesWebSockets(t *testing.T) {
+	r := startExchange(t, "--addr", "127.0.0.1:0", "--ephemeral", "--sync", "none")
+	base := r.url(t, "CLOB service")
+	var page api.Page[api.SimplifiedMarket]
+	_, b := get(t, base+"/simplified-markets", nil)
+	if err := json.Unmarshal(b, &page); err != nil || len(page.Data) == 0 {
+		t.Fatalf("markets: %s", b)
+	}
+	tok := page.Data[0].Tokens[0].TokenID
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	var c *websocket.Conn
+	var err error
+	for { // the hub answers 503 until its initial load is done
+		c, _, err = websocket.Dial(ctx, "ws"+strings.TrimPrefix(base, "http")+"/ws/market", nil)
+		if err == nil || ctx.Err() != nil {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.CloseNow()
+	c.SetReadLimit(1 << 20)
+	if err := c.Write(ctx, websocket.MessageText, []byte(`{"assets_ids":["`+string(tok)+`"],"type":"market"}`)); err != nil {
+		t.Fatal(err)
+	}
+	_, msg, err := c.Read(ctx)
+	if err != nil || !strings.Contains(string(msg), `"event_type":"book"`) || !strings.Contains(string(msg), string(tok)) {
+		t.Fatalf("first frame %s, %v", msg, err)
+	}
+	c.Close(websocket.StatusNormalClosure, "")
+	if code := r.stop(t); code != 0 {
+		t.Fatalf("exit %d: %s", code, r.errOut)
 	}
 }

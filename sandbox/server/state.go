@@ -564,8 +564,12 @@ func (s *state) finalize(rec *orderRec) {
 	}
 }
 
-// tradeID renders a trade number as the trade id clients see: a UUID-shaped digest
-// (version nibble 4, variant 10) of the number, stable across restarts.
+// TradeID renders the engine's trade number n as the trade id clients see in order
+// answers, GET /data/trades, notifications and the WebSocket user channel: a
+// UUID-shaped digest (version nibble 4, variant 10) of the number, the same in every
+// process and across restarts.
+func TradeID(n uint64) market.TradeID { return tradeID(n) }
+
 func tradeID(n uint64) market.TradeID {
 	sum := sha256.Sum256(fmt.Appendf(nil, "pitboss-trade:%d", n))
 	u := sum[:16]
