@@ -1,0 +1,127 @@
+package catalogue
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+
+	"github.com/pitbossdev/pitboss/market"
+	"github.com/pitbossdev/pitboss/sandbox/exchange"
+)
+
+// ExtensionName is the catalogue service's name among the host's extensions. It never
+// changes.
+const ExtensionName = "catalogue"
+
+// Post kinds.
+const (
+	kindSquare  = "square"  // a message of the social feed
+	kindComment = "comment" // a comment on an event or a market
+)
+
+// post is one stored message or comment. It is also the journal record that creates
+// it (without ID, which apply assigns: 1, 2, 3, …).
+type post struct {
+	ID            string             `json:"id,omitempty"`
+	Kind          string             `json:"kind"`
+	Author        market.Address     `json:"author"`
+	Text          string             `json:"text"`
+	TimeMs        int64              `json:"time"`
+	Channel       string             `json:"channel,omitempty"`    // square
+	Cond          market.ConditionID `json:"cond,omitempty"`       // square: the attached market
+	ReplyTo       string             `json:"replyTo,omitempty"`    // square: the message answered
+	ParentType    string             `json:"parentType,omitempty"` // comment: api.ParentEvent or api.ParentMarket
+	ParentID      string             `json:"parentId,omitempty"`   // comment: the event or market id
+	ParentComment string             `json:"parentComment,omitempty"`
+}
+
+// store is the catalogue service's durable state: posts in creation order.
+type store struct {
+	Posts []*post `json:"posts"`
+	byID  map[string]*post
+}
+
+func newStore() *store { return &store{byID: map[string]*post{}} }
+
+var errPost = errors.New("catalogue: invalid post record")
+
+// apply stores a post record, assigning the next id; it changes nothing on error.
+func (s *store) apply(p *post) error {
+	switch {
+	case p.ID != "", p.Author.IsZero(), p.Text == "":
+		return errPost
+	case p.Kind == kindSquare && p.Channel == "":
+		return errPost
+	case p.Kind == kindComment && (p.ParentType == "" || p.ParentID == ""):
+		return errPost
+	case p.Kind != kindSquare && p.Kind != kindComment:
+		return errPost
+	}
+	p.ID = strconv.Itoa(len(s.Posts) + 1)
+	s.Posts = append(s.Posts, p)
+	s.byID[p.ID] = p
+	return nil
+}
+
+func (s *store) snapshot(dst []byte) []byte {
+	b, err := json.Marshal(s)
+	if err != nil {
+		panic("catalogue: state does not encode: " + err.Error()) // a programmer error
+	}
+	return append(dst, b...)
+}
+
+func restoreStore(data []byte) (*store, error) {
+	s := newStore()
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(s); err != nil {
+		return nil, fmt.Errorf("catalogue: bad snapshot: %w", err)
+	}
+	for i, p := range s.Posts {
+		if p == nil || p.ID != strconv.Itoa(i+1) {
+			return nil, fmt.Errorf("catalogue: bad snapshot: post %d", i)
+		}
+		s.byID[p.ID] = p
+	}
+	return s, nil
+}
+
+// Name implements host.Extension.
+func (s *Service) Name() string { return ExtensionName }
+
+// ApplyRecord implements host.Extension: a record is a post (JSON) to store.
+func (s *Service) ApplyRecord(rec []byte) error {
+	var p post
+	if err := json.Unmarshal(rec, &p); err != nil {
+		return fmt.Errorf("%w: %v", errPost, err)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.st.apply(&p)
+}
+
+// Observe implements host.Extension; the catalogue's own state does not depend on
+// the engine's events (live figures are read at request time).
+func (s *Service) Observe(*exchange.Command, []exchange.Event) {}
+
+// AppendSnapshot implements host.Extension.
+func (s *Service) AppendSnapshot(dst []byte) []byte {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return s.st.snapshot(dst)
+}
+
+// RestoreSnapshot implements host.Extension.
+func (s *Service) RestoreSnapshot(data []byte) error {
+	st, err := restoreStore(data)
+	if err != nil {
+		return err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.st = st
+	return nil
+}
