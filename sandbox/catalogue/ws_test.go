@@ -125,4 +125,3 @@ func FuzzHandler(f *testing.F) {
 		}
 	})
 }
-
