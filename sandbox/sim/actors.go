@@ -35,11 +35,11 @@ func (m *mstate) begin(s *Sim, t int64, v View, dst []exchange.Command) []exchan
 		return m.gone(t, v, dst)
 	}
 
-	for _, a := range m.accounts() {
+	for i, a := range m.accounts() {
 		avail, res := v.Collateral(a.addr)
 		need := a.capital
 		var split market.Micros
-		if a.addr == m.maker.addr {
+		if i < len(m.makers) { // makers come first
 			ya, yr := v.TokenBalance(a.addr, m.yes)
 			na, nr := v.TokenBalance(a.addr, m.no)
 			if have := min(ya+yr, na+nr); have < m.p.makerInv {
@@ -58,9 +58,10 @@ func (m *mstate) begin(s *Sim, t int64, v View, dst []exchange.Command) []exchan
 	if m.p.newsMean > 0 {
 		m.due[actNews] = t + expMillis(&m.rNews, m.p.newsMean)
 	}
-	if m.p.makerMean > 0 {
-		m.due[actMaker] = t
+	for i := range m.makers {
+		m.makers[i].due = t
 	}
+	m.makerDue()
 	if m.p.noiseMean > 0 {
 		m.due[actNoise] = t + expMillis(&m.rNoise, m.p.noiseMean)
 	}
@@ -147,7 +148,10 @@ func (m *mstate) news(s *Sim, t int64) {
 	if uintN(&m.rNews, 2) == 0 {
 		size = -size
 	}
-	react := m.p.reaction/2 + int64(uintN(&m.rNews, uint64(m.p.reaction/2+1)))
+	var react [MaxMakers]int64
+	for i := range m.makers {
+		react[i] = m.p.reaction/2 + int64(uintN(&m.rNews, uint64(m.p.reaction/2+1)))
+	}
 	var delays [MaxBurst]int64
 	for i := 0; i < m.p.followers; i++ {
 		delays[i] = expMillis(&m.rNews, m.p.delay)
@@ -160,14 +164,18 @@ func (m *mstate) news(s *Sim, t int64) {
 	m.sum.News++
 	m.record(s, t, true)
 
-	if m.staleUntil <= t {
-		m.staleJump = 0
+	for i := range m.makers {
+		mk := &m.makers[i]
+		if mk.until <= t {
+			mk.lag = 0
+		}
+		mk.lag += m.x - old
+		mk.until = max(mk.until, t+react[i])
+		if mk.due != never {
+			mk.due = min(mk.due, mk.until)
+		}
 	}
-	m.staleJump += m.x - old
-	m.staleUntil = max(m.staleUntil, t+react)
-	if m.due[actMaker] != never {
-		m.due[actMaker] = min(m.due[actMaker], m.staleUntil)
-	}
+	m.makerDue()
 	for i := 0; i < m.p.followers; i++ {
 		m.follow(t + delays[i])
 	}
@@ -191,10 +199,10 @@ func (m *mstate) follow(t int64) {
 // fair value, skewed against its inventory, widened with volatility, reconciled
 // with its open orders (orders at a wanted price with at least half the wanted size
 // stay; the others are cancelled; missing levels are placed).
-func (m *mstate) quote(s *Sim, t int64, v View, dst []exchange.Command) []exchange.Command {
+func (m *mstate) quote(s *Sim, mk *maker, t int64, v View, dst []exchange.Command) []exchange.Command {
 	p := &m.p
 	span := p.makerMean * 3 / 5
-	m.due[actMaker] = t + p.makerMean*7/10 + int64(uintN(&m.rMaker, uint64(span+1)))
+	mk.due = t + p.makerMean*7/10 + int64(uintN(&m.rMaker, uint64(span+1)))
 	if !m.refresh(v) {
 		if m.done {
 			return m.gone(t, v, dst)
@@ -202,10 +210,10 @@ func (m *mstate) quote(s *Sim, t int64, v View, dst []exchange.Command) []exchan
 		return dst
 	}
 	m.advanceFair(s, t)
-	if t >= m.staleUntil {
-		m.staleJump = 0
+	if t >= mk.until {
+		mk.lag = 0
 	} else {
-		m.due[actMaker] = min(m.due[actMaker], m.staleUntil)
+		mk.due = min(mk.due, mk.until)
 	}
 	m.sum.MakerRefreshes++
 	tick := m.info.TickSize
@@ -218,28 +226,28 @@ func (m *mstate) quote(s *Sim, t int64, v View, dst []exchange.Command) []exchan
 		m.sum.Spreads[0]++
 	}
 
-	belief := sigmoid(clampLogit(m.x - m.staleJump))
-	if m.mkT != 0 && t > m.mkT {
-		d := int64(belief - m.mkFair)
-		m.mkVar += (d*d/(t-m.mkT) - m.mkVar) / 8
+	belief := sigmoid(clampLogit(m.x - mk.lag))
+	if mk.t != 0 && t > mk.t {
+		d := int64(belief - mk.fair)
+		mk.v += (d*d/(t-mk.t) - mk.v) / 8
 	}
-	m.mkFair, m.mkT = belief, t
+	mk.fair, mk.t = belief, t
 
-	mk := &m.maker
-	dst, coll := m.fund(mk, t, v, dst)
-	ya, yr := v.TokenBalance(mk.addr, m.yes)
-	na, nr := v.TokenBalance(mk.addr, m.no)
+	acct := &mk.acct
+	dst, coll := m.fund(acct, t, v, dst)
+	ya, yr := v.TokenBalance(acct.addr, m.yes)
+	na, nr := v.TokenBalance(acct.addr, m.no)
 	if q := min(ya, na) - p.makerInv; q >= market.One {
-		dst = append(dst, exchange.Command{Kind: exchange.Merge, Time: t, Owner: mk.addr, Market: m.id, Amount: q})
+		dst = append(dst, exchange.Command{Kind: exchange.Merge, Time: t, Owner: acct.addr, Market: m.id, Amount: q})
 		ya, na, coll = ya-q, na-q, coll+q
 	}
 	inv := ya + yr - na - nr
 
 	// The spread: MakerSpread ticks, wider when the one-second standard deviation
 	// of the belief is large.
-	ticks := market.Micros(p.spread)
+	ticks := market.Micros(mk.spread)
 	if p.volK > 0 {
-		sigma := market.Micros(isqrt(uint64(m.mkVar) * 1000))
+		sigma := market.Micros(isqrt(uint64(mk.v) * 1000))
 		half, _ := market.MulDiv(sigma, market.Micros(p.volK), market.One)
 		ticks = max(ticks, min((2*half+tick-1)/tick, 50))
 	}
@@ -272,7 +280,7 @@ func (m *mstate) quote(s *Sim, t int64, v View, dst []exchange.Command) []exchan
 	}
 	var n [2]int
 	for k := 0; k < p.levels; k++ {
-		full := p.size + market.Micros(k)*p.sizeStep
+		full := mk.size + market.Micros(k)*mk.step
 		off := market.Micros(k*p.gap) * tick
 		for bs, px := range [2]market.Micros{bid0 - off, ask0 + off} {
 			if scale[bs] == 0 || px < tick || px > market.One-tick {
@@ -285,7 +293,7 @@ func (m *mstate) quote(s *Sim, t int64, v View, dst []exchange.Command) []exchan
 	}
 
 	budY, budN := ya, na
-	s.orders = v.OpenOrders(s.orders[:0], exchange.Filter{Owner: mk.addr, Market: m.id})
+	s.orders = v.OpenOrders(s.orders[:0], exchange.Filter{Owner: acct.addr, Market: m.id})
 	for i := range s.orders {
 		o := &s.orders[i]
 		bs, px := yesBook(o)
@@ -300,7 +308,7 @@ func (m *mstate) quote(s *Sim, t int64, v View, dst []exchange.Command) []exchan
 		if keep {
 			continue
 		}
-		dst = append(dst, exchange.Command{Kind: exchange.Cancel, Time: t, Owner: mk.addr, Order: o.ID})
+		dst = append(dst, exchange.Command{Kind: exchange.Cancel, Time: t, Owner: acct.addr, Order: o.ID})
 		switch {
 		case o.Side == market.Buy:
 			res, _ := market.Notional(o.Price, o.Remaining())
@@ -312,7 +320,7 @@ func (m *mstate) quote(s *Sim, t int64, v View, dst []exchange.Command) []exchan
 		}
 	}
 
-	nonce := v.Nonce(mk.addr)
+	nonce := v.Nonce(acct.addr)
 	for k := 0; k < max(n[0], n[1]); k++ {
 		for bs := 0; bs < 2; bs++ {
 			if k >= n[bs] || want[bs][k].kept {
@@ -329,12 +337,12 @@ func (m *mstate) quote(s *Sim, t int64, v View, dst []exchange.Command) []exchan
 			}
 			if *own >= w.size {
 				*own -= w.size
-				dst = m.place(s, dst, t, mk.addr, nonce, tok, market.Sell, market.GTC, price, w.size, 0)
+				dst = m.place(s, dst, t, acct.addr, nonce, tok, market.Sell, market.GTC, price, w.size, 0)
 				continue
 			}
 			if cost := m.cost(buyPrice, w.size); coll >= cost {
 				coll -= cost
-				dst = m.place(s, dst, t, mk.addr, nonce, buyTok, market.Buy, market.GTC, buyPrice, w.size, 0)
+				dst = m.place(s, dst, t, acct.addr, nonce, buyTok, market.Buy, market.GTC, buyPrice, w.size, 0)
 			}
 		}
 	}
@@ -549,7 +557,7 @@ func (m *mstate) order(s *Sim, dst []exchange.Command, t int64, v View, a *accou
 func (m *mstate) fund(a *account, t int64, v View, dst []exchange.Command) ([]exchange.Command, market.Micros) {
 	avail, res := v.Collateral(a.addr)
 	if have := avail + res; have < a.capital/4 {
-		amt := a.capital - have
+		amt := min(a.capital-have, market.MaxMicros)
 		dst = append(dst, exchange.Command{Kind: exchange.Deposit, Time: t, Owner: a.addr, Amount: amt})
 		avail += amt
 	}

@@ -88,6 +88,10 @@ type Params struct {
 	// MakerRefresh is the mean interval between the market maker's requotes
 	// (uniform within ±30%). Default 1s; negative: no market maker.
 	MakerRefresh time.Duration `yaml:"maker_refresh"`
+	// Makers is the number of market makers. Maker k (from 0) quotes a spread
+	// 2k ticks wider than MakerSpread with sizes and capital k+1 times larger:
+	// the later makers stand behind the first. Default 1; at most MaxMakers.
+	Makers int `yaml:"makers"`
 	// MakerLevels is the number of price levels quoted on each side. Default 4.
 	MakerLevels int `yaml:"maker_levels"`
 	// MakerSpread is the quoted spread in ticks in calm markets. Default 2.
@@ -169,6 +173,7 @@ type Params struct {
 
 // Limits of Params, checked by Validate.
 const (
+	MaxMakers   = 4   // Makers
 	MaxLevels   = 20  // MakerLevels
 	MaxAccounts = 64  // NoiseAccounts, InformedAccounts
 	MaxBurst    = 32  // InformedFollowers
@@ -189,6 +194,7 @@ func DefaultParams() Params {
 		NewsJump:          0.35,
 		ResolveReveal:     15 * time.Minute,
 		MakerRefresh:      time.Second,
+		Makers:            1,
 		MakerLevels:       4,
 		MakerSpread:       2,
 		MakerGap:          1,
@@ -254,6 +260,7 @@ func (p Params) Merge(over Params) Params {
 	p.ResolveAtEnd = p.ResolveAtEnd || over.ResolveAtEnd
 	setD(&p.ResolveReveal, over.ResolveReveal)
 	setD(&p.MakerRefresh, over.MakerRefresh)
+	setI(&p.Makers, over.Makers)
 	setI(&p.MakerLevels, over.MakerLevels)
 	setI(&p.MakerSpread, over.MakerSpread)
 	setI(&p.MakerGap, over.MakerGap)
@@ -372,6 +379,7 @@ func (p *Params) check(where string, bad func(where, format string, args ...any)
 	if p.ResolveAt < 0 {
 		bad(where, "resolve_at is negative")
 	}
+	count("makers", p.Makers, MaxMakers)
 	count("maker_levels", p.MakerLevels, MaxLevels)
 	count("maker_spread", p.MakerSpread, maxTicks)
 	count("maker_gap", p.MakerGap, maxTicks)
@@ -383,7 +391,7 @@ func (p *Params) check(where string, bad func(where, format string, args ...any)
 	for _, c := range []struct {
 		name string
 		v    int
-	}{{"maker_levels", p.MakerLevels}, {"maker_spread", p.MakerSpread}, {"maker_gap", p.MakerGap},
+	}{{"makers", p.Makers}, {"maker_levels", p.MakerLevels}, {"maker_spread", p.MakerSpread}, {"maker_gap", p.MakerGap},
 		{"informed_edge", p.InformedEdge}, {"noise_accounts", p.NoiseAccounts}, {"informed_accounts", p.InformedAccounts}} {
 		if c.v < 0 {
 			bad(where, "%s must be positive", c.name)

@@ -23,6 +23,7 @@ type mparams struct {
 	reveal     int64 // ms before the resolution at which the winner is drawn; 0: at it
 
 	makerMean      int64 // ms; 0: no maker
+	makers         int
 	levels         int
 	spread, gap    int
 	size, sizeStep market.Micros
@@ -97,7 +98,7 @@ func resolveParams(p Params) mparams {
 		fair: p.Fair, step: step, volStep: vol, revK: rev, newsMean: millis(p.NewsEvery), jumpMean: toFix(p.NewsJump),
 		resolveAt: p.ResolveAt, resolveEnd: p.ResolveAtEnd, reveal: millis(p.ResolveReveal),
 
-		makerMean: millis(p.MakerRefresh), levels: p.MakerLevels, spread: max(p.MakerSpread, 1), gap: max(p.MakerGap, 1),
+		makerMean: millis(p.MakerRefresh), makers: max(p.Makers, 0), levels: p.MakerLevels, spread: max(p.MakerSpread, 1), gap: max(p.MakerGap, 1),
 		size: p.MakerSize, sizeStep: p.MakerSizeStep, volK: toMillionths(p.MakerVolSpread), skew: p.MakerSkew,
 		maxInv: p.MakerMaxInventory, reaction: millis(p.MakerReaction), makerCap: p.MakerCapital, makerInv: p.MakerInventory,
 
@@ -108,8 +109,8 @@ func resolveParams(p Params) mparams {
 		infMean: millis(p.InformedEvery), followers: max(p.InformedFollowers, 0), delay: millis(p.InformedDelay),
 		edge: p.InformedEdge, infMax: p.InformedMaxSize, infAccts: p.InformedAccounts, infCap: p.InformedCapital,
 	}
-	if q.makerMean == 0 || q.levels <= 0 {
-		q.makerMean, q.levels = 0, 0
+	if q.makerMean == 0 || q.levels <= 0 || q.makers == 0 {
+		q.makerMean, q.levels, q.makers = 0, 0, 0
 	}
 	if q.noiseAccts <= 0 {
 		q.noiseMean = 0
@@ -142,6 +143,25 @@ type account struct {
 	capital market.Micros
 }
 
+// maker is one market maker of a market.
+type maker struct {
+	acct   account
+	due    int64
+	spread int           // calm spread in ticks
+	size   market.Micros // size at the best level
+	step   market.Micros // size added per deeper level
+
+	// It does not know news before until: it believes x − lag.
+	until int64
+	lag   fix
+
+	// Its volatility estimate: an exponential average of (Δ belief)²/Δt in
+	// micro-units² per ms.
+	fair market.Micros
+	t    int64
+	v    int64
+}
+
 // mstate is one market of the sim: its latent value, participants and schedule.
 type mstate struct {
 	idx  int32
@@ -167,15 +187,6 @@ type mstate struct {
 	target    fix
 	resolveAt int64
 
-	// The maker does not know news before staleUntil: it believes x − staleJump.
-	staleUntil int64
-	staleJump  fix
-
-	// The maker's volatility estimate: an exponential average of (Δ belief)²/Δt in
-	// micro-units² per ms.
-	mkFair market.Micros
-	mkT    int64
-	mkVar  int64
 
 	rFair, rNews, rMaker, rNoise, rInf, rRes rand.PCG
 	ids                                      rand.ChaCha8
@@ -189,7 +200,7 @@ type mstate struct {
 	nFollow   int
 	next      int64
 
-	maker    account
+	makers   []maker
 	noise    []account
 	informed []account
 	nextInf  int
@@ -212,8 +223,11 @@ func newMarket(s *Sim, idx int32, info *market.Info, p mparams, start int64) *ms
 	stream(&m.rInf, s.seed, m.id, "informed")
 	stream(&m.rRes, s.seed, m.id, "resolve")
 	m.ids.Seed(orderKey(s.seed, s.start, m.id))
-	if p.makerMean > 0 {
-		m.maker = account{addr: address(s.seed, m.id, roleMaker, 0), capital: p.makerCap}
+	for k := 0; k < p.makers && p.makerMean > 0; k++ {
+		m.makers = append(m.makers, maker{
+			acct: account{addr: address(s.seed, m.id, roleMaker, k), capital: p.makerCap * market.Micros(k+1)},
+			due:  never, spread: p.spread + 2*k, size: p.size * market.Micros(k+1), step: p.sizeStep * market.Micros(k+1),
+		})
 	}
 	for i := 0; i < p.noiseAccts && p.noiseMean > 0; i++ {
 		m.noise = append(m.noise, account{addr: address(s.seed, m.id, roleNoise, i), capital: p.noiseCap})
@@ -230,8 +244,8 @@ func newMarket(s *Sim, idx int32, info *market.Info, p mparams, start int64) *ms
 // accounts lists the market's participants: the maker (if any), noise, informed.
 func (m *mstate) accounts() []account {
 	var out []account
-	if !m.maker.addr.IsZero() {
-		out = append(out, m.maker)
+	for i := range m.makers {
+		out = append(out, m.makers[i].acct)
 	}
 	out = append(out, m.noise...)
 	return append(out, m.informed...)
@@ -277,7 +291,14 @@ func (m *mstate) act(s *Sim, t int64, v View, dst []exchange.Command) []exchange
 	case actNews:
 		m.news(s, t)
 	case actMaker:
-		dst = m.quote(s, t, v, dst)
+		k := 0
+		for i := range m.makers {
+			if m.makers[i].due < m.makers[k].due {
+				k = i
+			}
+		}
+		dst = m.quote(s, &m.makers[k], t, v, dst)
+		m.makerDue()
 	case actInformed:
 		m.due[actInformed] = t + expMillis(&m.rInf, m.p.infMean)
 		dst = m.inform(s, t, v, dst)
@@ -349,18 +370,30 @@ func popExpiry(h []int64) []int64 {
 	}
 }
 
+// makerDue sets the maker actor's due time: the earliest of the makers'.
+func (m *mstate) makerDue() {
+	m.due[actMaker] = never
+	for i := range m.makers {
+		m.due[actMaker] = min(m.due[actMaker], m.makers[i].due)
+	}
+}
+
 // skipTo reschedules every overdue actor from now.
 func (m *mstate) skipTo(now int64) {
 	if m.due[actStart] != never {
 		return // not started: the start is done whenever it comes
 	}
 	m.nFollow = 0
-	m.staleJump, m.staleUntil = 0, 0
+	for i := range m.makers {
+		mk := &m.makers[i]
+		mk.lag, mk.until = 0, 0
+		if mk.due < now {
+			mk.due = now
+		}
+	}
+	m.makerDue()
 	if m.due[actNews] < now {
 		m.due[actNews] = now + expMillis(&m.rNews, m.p.newsMean)
-	}
-	if m.due[actMaker] < now {
-		m.due[actMaker] = now
 	}
 	if m.due[actInformed] < now {
 		m.due[actInformed] = now + expMillis(&m.rInf, m.p.infMean)

@@ -230,7 +230,7 @@ func TestNewsProducesSweeps(t *testing.T) {
 	s.AdvanceTo(t0+2*3_600_000, e, func(c *exchange.Command, evs []exchange.Event) {
 		prices := map[market.Micros]bool{}
 		for _, ev := range evs {
-			if ev.Kind == exchange.OrderFilled && ev.Owner == s.markets[s.byID[ev.Market]].maker.addr {
+			if ev.Kind == exchange.OrderFilled && ev.Owner == s.markets[s.byID[ev.Market]].makers[0].acct.addr {
 				prices[ev.Price] = true
 			}
 		}
@@ -258,5 +258,63 @@ func TestNewsProducesSweeps(t *testing.T) {
 	t.Logf("%d news, %d sweeps, %d within 10 s after news", len(news), len(sweeps), after)
 	if len(sweeps) < 5 || after*2 < len(sweeps) {
 		t.Fatalf("%d sweeps, %d of them after news", len(sweeps), after)
+	}
+}
+
+// With several makers the later ones quote wider and larger behind the first: the
+// book is deeper and the best bids remain, nearly always, the first maker's.
+func TestSeveralMakersStackTheirLadders(t *testing.T) {
+	e := newEngine(t, 2)
+	s := New(Config{Start: t0, Defaults: Params{Makers: 3, Fair: 500_000}}, 909)
+	var levels, samples, behind, pairs int
+	var lv []market.Level
+	var orders []market.Order
+	for now := int64(t0); now < t0+3_600_000; now += 10_000 {
+		s.AdvanceTo(now, e, nil)
+		for _, m := range s.markets {
+			lv = e.Levels(m.yes, market.Buy, lv[:0], 0)
+			levels += len(lv)
+			lv = e.Levels(m.yes, market.Sell, lv[:0], 0)
+			levels += len(lv)
+			samples++
+			var inner market.Micros
+			for k := range m.makers {
+				orders = e.OpenOrders(orders[:0], exchange.Filter{Owner: m.makers[k].acct.addr, Market: m.id})
+				if len(orders) == 0 {
+					t.Fatalf("maker %d has no orders at %d", k, now)
+				}
+				var best market.Micros
+				for i := range orders {
+					if bs, px := yesBook(&orders[i]); bs == 0 {
+						best = max(best, px)
+					}
+				}
+				if k > 0 && best <= inner {
+					behind++
+				}
+				if k > 0 {
+					pairs++
+				}
+				if k == 0 {
+					inner = best
+				}
+			}
+		}
+	}
+	// A later maker may bid above the first for a moment (it learned a fall of
+	// the fair value later); it stands behind it nearly always.
+	if float64(behind) < 0.9*float64(pairs) {
+		t.Fatalf("the later makers bid at or below the first in %d of %d samples", behind, pairs)
+	}
+	if avg := float64(levels) / float64(samples) / 2; avg < 6 {
+		t.Fatalf("%.1f levels per side with three makers", avg)
+	}
+	if err := e.Check(); err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range s.Summary().Markets {
+		if m.Rejected > 0 {
+			t.Errorf("%s: rejections %v", m.Market, m.Rejections)
+		}
 	}
 }
