@@ -187,7 +187,6 @@ type mstate struct {
 	target    fix
 	resolveAt int64
 
-
 	rFair, rNews, rMaker, rNoise, rInf, rRes rand.PCG
 	ids                                      rand.ChaCha8
 
