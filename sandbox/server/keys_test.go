@@ -2,6 +2,7 @@ package server
 
 import (
 	"encoding/json"
+	"io"
 	"math/big"
 	"net/http"
 	"regexp"
@@ -350,5 +351,40 @@ func TestCloseOnlyCheck(t *testing.T) {
 	e.mustJSON(http.MethodGet, "/auth/ban-status/closed-only", nil, w, &r)
 	if !r.ClosedOnly {
 		t.Fatal("close-only not reported")
+	}
+}
+
+// failingRand fails every read: credentials cannot be drawn.
+type failingRand struct{}
+
+func (failingRand) Read([]byte) (int, error) { return 0, io.ErrUnexpectedEOF }
+
+func TestInternalFailuresAreDatabaseErrors(t *testing.T) {
+	e := newEnv(t)
+	w := e.register(newWallet(t, "fails"))
+	e.srv.rand = failingRand{}
+	st, b := e.call(http.MethodPost, "/auth/builder-api-key", []byte(`{"builderId":"acme"}`), w, nil)
+	wantErr(t, st, b, 500, "could not create builder api key")
+	st, b = e.call(http.MethodPost, "/auth/api-key", nil, nil, e.l1(w, 5, ""))
+	wantErr(t, st, b, 500, "database error")
+	// A stopped host: every request that needs the engine is a database error, and
+	// the failure is logged (never its secrets).
+	e.cancel()
+	<-e.done
+	e.done <- nil
+	body, _ := e.order(w, e.mkt("rain-in-lisbon-tomorrow"), "1234", 1, 500_000, 5*share, orderOpts{})
+	st, b = e.call(http.MethodPost, "/order", body, w, nil)
+	wantErr(t, st, b, 500, "database error")
+	st, b = e.call(http.MethodGet, "/book?token_id=1234", nil, nil, nil)
+	wantErr(t, st, b, 500, "database error")
+	if e.logs.FilterMessage("server: internal error").Len() == 0 {
+		t.Fatal("internal errors were not logged")
+	}
+	for _, l := range e.logs.All() {
+		for _, v := range l.ContextMap() {
+			if s, ok := v.(string); ok && (strings.Contains(s, w.creds.Secret) || strings.Contains(s, w.creds.Passphrase)) {
+				t.Fatalf("a secret reached the log: %q", l.Message)
+			}
+		}
 	}
 }
