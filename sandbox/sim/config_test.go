@@ -80,12 +80,12 @@ func TestParseConfigReadsTheExample(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.Start != time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC).UnixMilli() || c.PathEvery != 30*time.Second {
-		t.Errorf("start %d path_every %s", c.Start, c.PathEvery)
+	if c.Start != time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC).UnixMilli() || c.PathEvery != 30*time.Second || c.Rescan != 2*time.Minute {
+		t.Errorf("start %d path_every %s rescan %s", c.Start, c.PathEvery, c.Rescan)
 	}
 	d := c.Defaults
 	if d.Vol != 0.2 || d.NewsEvery != 45*time.Minute || d.NewsJump != 0.3 || d.NoiseEvery != 4*time.Second ||
-		d.MakerSize != 150*market.One || d.MakerSizeStep != 75_500_000 {
+		d.MakerSize != 150*market.One || d.MakerSizeStep != 75_500_000 || d.Makers != 2 {
 		t.Errorf("defaults %+v", d)
 	}
 	if len(c.Markets) != 2 {

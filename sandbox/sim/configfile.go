@@ -17,6 +17,7 @@ import (
 //
 //	start: 2026-01-01T00:00:00Z     # or Unix ms; omit to start at the first step
 //	path_every: 1m
+//	rescan: 1m                      # without markets: look for new ones this often
 //	defaults:                       # Params, by their yaml names
 //	  vol: 0.25
 //	  noise_every: 5s
@@ -47,6 +48,8 @@ func ParseConfig(data []byte) (Config, error) {
 		switch key {
 		case "start":
 			c.Start = p.time(v)
+		case "rescan":
+			c.Rescan = p.duration(v)
 		case "path_every":
 			c.PathEvery = p.duration(v)
 		case "path_max":
