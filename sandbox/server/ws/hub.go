@@ -166,6 +166,7 @@ type Stats struct {
 	Overflows   uint64 // connections closed as slow consumers
 	Reloads     uint64 // full reloads of the mirror after a gap in the event stream
 	Seq         uint64 // engine sequence number of the last event the hub has applied
+	Users       int    // authenticated user subscriptions (user channel and RTDS clob_user)
 }
 
 // New validates cfg and returns a hub; nothing runs until Run.
@@ -359,11 +360,14 @@ func (h *Hub) onBatch(batch []exchange.Event) {
 // Stats returns the hub's counters.
 func (h *Hub) Stats() Stats {
 	h.mu.Lock()
-	seq := h.st.seq
+	seq, users := h.st.seq, 0
+	for _, set := range h.users {
+		users += len(set)
+	}
 	h.mu.Unlock()
 	return Stats{
 		Connections: h.stats.connections.Load(), Frames: h.stats.frames.Load(),
-		Overflows: h.stats.overflows.Load(), Reloads: h.stats.reloads.Load(), Seq: seq,
+		Overflows: h.stats.overflows.Load(), Reloads: h.stats.reloads.Load(), Seq: seq, Users: users,
 	}
 }
 
