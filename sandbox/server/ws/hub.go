@@ -391,9 +391,14 @@ func (h *Hub) SportsHandler() http.Handler { return h.handler(chSports) }
 // CommentsHandler serves the catalogue's /ws/comments, fed by PublishComment.
 func (h *Hub) CommentsHandler() http.Handler { return h.handler(chComments) }
 
+// Mux is where Mount registers handlers: an *http.ServeMux, the CLOB server.
+type Mux interface {
+	Handle(pattern string, h http.Handler)
+}
+
 // Mount registers the CLOB listener's channels on mux: /ws/market, /ws/user,
 // /ws/rtds and /ws/sports. The catalogue service mounts CommentsHandler itself.
-func (h *Hub) Mount(mux *http.ServeMux) {
+func (h *Hub) Mount(mux Mux) {
 	mux.Handle("/ws/market", h.MarketHandler())
 	mux.Handle("/ws/user", h.UserHandler())
 	mux.Handle("/ws/rtds", h.RTDSHandler())
