@@ -64,7 +64,7 @@ type Params struct {
 	FairStep time.Duration `yaml:"fair_step"`
 	// Reversion is the half-life of the logit's pull back to its initial value
 	// (an Ornstein–Uhlenbeck drift, so that a market left running for days does not
-	// drift to certainty). Default 24h; negative: none (a pure random walk).
+	// drift to certainty). Default 6h; negative: none (a pure random walk).
 	Reversion time.Duration `yaml:"reversion"`
 	// NewsEvery is the mean time between news jumps (Poisson). Default 30m;
 	// negative: no news.
@@ -189,7 +189,7 @@ func DefaultParams() Params {
 	return Params{
 		Vol:               0.25,
 		FairStep:          time.Second,
-		Reversion:         24 * time.Hour,
+		Reversion:         6 * time.Hour,
 		NewsEvery:         30 * time.Minute,
 		NewsJump:          0.35,
 		ResolveReveal:     15 * time.Minute,

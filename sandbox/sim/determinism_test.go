@@ -70,6 +70,6 @@ func TestGoldenFlow(t *testing.T) {
 }
 
 const (
-	goldenCommands = "8e598920e55537b712682fab92189b30a6bbc4cad3f78b021514fb6e4da34d3d"
-	goldenEvents   = "ac70d3380f7dd0d7e23076aeca252e1e47bb3e3450b9843a52a8a67c577bd127"
+	goldenCommands = "68f2005e0381b98ad0e39849068f1c40375f91bcc0fbd7dcffde17857622eec8"
+	goldenEvents   = "429fac0452a76bfb0d27ec38d14bcaaf5527c85a35d1d2530880d81315a1b44b"
 )

@@ -14,7 +14,7 @@ import (
 // enough to hold for any seed with overwhelming probability (they are stated in
 // multiples of the standard error where one applies).
 
-const t0 = DefaultTapeStart
+const t0 = int64(DefaultTapeStart)
 
 // newEngine returns an engine with n synthetic markets created at t0.
 func newEngine(tb testing.TB, n int) *exchange.Engine {
