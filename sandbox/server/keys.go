@@ -2,6 +2,7 @@ package server
 
 import (
 	"bytes"
+	"context"
 	"crypto/subtle"
 	"errors"
 	"net/http"
@@ -460,8 +461,9 @@ func (s *Server) joinWaitlist(w http.ResponseWriter, r *http.Request) {
 	s.writeJSON(w, waitlistResponse{Email: req.Email, Status: status})
 }
 
-// approval is the answer of the internal approval route.
-type approval struct {
+// Invitation is an approved waitlist entry's invitation code: the answer of the
+// internal approval route and of Approve.
+type Invitation struct {
 	Email     string `json:"email"`
 	Code      string `json:"code"`
 	ExpiresAt string `json:"expiresAt"`
@@ -470,16 +472,16 @@ type approval struct {
 // Approve approves a waitlist entry (joining it first if needed) and returns the
 // invitation code it issues, valid for InvitationTTL and usable once. Approving an
 // already approved entry whose code is unused and unexpired returns the same code.
-func (s *Server) Approve(r *http.Request, email string) (approval, error) {
+func (s *Server) Approve(ctx context.Context, email string) (Invitation, error) {
 	if !validEmail(email) {
-		return approval{}, market.Errorf(market.CodeBadRequest, "email")
+		return Invitation{}, market.Errorf(market.CodeBadRequest, "email")
 	}
-	var out approval
+	var out Invitation
 	fresh, err := s.newCode()
 	if err != nil {
-		return approval{}, err
+		return Invitation{}, err
 	}
-	err = s.h.Exec(r.Context(), func(tx *host.Tx) error {
+	err = s.h.Exec(ctx, func(tx *host.Tx) error {
 		now := tx.Now()
 		s.st.keysMu.RLock()
 		e := s.st.waitlist[email]
@@ -490,7 +492,7 @@ func (s *Server) Approve(r *http.Request, email string) (approval, error) {
 		_, taken := s.st.codes[fresh]
 		s.st.keysMu.RUnlock()
 		if inv != nil && !inv.used && inv.expires >= now {
-			out = approval{Email: email, Code: inv.code, ExpiresAt: isoTime(inv.expires)}
+			out = Invitation{Email: email, Code: inv.code, ExpiresAt: isoTime(inv.expires)}
 			return nil
 		}
 		if taken {
@@ -505,7 +507,7 @@ func (s *Server) Approve(r *http.Request, email string) (approval, error) {
 		if err := tx.Record(extName, approveRecord(email, fresh, exp)); err != nil {
 			return err
 		}
-		out = approval{Email: email, Code: fresh, ExpiresAt: isoTime(exp)}
+		out = Invitation{Email: email, Code: fresh, ExpiresAt: isoTime(exp)}
 		return nil
 	})
 	return out, hostErr(err)

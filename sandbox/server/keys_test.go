@@ -261,12 +261,12 @@ func TestInvitationMode(t *testing.T) {
 	st, body = e.call(http.MethodPost, "/waitlist", []byte(`{"email":"not-an-email"}`), nil, nil)
 	wantErr(t, st, body, 400, "invalid email")
 
-	approve := func(email string) approval {
+	approve := func(email string) Invitation {
 		st, body := e.callURL(e.int.URL, http.MethodPost, "/internal/waitlist/approve", []byte(`{"email":"`+email+`"}`), nil, nil)
 		if st != 200 {
 			t.Fatalf("approve: %d %s", st, body)
 		}
-		var a approval
+		var a Invitation
 		json.Unmarshal(body, &a)
 		return a
 	}

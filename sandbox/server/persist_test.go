@@ -38,7 +38,7 @@ func TestServerStateSurvivesRestarts(t *testing.T) {
 			e := newEnv(t, opt, withInvitations())
 			rain := e.mkt("rain-in-lisbon-tomorrow")
 			yes := rain.Tokens[market.Yes]
-			var a approval
+			var a Invitation
 			st, b := e.callURL(e.int.URL, http.MethodPost, "/internal/waitlist/approve", []byte(`{"email":"x@example.com"}`), nil, nil)
 			if st != 200 {
 				t.Fatalf("%d %s", st, b)

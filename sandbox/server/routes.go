@@ -165,7 +165,7 @@ func (s *Server) approveWaitlist(w http.ResponseWriter, r *http.Request) {
 		s.writeErr(w, market.Errorf(market.CodeInvalidPayload))
 		return
 	}
-	out, err := s.Approve(r, req.Email)
+	out, err := s.Approve(r.Context(), req.Email)
 	if err != nil {
 		s.writeErr(w, err)
 		return

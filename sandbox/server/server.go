@@ -117,9 +117,6 @@ type Config struct {
 	Routes map[string]http.Handler
 	// InternalRoutes are extra routes of the internal listener.
 	InternalRoutes map[string]http.Handler
-	// MaxFinalOrders and MaxTrades bound the final orders and trades the server keeps
-	// for the private reads (the oldest are dropped). If zero, 200 000 and 500 000.
-	MaxFinalOrders, MaxTrades int
 }
 
 // State is the server's durable state: credentials, registered wallets, waitlist and
@@ -131,7 +128,9 @@ type State struct{ st *state }
 
 // StateConfig bounds what State keeps. The zero value uses the defaults.
 type StateConfig struct {
-	// MaxFinalOrders and MaxTrades: see Config. If zero, the defaults.
+	// MaxFinalOrders and MaxTrades bound the final orders and trades kept for the
+	// private reads (GET /data/order/{id}, /data/trades); the oldest are dropped. If
+	// zero, 200 000 and 500 000.
 	MaxFinalOrders, MaxTrades int
 }
 
