@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"sort"
 	"sync"
 	"sync/atomic"
@@ -657,4 +658,16 @@ func TestFilesAreNotWorldReadable(t *testing.T) {
 			t.Errorf("%s has mode %v", e.Name(), info.Mode().Perm())
 		}
 	}
+}
+
+func TestRunLeavesNoGoroutines(t *testing.T) {
+	before := runtime.NumGoroutine()
+	r := start(t, host.Config{Dir: t.TempDir(), Genesis: genesis, Sync: journal.SyncNone, SnapshotEvery: 3})
+	stop := r.h.Subscribe("leak", func([]exchange.Event) {})
+	workload(t, r.h, 10, 6)
+	stop()
+	if err := r.stop(); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the host's goroutines to exit", func() bool { return runtime.NumGoroutine() <= before })
 }
