@@ -78,7 +78,7 @@ type Host interface {
 var _ Host = (*host.Host)(nil)
 
 // Config configures a Bridge. The zero value is a working bridge with the documented
-// defaults that refuses withdrawals (no Authenticator).
+// defaults.
 type Config struct {
 	// TokenAddress is the platform token on BSC. If zero, DefaultTokenAddress.
 	TokenAddress market.Address
@@ -110,9 +110,6 @@ type Config struct {
 	// ImpactBpsPerBNB is the simulated price impact per BNB. If zero,
 	// DefaultImpactBpsPerBNB.
 	ImpactBpsPerBNB int
-	// Auth verifies the L2 headers of the withdrawal routes. If nil, withdrawals are
-	// refused (401).
-	Auth Authenticator
 	// Simulation serves POST /sim/deposit (simulated on-chain deposits). The local
 	// exchange turns it on; a bridge in front of a real chain would not.
 	Simulation bool

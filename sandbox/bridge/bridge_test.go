@@ -47,6 +47,7 @@ func (headerAuth) AuthenticateL2(r *http.Request, _ []byte) (market.Address, err
 }
 
 type rig struct {
+	auth Authenticator
 	t    testing.TB
 	b    *Bridge
 	h    *host.Host
@@ -58,11 +59,8 @@ type rig struct {
 
 func newRig(t testing.TB, dir string, cfg Config) *rig {
 	t.Helper()
-	r := &rig{t: t}
+	r := &rig{t: t, auth: headerAuth{}}
 	r.now.Store(1_700_000_000_000)
-	if cfg.Auth == nil {
-		cfg.Auth = headerAuth{}
-	}
 	cfg.Simulation = true
 	r.b = New(cfg)
 	ctx, cancel := context.WithCancel(context.Background())
@@ -76,7 +74,7 @@ func newRig(t testing.TB, dir string, cfg Config) *rig {
 		t.Fatal(err)
 	}
 	r.h, r.ctx = h, ctx
-	r.srv = httptest.NewServer(r.b.Handler(h))
+	r.srv = httptest.NewServer(r.b.Handler(h, r.auth))
 	r.stop = func() {
 		r.srv.Close()
 		cancel()
@@ -339,7 +337,7 @@ func TestWithdrawalRefusals(t *testing.T) {
 	}
 	noAuth := newRig(t, "", Config{})
 	defer noAuth.stop()
-	noAuth.b.cfg.Auth = nil
+	noAuth.srv.Config.Handler = noAuth.b.Handler(noAuth.h, nil)
 	if st, _ := noAuth.call("POST", "/withdraw/preview", withdrawBody(alice, ""), alice); st != 401 {
 		t.Fatalf("a bridge without an authenticator served a withdrawal: %d", st)
 	}

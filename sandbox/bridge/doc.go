@@ -8,11 +8,11 @@
 //
 // A [Bridge] is a sandbox/host Extension and an HTTP handler:
 //
-//	b := bridge.New(bridge.Config{Auth: l2, Simulation: true})
+//	b := bridge.New(bridge.Config{Simulation: true})
 //	h, _ := host.Open(ctx, host.Config{Extensions: []host.Extension{b}, ...})
 //	go h.Run(ctx)
 //	_ = b.Resume(ctx, h)               // complete records a crash separated from their command
-//	http.Serve(ln, b.Handler(h))
+//	http.Serve(ln, b.Handler(h, l2))     // l2: the CLOB server's L2 verifier
 //
 // Every change is a journaled record (issued deposit addresses, deposits, withdrawals,
 // quotes, swaps) applied in the same host transaction as the ledger command it

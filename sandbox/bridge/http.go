@@ -26,10 +26,10 @@ import (
 //	POST /quote                   disabled: 400 "this route is disabled"
 //	POST /sim/deposit             api.SimDepositRequest     → api.DepositRecord (Config.Simulation only)
 //
-// The withdrawal routes are L2-authenticated (Config.Auth) and the body's address
-// must be the caller's; the others take no authentication, as the specification's
-// samples show. Errors are {"error": "..."} with catalog messages.
-func (b *Bridge) Handler(h Host) http.Handler {
+// The withdrawal routes are L2-authenticated by auth (nil: they answer 401) and the
+// body's address must be the caller's; the others take no authentication, as the
+// specification's samples show. Errors are {"error": "..."} with catalog messages.
+func (b *Bridge) Handler(h Host, auth Authenticator) http.Handler {
 	m := api.NewMux()
 	m.Handle(http.MethodPost, "/deposit", func(w http.ResponseWriter, r *http.Request) {
 		body, err := api.ReadBody(r)
@@ -65,7 +65,7 @@ func (b *Bridge) Handler(h Host) http.Handler {
 		_ = api.WriteJSON(w, 200, b.Status(a))
 	})
 	m.Handle(http.MethodPost, "/withdraw/preview", func(w http.ResponseWriter, r *http.Request) {
-		req, ok := b.withdrawal(w, r)
+		req, ok := b.withdrawal(w, r, auth)
 		if !ok {
 			return
 		}
@@ -77,7 +77,7 @@ func (b *Bridge) Handler(h Host) http.Handler {
 		_ = api.WriteJSON(w, 200, p)
 	})
 	m.Handle(http.MethodPost, "/withdraw", func(w http.ResponseWriter, r *http.Request) {
-		req, ok := b.withdrawal(w, r)
+		req, ok := b.withdrawal(w, r, auth)
 		if !ok {
 			return
 		}
@@ -197,17 +197,17 @@ func (b *Bridge) fail(w http.ResponseWriter, err error) {
 
 // withdrawal authenticates a withdrawal request and decodes its body; on failure it
 // has written the answer.
-func (b *Bridge) withdrawal(w http.ResponseWriter, r *http.Request) (api.Withdrawal, bool) {
+func (b *Bridge) withdrawal(w http.ResponseWriter, r *http.Request, auth Authenticator) (api.Withdrawal, bool) {
 	body, err := api.ReadBody(r)
 	if err != nil {
 		writeErr(w, err)
 		return api.Withdrawal{}, false
 	}
-	if b.cfg.Auth == nil {
+	if auth == nil {
 		writeErr(w, market.Errorf(market.CodeUnauthorized))
 		return api.Withdrawal{}, false
 	}
-	caller, err := b.cfg.Auth.AuthenticateL2(r, body)
+	caller, err := auth.AuthenticateL2(r, body)
 	if err != nil {
 		writeErr(w, err)
 		return api.Withdrawal{}, false

@@ -97,7 +97,7 @@ func newRig(t testing.TB, dir string, mod func(*Config)) *rig {
 	r.svc = New(cfg)
 	ctx, cancel := context.WithCancel(context.Background())
 	h, err := host.Open(ctx, host.Config{Dir: dir, Clock: r.now.Load, Genesis: catalog.Genesis(r.cat, 0),
-		Extensions: []host.Extension{r.ix, r.svc}, ExpireEvery: -1})
+		Extensions: []host.Extension{r.ix, r.svc.Posts()}, ExpireEvery: -1})
 	if err != nil {
 		t.Fatal(err)
 	}

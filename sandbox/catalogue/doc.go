@@ -11,12 +11,12 @@
 // liquidity (one engine read through the host), and volume, marks, open interest and
 // wallet statistics from the data service's index (sandbox/data). Markets listed in
 // the exchange but not in the catalogue appear in /markets with what the exchange
-// knows. Comments and square messages are the service's own state: a sandbox/host
-// Extension whose records are journaled and snapshotted with the engine, so posts
+// knows. Comments and square messages are the service's own state: [Posts], a
+// sandbox/host Extension whose records are journaled and snapshotted with the engine, so posts
 // survive restarts with everything else.
 //
 //	svc := catalogue.New(catalogue.Config{Catalog: cat, Data: ix, Auth: l2, Comments: hub, CommentsWS: hub.CommentsHandler()})
-//	h, _ := host.Open(ctx, host.Config{Extensions: []host.Extension{ix, svc}, ...})
+//	h, _ := host.Open(ctx, host.Config{Extensions: []host.Extension{ix, svc.Posts()}, ...})
 //	http.Serve(ln, svc.Handler(h))
 //
 // # Posting

@@ -326,11 +326,11 @@ func (s *Service) Search(ctx context.Context, h Host, q string, limit int) (api.
 	for _, p := range s.cfg.Catalog.Profiles() {
 		cands = append(cands, p.Address)
 	}
-	s.mu.RLock()
-	for _, p := range s.st.Posts {
+	s.posts.mu.RLock()
+	for _, p := range s.posts.st.Posts {
 		cands = append(cands, p.Author)
 	}
-	s.mu.RUnlock()
+	s.posts.mu.RUnlock()
 	if a, err := market.ParseAddress(strings.TrimSpace(q)); err == nil {
 		cands = append(cands, a)
 	}

@@ -3,7 +3,6 @@ package catalogue
 import (
 	"context"
 	"net/http"
-	"sync"
 	"time"
 
 	"go.uber.org/zap"
@@ -57,17 +56,19 @@ type Config struct {
 	Clock func() int64
 	// Logger receives failures. If nil, nothing is logged.
 	Logger *zap.Logger
+	// Posts is the durable post store registered with the host. If nil, New creates
+	// one (register Service.Posts then).
+	Posts *Posts
 }
 
 // Service is the catalogue service of the local exchange: events, markets, tags and
 // related tags from the catalogue merged with the exchange's live state, comments,
-// the social feed, public search and profiles. It is a sandbox/host Extension (its
-// posts are journaled and snapshotted with the engine) and serves HTTP with Handler.
-// Safe for concurrent use.
+// the social feed, public search and profiles. Its posts live in a Posts store, a
+// sandbox/host Extension (journaled and snapshotted with the engine); it serves HTTP
+// with Handler. Safe for concurrent use.
 type Service struct {
-	cfg Config
-	mu  sync.RWMutex
-	st  *store
+	cfg   Config
+	posts *Posts
 }
 
 // New returns a service with no posts. It panics without a catalogue (a programmer
@@ -82,8 +83,15 @@ func New(cfg Config) *Service {
 	if cfg.Logger == nil {
 		cfg.Logger = zap.NewNop()
 	}
-	return &Service{cfg: cfg, st: newStore()}
+	posts := cfg.Posts
+	if posts == nil {
+		posts = NewPosts()
+	}
+	return &Service{cfg: cfg, posts: posts}
 }
+
+// Posts returns the service's post store, the Extension to register with the host.
+func (s *Service) Posts() *Posts { return s.posts }
 
 // live is the exchange's state at one request: each market's listing and figures.
 type live struct {

@@ -124,10 +124,10 @@ func onEvent(p *post, e *catalog.Event) bool {
 }
 
 func (s *Service) commentCount(e *catalog.Event) int {
-	s.mu.RLock()
-	defer s.mu.RUnlock()
+	s.posts.mu.RLock()
+	defer s.posts.mu.RUnlock()
 	n := 0
-	for _, p := range s.st.Posts {
+	for _, p := range s.posts.st.Posts {
 		if onEvent(p, e) {
 			n++
 		}
@@ -149,9 +149,9 @@ func (s *Service) postDurably(ctx context.Context, h Host, p post, check func(tx
 		if err := tx.Record(ExtensionName, rec); err != nil {
 			return err
 		}
-		s.mu.RLock()
-		stored = s.st.Posts[len(s.st.Posts)-1]
-		s.mu.RUnlock()
+		s.posts.mu.RLock()
+		stored = s.posts.st.Posts[len(s.posts.st.Posts)-1]
+		s.posts.mu.RUnlock()
 		return nil
 	})
 	if err != nil {
@@ -193,9 +193,9 @@ func (s *Service) PostMessage(ctx context.Context, h Host, author market.Address
 			}
 		}
 		if sp.ReplyTo != "" {
-			s.mu.RLock()
-			r := s.st.byID[sp.ReplyTo]
-			s.mu.RUnlock()
+			s.posts.mu.RLock()
+			r := s.posts.st.byID[sp.ReplyTo]
+			s.posts.mu.RUnlock()
 			if r == nil || r.Kind != kindSquare {
 				return market.Errorf(market.CodeMessageNotFound)
 			}
@@ -232,9 +232,9 @@ func (s *Service) PostComment(ctx context.Context, h Host, author market.Address
 		if cp.ParentCommentID == "" {
 			return nil
 		}
-		s.mu.RLock()
-		defer s.mu.RUnlock()
-		if r := s.st.byID[cp.ParentCommentID]; r == nil || r.Kind != kindComment || r.ParentType != cp.ParentEntityType ||
+		s.posts.mu.RLock()
+		defer s.posts.mu.RUnlock()
+		if r := s.posts.st.byID[cp.ParentCommentID]; r == nil || r.Kind != kindComment || r.ParentType != cp.ParentEntityType ||
 			r.ParentID != cp.ParentEntityID {
 			return market.Errorf(market.CodeMessageNotFound)
 		}
@@ -272,16 +272,16 @@ func (s *Service) Comments(parentType, parentID string, ascending bool, pq api.P
 				p.Kind == kindSquare && p.Cond == m.Condition
 		}
 	}
-	s.mu.RLock()
-	defer s.mu.RUnlock()
+	s.posts.mu.RLock()
+	defer s.posts.mu.RUnlock()
 	replies := map[string]int{}
-	for _, p := range s.st.Posts {
+	for _, p := range s.posts.st.Posts {
 		if p.ParentComment != "" {
 			replies[p.ParentComment]++
 		}
 	}
 	var sel []*post
-	for _, p := range s.st.Posts {
+	for _, p := range s.posts.st.Posts {
 		if match(p) {
 			sel = append(sel, p)
 		}
@@ -322,14 +322,14 @@ func (s *Service) messages(ctx context.Context, h Host, keep func(p *post) bool,
 	if err != nil {
 		return api.FeedMessages{}, err
 	}
-	s.mu.RLock()
+	s.posts.mu.RLock()
 	var sel []*post
-	for i := len(s.st.Posts) - 1; i >= 0; i-- {
-		if p := s.st.Posts[i]; p.Kind == kindSquare && keep(p) {
+	for i := len(s.posts.st.Posts) - 1; i >= 0; i-- {
+		if p := s.posts.st.Posts[i]; p.Kind == kindSquare && keep(p) {
 			sel = append(sel, p)
 		}
 	}
-	s.mu.RUnlock()
+	s.posts.mu.RUnlock()
 	out := api.FeedMessages{NextCursor: api.EndCursor}
 	if end || off >= len(sel) {
 		return out, nil
@@ -357,10 +357,10 @@ func (s *Service) messages(ctx context.Context, h Host, keep func(p *post) bool,
 // Channels returns GET /square/channels with message counts.
 func (s *Service) Channels() []api.SquareChannel {
 	chans := s.channels()
-	s.mu.RLock()
-	defer s.mu.RUnlock()
+	s.posts.mu.RLock()
+	defer s.posts.mu.RUnlock()
 	for i := range chans {
-		for _, p := range s.st.Posts {
+		for _, p := range s.posts.st.Posts {
 			if p.Kind == kindSquare && p.Channel == chans[i].ID {
 				chans[i].MessageCount++
 				chans[i].LastMessageAt = isoMs(p.TimeMs)
@@ -392,13 +392,13 @@ func (s *Service) profile(a market.Address) (api.Profile, bool) {
 			}
 		}
 	}
-	s.mu.RLock()
-	for _, post := range s.st.Posts {
+	s.posts.mu.RLock()
+	for _, post := range s.posts.st.Posts {
 		if post.Author == a {
 			stats.Messages++
 		}
 	}
-	s.mu.RUnlock()
+	s.posts.mu.RUnlock()
 	if stats.Messages > 0 {
 		known = true
 	}

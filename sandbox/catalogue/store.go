@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"sync"
 
 	"github.com/pitbossdev/pitboss/market"
 	"github.com/pitbossdev/pitboss/sandbox/exchange"
@@ -89,11 +90,24 @@ func restoreStore(data []byte) (*store, error) {
 	return s, nil
 }
 
+// Posts is the durable state of the catalogue service — comments and square
+// messages — as a sandbox/host Extension: posts are journaled records, replayed and
+// snapshotted with the engine. It is separate from the Service so that it can be
+// registered with the host before the catalogue is known (New creates one when
+// Config.Posts is nil; Service.Posts returns it). Safe for concurrent use.
+type Posts struct {
+	mu sync.RWMutex
+	st *store
+}
+
+// NewPosts returns an empty post store.
+func NewPosts() *Posts { return &Posts{st: newStore()} }
+
 // Name implements host.Extension.
-func (s *Service) Name() string { return ExtensionName }
+func (s *Posts) Name() string { return ExtensionName }
 
 // ApplyRecord implements host.Extension: a record is a post (JSON) to store.
-func (s *Service) ApplyRecord(rec []byte) error {
+func (s *Posts) ApplyRecord(rec []byte) error {
 	var p post
 	if err := json.Unmarshal(rec, &p); err != nil {
 		return fmt.Errorf("%w: %v", errPost, err)
@@ -105,17 +119,17 @@ func (s *Service) ApplyRecord(rec []byte) error {
 
 // Observe implements host.Extension; the catalogue's own state does not depend on
 // the engine's events (live figures are read at request time).
-func (s *Service) Observe(*exchange.Command, []exchange.Event) {}
+func (s *Posts) Observe(*exchange.Command, []exchange.Event) {}
 
 // AppendSnapshot implements host.Extension.
-func (s *Service) AppendSnapshot(dst []byte) []byte {
+func (s *Posts) AppendSnapshot(dst []byte) []byte {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	return s.st.snapshot(dst)
 }
 
 // RestoreSnapshot implements host.Extension.
-func (s *Service) RestoreSnapshot(data []byte) error {
+func (s *Posts) RestoreSnapshot(data []byte) error {
 	st, err := restoreStore(data)
 	if err != nil {
 		return err

@@ -3,6 +3,7 @@ package data
 import (
 	"errors"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/pitbossdev/pitboss/market"
@@ -51,6 +52,7 @@ type Config struct {
 type Index struct {
 	cfg     Config
 	exclude map[market.Address]bool
+	catalog atomic.Pointer[catalog.Catalog]
 
 	mu      sync.RWMutex
 	markets []*mkt
@@ -151,9 +153,15 @@ func New(cfg Config) *Index {
 	for _, a := range cfg.Exclude {
 		ix.exclude[a] = true
 	}
+	ix.catalog.Store(cfg.Catalog)
 	ix.reset()
 	return ix
 }
+
+// SetCatalog replaces the catalogue that rows are enriched from (Config.Catalog): for
+// wiring that registers the index with the host before the catalogue is known. Safe
+// for concurrent use.
+func (ix *Index) SetCatalog(c *catalog.Catalog) { ix.catalog.Store(c) }
 
 func (ix *Index) reset() {
 	ix.markets = nil

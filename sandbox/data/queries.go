@@ -26,10 +26,11 @@ type meta struct {
 
 func (ix *Index) meta(m *mkt) meta {
 	md := meta{title: m.question, slug: m.slug, endDate: m.endDate, outcomes: m.outcomes, negRisk: m.negRisk}
-	if ix.cfg.Catalog == nil {
+	cat := ix.catalog.Load()
+	if cat == nil {
 		return md
 	}
-	cm, ev, ok := ix.cfg.Catalog.Market(m.cond)
+	cm, ev, ok := cat.Market(m.cond)
 	if !ok {
 		return md
 	}
@@ -295,10 +296,11 @@ func (ix *Index) MarketPositions(q api.MarketPositionsQuery) (out []api.MarketPo
 }
 
 func (ix *Index) profile(a market.Address) (catalog.Profile, bool) {
-	if ix.cfg.Catalog == nil {
+	cat := ix.catalog.Load()
+	if cat == nil {
 		return catalog.Profile{Address: a}, false
 	}
-	return ix.cfg.Catalog.ProfileOf(a)
+	return cat.ProfileOf(a)
 }
 
 var kindNames = [...]string{"", api.ActivityTrade, api.ActivitySplit, api.ActivityMerge, api.ActivityRedeem}
