@@ -181,7 +181,7 @@ func (p *watchPrinter) raw(_ wsfeed.Channel, b []byte) {
 	if api.IsWSPong(b) {
 		return
 	}
-	p.out.Write(b)           //nolint:errcheck // a terminal or a pipe; nothing to do on failure
+	p.out.Write(b)            //nolint:errcheck // a terminal or a pipe; nothing to do on failure
 	p.out.Write([]byte{'\n'}) //nolint:errcheck // idem
 }
 
