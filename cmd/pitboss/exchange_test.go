@@ -314,3 +314,30 @@ func TestExchangeServesWebSockets(t *testing.T) {
 		t.Fatalf("exit %d: %s", code, r.errOut)
 	}
 }
+
+func TestExchangeListsMarketsACatalogueGained(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "markets.yaml")
+	one := "events:\n  - slug: e1\n    title: E1\n    markets:\n      - {slug: m1, question: \"One?\"}\n"
+	two := one + "  - slug: e2\n    title: E2\n    markets:\n      - {slug: m2, question: \"Two?\", tick_size: 0.001}\n"
+	count := func() int {
+		r := startExchange(t, "--addr", "127.0.0.1:0", "--data-dir", filepath.Join(dir, "store"), "--markets", file, "--sync", "none")
+		var page api.Page[api.SimplifiedMarket]
+		_, b := get(t, r.url(t, "CLOB service")+"/simplified-markets", nil)
+		if err := json.Unmarshal(b, &page); err != nil {
+			t.Fatal(err)
+		}
+		if code := r.stop(t); code != 0 {
+			t.Fatalf("exit %d: %s", code, r.errOut)
+		}
+		return page.Count
+	}
+	os.WriteFile(file, []byte(one), 0o600)
+	if n := count(); n != 1 {
+		t.Fatalf("%d markets, want 1", n)
+	}
+	os.WriteFile(file, []byte(two), 0o600)
+	if n := count(); n != 2 {
+		t.Fatalf("%d markets after the catalogue gained one, want 2", n)
+	}
+}
