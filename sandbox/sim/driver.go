@@ -140,7 +140,12 @@ func (d *Driver) Run(ctx context.Context) error {
 			d.s.advance(now, e, d.cfg.MaxActions, d.cfg.OnCommand)
 			return nil
 		})
-		d.execs.Add(1)
+		if d.execs.Add(1) == 1 && err == nil {
+			d.mu.Lock()
+			markets, accounts := len(d.s.markets), len(d.s.owners)
+			d.mu.Unlock()
+			d.log.Info("sim: driving markets", zap.Int("markets", markets), zap.Int("accounts", accounts))
+		}
 		if err != nil {
 			if ctx.Err() != nil {
 				continue

@@ -7,6 +7,9 @@ import (
 	"testing"
 	"time"
 
+	"go.uber.org/zap"
+	"go.uber.org/zap/zaptest/observer"
+
 	"github.com/pitbossdev/pitboss/sandbox/exchange"
 )
 
@@ -37,8 +40,10 @@ func TestDriverSkipsAfterFallingBehind(t *testing.T) {
 	defer cancel()
 	var times []int64
 	jumped := false
+	core, logs := observer.New(zap.InfoLevel)
 	d := NewDriver(New(Config{}, 4), v, DriverConfig{
-		Clock: clk.get,
+		Logger: zap.New(core),
+		Clock:  clk.get,
 		Sleep: func(_ context.Context, d time.Duration) {
 			clk.add(d.Milliseconds())
 			switch now := clk.get(); {
@@ -56,6 +61,14 @@ func TestDriverSkipsAfterFallingBehind(t *testing.T) {
 	}
 	if st := d.Stats(); st.Skips != 1 || st.Transactions == 0 {
 		t.Fatalf("stats %+v", st)
+	}
+	for _, msg := range []string{"sim: driver started", "sim: driving markets", "sim: driver fell behind; skipping the missed flow", "sim: driver stopped"} {
+		if logs.FilterMessage(msg).Len() != 1 {
+			t.Errorf("log %q: %d entries", msg, logs.FilterMessage(msg).Len())
+		}
+	}
+	if e := logs.FilterMessage("sim: driving markets").All(); len(e) == 1 && e[0].ContextMap()["markets"] != int64(2) {
+		t.Errorf("driving markets: %v", e[0].ContextMap())
 	}
 	var gap int
 	for _, at := range times {
