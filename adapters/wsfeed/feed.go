@@ -453,6 +453,34 @@ func (f *Feed) Subscribe(ctx context.Context, assets ...market.TokenID) error {
 	return writeJSON(ctx, c, api.WSSubscribe{AssetsIDs: added, Operation: api.WSOpSubscribe, CustomFeatureEnabled: f.cfg.CustomFeatures})
 }
 
+// Unsubscribe stops tracking assets: they are unsubscribed on the live connection
+// (if any) and not subscribed again; no event of theirs is delivered afterwards.
+// Unknown assets are ignored. It returns the error of the write on the live
+// connection.
+func (f *Feed) Unsubscribe(ctx context.Context, assets ...market.TokenID) error {
+	f.mu.Lock()
+	var removed []market.TokenID
+	for _, t := range assets {
+		if _, ok := f.books[t]; !ok {
+			continue
+		}
+		delete(f.books, t)
+		removed = append(removed, t)
+		for i, a := range f.assets {
+			if a == t {
+				f.assets = append(f.assets[:i], f.assets[i+1:]...)
+				break
+			}
+		}
+	}
+	c := f.mconn
+	f.mu.Unlock()
+	if c == nil || len(removed) == 0 {
+		return nil
+	}
+	return writeJSON(ctx, c, api.WSSubscribe{AssetsIDs: removed, Operation: api.WSOpUnsubscribe})
+}
+
 // Book returns a copy of token t's current book; ok is false when t is not tracked
 // or its book is not current (before its snapshot, after a disconnection, during a
 // resync).

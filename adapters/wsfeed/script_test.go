@@ -372,3 +372,47 @@ func TestNewRejectsBadConfig(t *testing.T) {
 		}
 	}
 }
+
+// TestFeedDynamicSubscriptions: Subscribe asks the live connection for the new
+// asset (whose snapshot comes first), Unsubscribe drops one: it is unsubscribed on
+// the wire, its book is gone and its frames are ignored.
+func TestFeedDynamicSubscriptions(t *testing.T) {
+	fs := newFakeServer(t)
+	c := newConsumer()
+	f, err := wsfeed.New(wsfeed.Config{URL: fs.ws(), Assets: []market.TokenID{"1"}, Handler: c.handle, PingInterval: time.Hour, Watchdog: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	runFeed(t, f)
+	conn := fs.accept()
+	conn.readSub()
+	m1, m2 := newModel("1"), newModel("2")
+	conn.write(m1.bookFrame(1, 1))
+	waitKinds(t, c, "1", 1)
+	if err := f.Subscribe(context.Background(), "2", "1"); err != nil {
+		t.Fatal(err)
+	}
+	if s := conn.readSub(); s.Operation != api.WSOpSubscribe || len(s.AssetsIDs) != 1 || s.AssetsIDs[0] != "2" {
+		t.Fatalf("dynamic subscription %+v", s)
+	}
+	conn.write(m2.change(market.Buy, 100_000, market.One, 2, 2, false)) // before its snapshot: ignored
+	conn.write(m2.bookFrame(2, 3))
+	if k := waitKinds(t, c, "2", 1); k[0] != market.EventBook {
+		t.Fatalf("events of 2: %v", k)
+	}
+	if err := f.Unsubscribe(context.Background(), "1"); err != nil {
+		t.Fatal(err)
+	}
+	if s := conn.readSub(); s.Operation != api.WSOpUnsubscribe || len(s.AssetsIDs) != 1 || s.AssetsIDs[0] != "1" {
+		t.Fatalf("unsubscription %+v", s)
+	}
+	conn.write(m1.change(market.Buy, 100_000, market.One, 2, 4, false))
+	conn.write(m2.change(market.Buy, 200_000, market.One, 3, 5, false))
+	waitKinds(t, c, "2", 2)
+	if k := c.kindsOf("1"); len(k) != 1 {
+		t.Fatalf("events of an unsubscribed asset: %v", k)
+	}
+	if _, ok := f.Book("1"); ok {
+		t.Fatal("the unsubscribed book is still there")
+	}
+}
