@@ -170,7 +170,7 @@ func TestBudgetSharedByClients(t *testing.T) {
 		case "/time":
 			_, _ = w.Write([]byte(`1700000000`))
 		default:
-			_, _ = w.Write([]byte(`[]`))
+			_, _ = w.Write([]byte(`{}`))
 		}
 	}))
 	clk := newFakeClock()

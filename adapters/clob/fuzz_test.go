@@ -53,8 +53,8 @@ func FuzzResponseDecoding(f *testing.F) {
 			func() any { return new(api.TickSizeResponse) }, func() any { return new(api.PriceHistory) },
 			func() any { return new(api.APIKeyCreds) }, func() any { return new(api.BalanceAllowance) },
 			func() any { return new(api.Page[api.Market]) }, func() any { return new(BrowseMarketsPage) },
-			func() any { return new(AccountState) }, func() any { return new(BridgeStatus) },
-			func() any { return new(WithdrawPreview) }, func() any { return new(SwapQuote) },
+			func() any { return new(AccountState) }, func() any { return new(api.BridgeStatus) },
+			func() any { return new(api.WithdrawPreview) }, func() any { return new(api.SwapQuote) },
 			func() any { return new([]api.Position) }, func() any { return new(json.Number) },
 		}
 		for _, mk := range targets {

@@ -4,12 +4,14 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"sync"
 	"time"
 
 	"go.uber.org/zap"
 
 	"github.com/pitbossdev/pitboss/api"
+	"github.com/pitbossdev/pitboss/market"
 )
 
 // Heartbeat sends one heartbeat of the dead-man's switch (POST /v1/heartbeats, L2)
@@ -46,6 +48,11 @@ func (c *Client) Heartbeat(ctx context.Context, id string) (string, error) {
 	return r.HeartbeatID, nil
 }
 
+// ErrHeartbeatLapsed is reported by a Heartbeater when its chain had ended before a
+// heartbeat arrived (the deadline passed): the service may have cancelled every
+// open order of the wallet. The Heartbeater has started a new chain.
+var ErrHeartbeatLapsed = errors.New("clob: heartbeat chain lapsed; the service may have cancelled the open orders")
+
 // Heartbeater keeps a heartbeat chain alive: Run sends one heartbeat every
 // Interval until its context ends, repairing the chain from the service's current
 // id when it is told its id is stale. Agents that rest orders run one so that
@@ -77,8 +84,9 @@ func NewHeartbeater(c *Client, interval time.Duration, onError func(error)) *Hea
 }
 
 // Run sends heartbeats until ctx ends, then returns nil. A failure is reported to
-// onError and logged, and the next heartbeat goes at the next interval (a stale id
-// is repaired at once).
+// onError and logged, and the next heartbeat goes at the next interval. A stale id
+// is repaired at once: the service's current chain is joined, or, when the chain
+// has ended, a new one is started and ErrHeartbeatLapsed is reported.
 func (h *Heartbeater) Run(ctx context.Context) error {
 	for {
 		h.beat(ctx)
@@ -93,9 +101,16 @@ func (h *Heartbeater) beat(ctx context.Context) {
 	id := h.id
 	h.mu.Unlock()
 	next, err := h.c.Heartbeat(ctx, id)
-	var ae *APIError
-	if err != nil && next != "" && errors.As(err, &ae) && ae.Status == 400 {
-		next, err = h.c.Heartbeat(ctx, next) // resynchronise at once
+	var lapsed error
+	if err != nil && errors.Is(err, market.Errorf(market.CodeHeartbeatInvalid)) {
+		if next != "" && next != id {
+			next, err = h.c.Heartbeat(ctx, next) // another chain is current: join it
+		} else {
+			// Our chain ended (its deadline passed): the service may have cancelled
+			// the open orders. Start a new chain and tell the owner.
+			lapsed = fmt.Errorf("%w (chain %s)", ErrHeartbeatLapsed, id)
+			next, err = h.c.Heartbeat(ctx, "")
+		}
 	}
 	if ctx.Err() != nil {
 		return
@@ -103,10 +118,11 @@ func (h *Heartbeater) beat(ctx context.Context) {
 	h.mu.Lock()
 	if err == nil {
 		h.id, h.last = next, h.c.clock.Now()
-	} else if next != "" {
-		h.id = next
 	}
 	h.mu.Unlock()
+	if lapsed != nil && h.onError != nil {
+		h.onError(lapsed)
+	}
 	if err != nil {
 		h.c.log.Debug("clob: heartbeat failed", zap.Error(err))
 		if h.onError != nil {

@@ -3,6 +3,7 @@ package funding
 import (
 	"context"
 	"crypto/sha256"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -14,7 +15,7 @@ import (
 	"github.com/shopspring/decimal"
 	"golang.org/x/term"
 
-	"github.com/pitbossdev/pitboss/adapters/clob"
+	"github.com/pitbossdev/pitboss/api"
 )
 
 // Errors of the confirmation flow and of the submissions.
@@ -104,11 +105,20 @@ func (conf Confirmation) Expires() time.Time {
 	return conf.c.expires
 }
 
+// withdrawBody is the exact body of a withdrawal request, as previewed and
+// submitted (the chain defaults to BSC as the preview does).
+func withdrawBody(req api.WithdrawRequest) ([]byte, error) {
+	if req.ToChainID == "" {
+		req.ToChainID = api.BSCChainID
+	}
+	return json.Marshal(req)
+}
+
 // withdrawDigest binds a withdrawal body and the amounts of its preview.
-func withdrawDigest(body []byte, p *clob.WithdrawPreview) [32]byte {
+func withdrawDigest(body []byte, p *api.WithdrawPreview) [32]byte {
 	h := sha256.New()
 	fmt.Fprintf(h, "withdraw\x00%s\x00%s\x00%s\x00%s\x00%s\x00%s\x00%s\x00%d", body,
-		p.AmountBaseUnit.String(), p.FeeBaseUnit.String(), p.TotalDebitBaseUnit.String(),
+		p.AmountBaseUnit, p.FeeBaseUnit, p.TotalDebitBaseUnit,
 		strings.ToLower(p.RecipientAddr), strings.ToLower(p.Token.Address), p.ToChainID, p.Token.Decimals)
 	var d [32]byte
 	h.Sum(d[:0])
@@ -116,22 +126,24 @@ func withdrawDigest(body []byte, p *clob.WithdrawPreview) [32]byte {
 }
 
 // swapDigest binds a swap quote.
-func swapDigest(q *clob.SwapQuote) [32]byte {
+func swapDigest(q *api.SwapQuote) [32]byte {
 	h := sha256.New()
 	fmt.Fprintf(h, "swap\x00%s\x00%s\x00%s\x00%s\x00%s\x00%s\x00%s", q.QuoteID, strings.ToLower(q.Address),
-		strings.ToLower(q.DepositAddress), q.AmountInWei.String(), q.MinAmountOutBaseUnit.String(),
+		strings.ToLower(q.DepositAddress), q.AmountInWei, q.MinAmountOutBaseUnit,
 		strings.ToLower(q.ToTokenAddress), q.ExpiresAt)
 	var d [32]byte
 	h.Sum(d[:0])
 	return d
 }
 
-// units renders base units with decimals as a human amount ("12.5").
-func units(base decimal.Decimal, decimals int) string {
-	if decimals <= 0 {
-		return base.String()
+// units renders base units (a decimal string of an integer) with decimals as a
+// human amount ("12.5"); text that is not an integer is shown as it is.
+func units(base string, decimals int) string {
+	v, err := decimal.NewFromString(base)
+	if err != nil || decimals <= 0 || !v.IsInteger() {
+		return base
 	}
-	return base.Shift(int32(-decimals)).String()
+	return v.Shift(int32(-decimals)).String()
 }
 
 func tail(addr string, n int) string {
@@ -143,7 +155,7 @@ func tail(addr string, n int) string {
 
 // WithdrawalPhrase is the phrase a person types to confirm the withdrawal of
 // preview p: "withdraw <amount> <symbol> to <last 6 characters of the recipient>".
-func WithdrawalPhrase(p *clob.WithdrawPreview) string {
+func WithdrawalPhrase(p *api.WithdrawPreview) string {
 	sym := p.Token.Symbol
 	if sym == "" {
 		sym = "tokens"
@@ -153,7 +165,7 @@ func WithdrawalPhrase(p *clob.WithdrawPreview) string {
 
 // SwapPhrase is the phrase a person types to confirm swap quote q: "swap <amount>
 // BNB quote <first 8 characters of the quote id>".
-func SwapPhrase(q *clob.SwapQuote) string {
+func SwapPhrase(q *api.SwapQuote) string {
 	id := q.QuoteID
 	if len(id) > 8 {
 		id = id[:8]
@@ -167,14 +179,14 @@ func SwapPhrase(q *clob.SwapQuote) string {
 // terminal, ErrCannotWithdraw when p says the withdrawal cannot go, ErrNotConfirmed
 // on any other answer, and ctx's error when ctx ends first (the blocked terminal
 // read is then abandoned to the process exit, as a command-line caller exits next).
-func ConfirmWithdrawal(ctx context.Context, in *os.File, out io.Writer, req clob.WithdrawRequest, p *clob.WithdrawPreview, opts ConfirmOptions) (Confirmation, error) {
+func ConfirmWithdrawal(ctx context.Context, in *os.File, out io.Writer, req api.WithdrawRequest, p *api.WithdrawPreview, opts ConfirmOptions) (Confirmation, error) {
 	if in == nil || !term.IsTerminal(int(in.Fd())) {
 		return Confirmation{}, ErrNotTerminal
 	}
 	if p == nil || !p.CanWithdraw {
 		return Confirmation{}, ErrCannotWithdraw
 	}
-	body, err := req.Body()
+	body, err := withdrawBody(req)
 	if err != nil {
 		return Confirmation{}, err
 	}
@@ -184,7 +196,7 @@ func ConfirmWithdrawal(ctx context.Context, in *os.File, out io.Writer, req clob
 		"  amount        %s\n  fee           %s\n  total debit   %s\n  ledger balance %s\n",
 		p.Address, p.RecipientAddr, p.ChainName, p.ToChainID, sym, p.Token.Address,
 		units(p.AmountBaseUnit, p.Token.Decimals), units(p.FeeBaseUnit, p.Token.Decimals),
-		units(p.TotalDebitBaseUnit, p.Token.Decimals), p.ClobBalance.String())
+		units(p.TotalDebitBaseUnit, p.Token.Decimals), p.ClobBalance)
 	phrase := WithdrawalPhrase(p)
 	if err := ask(ctx, in, out, phrase); err != nil {
 		return Confirmation{}, err
@@ -195,7 +207,7 @@ func ConfirmWithdrawal(ctx context.Context, in *os.File, out io.Writer, req clob
 // ConfirmSwap shows swap quote q on the terminal in/out and asks the person to type
 // SwapPhrase(q). It refuses a quote without enough BNB (ErrNotEnoughBnb) and
 // otherwise fails like ConfirmWithdrawal.
-func ConfirmSwap(ctx context.Context, in *os.File, out io.Writer, q *clob.SwapQuote, opts ConfirmOptions) (Confirmation, error) {
+func ConfirmSwap(ctx context.Context, in *os.File, out io.Writer, q *api.SwapQuote, opts ConfirmOptions) (Confirmation, error) {
 	if in == nil || !term.IsTerminal(int(in.Fd())) {
 		return Confirmation{}, ErrNotTerminal
 	}
@@ -206,8 +218,8 @@ func ConfirmSwap(ctx context.Context, in *os.File, out io.Writer, q *clob.SwapQu
 		"  wallet            %s\n  deposit address   %s\n  swap              %s BNB\n"+
 		"  estimated out     %s (base units)\n  minimum out       %s (base units)\n  slippage          %d bps\n"+
 		"  quote             %s, expires %s\n",
-		q.Address, q.DepositAddress, units(q.AmountInWei, 18), q.EstimatedAmountOutBaseUnit.String(),
-		q.MinAmountOutBaseUnit.String(), q.SlippageBps, q.QuoteID, q.ExpiresAt)
+		q.Address, q.DepositAddress, units(q.AmountInWei, 18), q.EstimatedAmountOutBaseUnit,
+		q.MinAmountOutBaseUnit, q.SlippageBps, q.QuoteID, q.ExpiresAt)
 	if err := ask(ctx, in, out, SwapPhrase(q)); err != nil {
 		return Confirmation{}, err
 	}

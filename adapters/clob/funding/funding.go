@@ -9,6 +9,7 @@ import (
 
 	"github.com/pitbossdev/pitboss/adapters/clob"
 	"github.com/pitbossdev/pitboss/adapters/clob/internal/rawcall"
+	"github.com/pitbossdev/pitboss/api"
 	"github.com/pitbossdev/pitboss/market"
 )
 
@@ -29,14 +30,6 @@ func New(c *clob.Client, now func() time.Time) *Client {
 	return &Client{c: c, now: now}
 }
 
-// WithdrawResult is the answer of POST /withdraw: {address: {evm}, note}.
-type WithdrawResult struct {
-	Address struct {
-		EVM string `json:"evm"`
-	} `json:"address"`
-	Note string `json:"note"`
-}
-
 // Withdraw submits the withdrawal req confirmed by conf (POST /withdraw). It first
 // previews req again and refuses, without submitting, when the bridge now reports
 // it cannot go (ErrCannotWithdraw) or when anything confirmed changed (ErrChanged:
@@ -44,11 +37,11 @@ type WithdrawResult struct {
 // then it uses conf up and sends the submission once. Errors: ErrNoConfirmation,
 // ErrConfirmationExpired, ErrConfirmationUsed; the bridge's refusals as
 // *clob.APIError; ErrOutcomeUnknown when the submission may have been received.
-func (f *Client) Withdraw(ctx context.Context, req clob.WithdrawRequest, conf Confirmation) (*WithdrawResult, error) {
+func (f *Client) Withdraw(ctx context.Context, req api.WithdrawRequest, conf Confirmation) (*api.WithdrawResponse, error) {
 	if conf.c == nil || conf.c.kind != "withdraw" {
 		return nil, ErrNoConfirmation
 	}
-	body, err := req.Body()
+	body, err := withdrawBody(req)
 	if err != nil {
 		return nil, err
 	}
@@ -62,7 +55,7 @@ func (f *Client) Withdraw(ctx context.Context, req clob.WithdrawRequest, conf Co
 	if err := conf.claim("withdraw", withdrawDigest(body, p), f.now()); err != nil {
 		return nil, err
 	}
-	var r WithdrawResult
+	var r api.WithdrawResponse
 	if err := rawcall.Bridge(ctx, f.c, rawcall.Request{Method: "POST", Path: "/withdraw", Body: body}, &r); err != nil {
 		return nil, submitError(err)
 	}
@@ -70,11 +63,10 @@ func (f *Client) Withdraw(ctx context.Context, req clob.WithdrawRequest, conf Co
 }
 
 // ExecuteSwap executes swap quote q confirmed by conf (POST /bridge/swap/execute,
-// body {"quoteId", "address"}) and returns the bridge's answer as raw JSON (its
-// shape is not specified). It refuses an expired quote (ErrQuoteExpired), one
+// body {"quoteId", "address"}) and returns the swap. It refuses an expired quote (ErrQuoteExpired), one
 // without enough BNB (ErrNotEnoughBnb) and a quote other than the confirmed one
 // (ErrChanged), and fails like Withdraw otherwise.
-func (f *Client) ExecuteSwap(ctx context.Context, q *clob.SwapQuote, conf Confirmation) (json.RawMessage, error) {
+func (f *Client) ExecuteSwap(ctx context.Context, q *api.SwapQuote, conf Confirmation) (*api.Swap, error) {
 	if conf.c == nil || conf.c.kind != "swap" || q == nil {
 		return nil, ErrNoConfirmation
 	}
@@ -97,18 +89,15 @@ func (f *Client) ExecuteSwap(ctx context.Context, q *clob.SwapQuote, conf Confir
 	if err != nil {
 		return nil, fmt.Errorf("funding: quote address: %w", err)
 	}
-	body, err := json.Marshal(struct {
-		QuoteID string `json:"quoteId"`
-		Address string `json:"address"`
-	}{q.QuoteID, addr.String()})
+	body, err := json.Marshal(api.SwapExecuteRequest{QuoteID: q.QuoteID, Address: addr.String()})
 	if err != nil {
 		return nil, err
 	}
-	var raw json.RawMessage
-	if err := rawcall.Bridge(ctx, f.c, rawcall.Request{Method: "POST", Path: "/bridge/swap/execute", Body: body}, &raw); err != nil {
+	var r api.Swap
+	if err := rawcall.Bridge(ctx, f.c, rawcall.Request{Method: "POST", Path: "/bridge/swap/execute", Body: body}, &r); err != nil {
 		return nil, submitError(err)
 	}
-	return raw, nil
+	return &r, nil
 }
 
 // submitError marks failures after which the submission may have been received.

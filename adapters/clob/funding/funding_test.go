@@ -15,9 +15,9 @@ import (
 	"time"
 
 	"github.com/creack/pty"
-	"github.com/shopspring/decimal"
 
 	"github.com/pitbossdev/pitboss/adapters/clob"
+	"github.com/pitbossdev/pitboss/api"
 	"github.com/pitbossdev/pitboss/market"
 )
 
@@ -25,7 +25,7 @@ import (
 // its current preview and counts submissions.
 type stubBridge struct {
 	mu         sync.Mutex
-	preview    clob.WithdrawPreview
+	preview    api.WithdrawPreview
 	submits    [][]byte
 	executes   [][]byte
 	submitCode int // status of /withdraw answers (200 if zero)
@@ -49,7 +49,7 @@ func (b *stubBridge) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		_, _ = w.Write([]byte(`{"address":{"evm":"0x00000000000000000000000000000000000000aa"},"note":"sent"}`))
 	case "/bridge/swap/execute":
 		b.executes = append(b.executes, body)
-		_, _ = w.Write([]byte(`{"swapId":"s-1","status":"SUBMITTED"}`))
+		_, _ = w.Write([]byte(`{"swapId":"s-1","status":"PENDING"}`))
 	default:
 		w.WriteHeader(404)
 		_, _ = w.Write([]byte(`{"error":"not found"}`))
@@ -69,16 +69,16 @@ var (
 )
 
 func newStub() *stubBridge {
-	return &stubBridge{preview: clob.WithdrawPreview{
+	return &stubBridge{preview: api.WithdrawPreview{
 		Address: wallet.String(), ToChainID: "56", ChainName: "BSC", RecipientAddr: recipient.String(),
-		ClobBalance: decimal.RequireFromString("100"), AmountBaseUnit: decimal.RequireFromString("12500000000000000000"),
-		FeeBaseUnit: decimal.RequireFromString("100000000000000000"), TotalDebitBaseUnit: decimal.RequireFromString("12600000000000000000"),
-		Token: clob.TokenInfo{Name: "Platform", Symbol: "PLT", Address: token, Decimals: 18}, CanWithdraw: true,
+		ClobBalance: api.Decimal(100 * market.One), AmountBaseUnit: "12500000000000000000",
+		FeeBaseUnit: "100000000000000000", TotalDebitBaseUnit: "12600000000000000000",
+		Token: api.Token{Name: "Platform", Symbol: "PLT", Address: token, Decimals: 18}, CanWithdraw: true,
 	}}
 }
 
-func request() clob.WithdrawRequest {
-	return clob.WithdrawRequest{Address: wallet, ToTokenAddress: token, RecipientAddr: recipient, Amount: decimal.RequireFromString("12500000000000000000")}
+func request() api.WithdrawRequest {
+	return api.WithdrawRequest{Address: wallet.String(), ToTokenAddress: token, RecipientAddr: recipient.String(), Amount: "12500000000000000000"}
 }
 
 func newClient(t *testing.T, b *stubBridge) *clob.Client {
@@ -139,7 +139,7 @@ func TestWithdrawalNeedsAPersonAtATerminal(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.Note != "sent" {
+	if res.Note != "sent" || res.Address.EVM == "" {
 		t.Errorf("result %+v", res)
 	}
 	if n, _ := b.counts(); n != 1 {
@@ -204,7 +204,7 @@ func TestWithdrawalRefusals(t *testing.T) {
 		{"the fee changed after the confirmation", func(t *testing.T, b *stubBridge, c *clob.Client) error {
 			conf := confirmed(t, c, ConfirmOptions{})
 			b.mu.Lock()
-			b.preview.FeeBaseUnit = decimal.RequireFromString("900000000000000000")
+			b.preview.FeeBaseUnit = "900000000000000000"
 			b.mu.Unlock()
 			_, err := New(c, nil).Withdraw(ctx, request(), conf)
 			return err
@@ -212,7 +212,7 @@ func TestWithdrawalRefusals(t *testing.T) {
 		{"another recipient than confirmed", func(t *testing.T, b *stubBridge, c *clob.Client) error {
 			conf := confirmed(t, c, ConfirmOptions{})
 			other := request()
-			other.RecipientAddr = market.Address{19: 0x99}
+			other.RecipientAddr = market.Address{19: 0x99}.String()
 			_, err := New(c, nil).Withdraw(ctx, other, conf)
 			return err
 		}, ErrChanged},
@@ -272,11 +272,11 @@ func TestWithdrawalIsNeverRetried(t *testing.T) {
 	}
 }
 
-func quote(expires time.Time) *clob.SwapQuote {
-	return &clob.SwapQuote{
+func quote(expires time.Time) *api.SwapQuote {
+	return &api.SwapQuote{
 		QuoteID: "q-0123456789", Address: wallet.String(), DepositAddress: "0x00000000000000000000000000000000000000dd",
-		ChainID: "56", FromToken: "BNB", ToTokenAddress: token, AmountInWei: decimal.RequireFromString("500000000000000000"),
-		MinAmountOutBaseUnit: decimal.RequireFromString("1"), HasEnoughBnb: true, ExpiresAt: expires.UTC().Format(time.RFC3339),
+		ChainID: "56", FromToken: "BNB", ToTokenAddress: token, AmountInWei: "500000000000000000",
+		MinAmountOutBaseUnit: "1", HasEnoughBnb: true, ExpiresAt: expires.UTC().Format(time.RFC3339),
 	}
 }
 
@@ -285,17 +285,17 @@ func TestSwapExecution(t *testing.T) {
 	ctx := context.Background()
 	tests := []struct {
 		name    string
-		quote   *clob.SwapQuote
-		execute func(q *clob.SwapQuote) *clob.SwapQuote // the quote executed
+		quote   *api.SwapQuote
+		execute func(q *api.SwapQuote) *api.SwapQuote // the quote executed
 		now     func() time.Time
 		want    error
 		sent    int
 	}{
 		{"confirmed quote executes once", quote(time.Now().Add(time.Minute)), nil, nil, nil, 1},
 		{"expired quote", quote(time.Now().Add(time.Minute)), nil, func() time.Time { return time.Now().Add(time.Hour) }, ErrQuoteExpired, 0},
-		{"another quote than confirmed", quote(time.Now().Add(time.Minute)), func(q *clob.SwapQuote) *clob.SwapQuote {
+		{"another quote than confirmed", quote(time.Now().Add(time.Minute)), func(q *api.SwapQuote) *api.SwapQuote {
 			o := *q
-			o.AmountInWei = decimal.RequireFromString("900000000000000000")
+			o.AmountInWei = "900000000000000000"
 			return &o
 		}, nil, ErrChanged, 0},
 	}
