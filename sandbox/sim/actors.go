@@ -234,7 +234,8 @@ func (m *mstate) quote(s *Sim, mk *maker, t int64, v View, dst []exchange.Comman
 	mk.fair, mk.t = belief, t
 
 	acct := &mk.acct
-	dst, coll := m.fund(acct, t, v, dst)
+	n0 := len(dst)
+	dst, coll, collRes := m.fundRes(acct, t, v, dst)
 	ya, yr := v.TokenBalance(acct.addr, m.yes)
 	na, nr := v.TokenBalance(acct.addr, m.no)
 	if q := min(ya, na) - p.makerInv; q >= market.One {
@@ -292,6 +293,18 @@ func (m *mstate) quote(s *Sim, mk *maker, t int64, v View, dst []exchange.Comman
 		}
 	}
 
+	// Fast path: if the last refresh found the orders as wanted (it sent nothing)
+	// and neither the balances (a fill or a cancel changes them) nor the wanted
+	// ladder changed since, the orders are still as wanted: reconciling would send
+	// nothing. Exact, and it saves reading the open orders.
+	key := quoteKey{coll: coll, collRes: collRes, ya: ya, yr: yr, na: na, nr: nr, bid0: bid0, ask0: ask0,
+		scale: scale, tick: tick, minSize: minSize, fee: m.info.FeeBps, levels: n}
+	if mk.idle && key == mk.key && len(dst) == n0 {
+		return dst
+	}
+	mk.key = key
+	defer func() { mk.idle = len(dst) == n0 }()
+
 	budY, budN := ya, na
 	s.orders = v.OpenOrders(s.orders[:0], exchange.Filter{Owner: acct.addr, Market: m.id})
 	for i := range s.orders {
@@ -347,6 +360,15 @@ func (m *mstate) quote(s *Sim, mk *maker, t int64, v View, dst []exchange.Comman
 		}
 	}
 	return dst
+}
+
+// quoteKey is what a maker's orders depend on, for the fast path of quote.
+type quoteKey struct {
+	coll, collRes, ya, yr, na, nr market.Micros
+	bid0, ask0, tick, minSize     market.Micros
+	scale                         [2]market.Micros
+	fee                           uint32
+	levels                        [2]int
 }
 
 // yesBook returns the YES-book side (0 bids, 1 asks) and price at which o rests.
@@ -555,13 +577,19 @@ func (m *mstate) order(s *Sim, dst []exchange.Command, t int64, v View, a *accou
 // fund tops up a's collateral to its capital when it has fallen below a quarter of
 // it, and returns its available collateral after the deposit.
 func (m *mstate) fund(a *account, t int64, v View, dst []exchange.Command) ([]exchange.Command, market.Micros) {
+	dst, avail, _ := m.fundRes(a, t, v, dst)
+	return dst, avail
+}
+
+// fundRes is fund also returning the reserved collateral.
+func (m *mstate) fundRes(a *account, t int64, v View, dst []exchange.Command) ([]exchange.Command, market.Micros, market.Micros) {
 	avail, res := v.Collateral(a.addr)
 	if have := avail + res; have < a.capital/4 {
 		amt := min(a.capital-have, market.MaxMicros)
 		dst = append(dst, exchange.Command{Kind: exchange.Deposit, Time: t, Owner: a.addr, Amount: amt})
 		avail += amt
 	}
-	return dst, avail
+	return dst, avail, res
 }
 
 // cost bounds what a BUY of size at price reserves: the notional plus the largest

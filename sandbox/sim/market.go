@@ -160,6 +160,10 @@ type maker struct {
 	fair market.Micros
 	t    int64
 	v    int64
+
+	// The last refresh sent nothing (idle) with these inputs (see quote).
+	idle bool
+	key  quoteKey
 }
 
 // mstate is one market of the sim: its latent value, participants and schedule.
