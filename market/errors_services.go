@@ -21,8 +21,6 @@ var (
 	CodeProfileNotFound = register("profile_not_found", 404, "profile not found", "(extension)")
 	// CodeMessageNotFound: no social-feed message or comment with this id.
 	CodeMessageNotFound = register("message_not_found", 404, "message not found", "(extension)")
-	// CodeDepositAddressNotFound: a deposit address the bridge never issued.
-	CodeDepositAddressNotFound = register("deposit_address_not_found", 404, "deposit address not found", "(extension)")
 	// CodeUnsupportedAsset: a bridge operation named a chain or token it does not
 	// support. Argument: what was named.
 	CodeUnsupportedAsset = register("unsupported_asset", 400, "unsupported asset: %s", "(extension)")
@@ -40,12 +38,11 @@ var (
 
 // Sentinels of the services' entries, for errors.Is.
 var (
-	ErrMissingParameter       = sentinel(CodeMissingParameter)
-	ErrEventNotFound          = sentinel(CodeEventNotFound)
-	ErrTagNotFound            = sentinel(CodeTagNotFound)
-	ErrDepositAddressNotFound = sentinel(CodeDepositAddressNotFound)
-	ErrUnsupportedAsset       = sentinel(CodeUnsupportedAsset)
-	ErrSwapQuoteNotFound      = sentinel(CodeSwapQuoteNotFound)
-	ErrSwapQuoteExpired       = sentinel(CodeSwapQuoteExpired)
-	ErrNotEnoughBNB           = sentinel(CodeNotEnoughBNB)
+	ErrMissingParameter  = sentinel(CodeMissingParameter)
+	ErrEventNotFound     = sentinel(CodeEventNotFound)
+	ErrTagNotFound       = sentinel(CodeTagNotFound)
+	ErrUnsupportedAsset  = sentinel(CodeUnsupportedAsset)
+	ErrSwapQuoteNotFound = sentinel(CodeSwapQuoteNotFound)
+	ErrSwapQuoteExpired  = sentinel(CodeSwapQuoteExpired)
+	ErrNotEnoughBNB      = sentinel(CodeNotEnoughBNB)
 )

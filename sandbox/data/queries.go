@@ -223,7 +223,7 @@ func (ix *Index) positionView(u *user, h *holding, ref tokenRef, md meta) positi
 		CurrentValue: api.Decimal(current), CashPnl: api.Decimal(cash), PercentPnl: api.Decimal(percent(cash, h.Cost)),
 		TotalBought: api.Decimal(h.Bought), RealizedPnl: api.Decimal(h.Realized),
 		PercentRealizedPnl: api.Decimal(percent(h.Realized, sold)), CurPrice: api.Decimal(cur),
-		Redeemable: m.resolved && h.Size > 0,
+		Redeemable: m.resolved && o == m.winner && h.Size > 0,
 		Mergeable:  !m.resolved && h.Size > 0 && other != nil && other.Size > 0,
 		Title:      md.title, Slug: md.slug, Icon: md.icon, EventID: md.eventID, EventSlug: md.eventSlug,
 		Outcome: md.outcomes[o], OutcomeIndex: int(o), OppositeOutcome: md.outcomes[o.Other()],

@@ -68,6 +68,10 @@ func scenario(t *testing.T, r *rig) *model {
 	if len(red) != 1 || red[0].Asset != beta.Tokens[market.Yes] || red[0].CurPrice != api.Decimal(market.One) {
 		t.Fatalf("after the resolution carol's beta YES is redeemable at 1: %+v", red)
 	}
+	r.get("/positions?redeemable=true&user="+bob.String(), &red)
+	if len(red) != 0 {
+		t.Fatalf("bob's losing beta NO is not redeemable: %+v", red)
+	}
 	r.submit(exchange.Command{Kind: exchange.Redeem, Owner: carol, Market: beta.Condition})
 	m.redeem(t9, carol, "beta", market.Yes)
 	r.submit(exchange.Command{Kind: exchange.Redeem, Owner: bob, Market: beta.Condition})
