@@ -70,9 +70,9 @@ func BenchmarkFanout(b *testing.B) {
 	b.ReportMetric(float64(lat[len(lat)*99/100].Nanoseconds()), "p99-ns")
 }
 
-// BenchmarkHubBatch: the hub's work for one batch with one subscriber per token
-// (mirror update, hashes, encoding, enqueue), without sockets: the listener's cost
-// that the host's dispatcher pays.
+// BenchmarkHubBatch: the throughput of the whole pipeline for a random flow, one
+// command per batch, with one connection subscribed to both tokens (engine, test
+// host dispatch, hub mirror, hashes, encoding, queues and socket writes).
 func BenchmarkHubBatch(b *testing.B) {
 	f := newFixture(b, ws.Config{PingInterval: -1, QueueLen: 1 << 20})
 	c := dial(b, f.srv.WS+"/ws/market")
