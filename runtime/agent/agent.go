@@ -75,9 +75,12 @@ type Agent struct {
 	beatInFlight bool
 
 	// Channels between the loop and its goroutines.
+	scratch result      // the answer of a synchronous call being made
+	free    []*orderRec // final orders, recycled by place
+
 	queue   *eventQueue
 	ops     chan op
-	answers chan result
+	answers chan *result
 	control chan controlMsg
 	cp      chan *Checkpoint
 	cpDone  chan struct{}
@@ -171,13 +174,15 @@ func (a *Agent) Run(ctx context.Context) error {
 	execCtx, stopExec := context.WithCancel(context.Background())
 	if !a.sync {
 		a.ops = make(chan op, a.cfg.MaxInFlight+a.cfg.QueueSize)
-		a.answers = make(chan result, a.cfg.MaxInFlight+a.cfg.QueueSize)
+		a.answers = make(chan *result, a.cfg.MaxInFlight+a.cfg.QueueSize)
 		for range a.cfg.Workers {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
 				for o := range a.ops {
-					a.answers <- a.execute(execCtx, o)
+					r := &result{op: o}
+					a.execute(execCtx, r)
+					a.answers <- r
 				}
 			}()
 		}
@@ -291,7 +296,7 @@ func (a *Agent) loop(ctx context.Context, feedErr <-chan error) error {
 			}
 		case r := <-a.answers:
 			a.inflight--
-			a.handleResult(&r)
+			a.handleResult(r)
 			a.afterPass()
 		case m := <-a.control:
 			a.handleControl(m)
@@ -392,8 +397,9 @@ func (a *Agent) eventDuties() {
 // emitted, until none is left.
 func (a *Agent) drainLocal() {
 	for a.li < len(a.local) {
-		it := a.local[a.li]
-		a.local[a.li] = localItem{}
+		// A pointer into the slice: handling may append (and move the slice),
+		// but the item stays where it is until the slice is reused below.
+		it := &a.local[a.li]
 		a.li++
 		if it.result {
 			a.handleResult(&it.res)
@@ -402,6 +408,7 @@ func (a *Agent) drainLocal() {
 		}
 		a.afterPass()
 	}
+	clear(a.local)
 	a.local = a.local[:0]
 	a.li = 0
 }
@@ -494,6 +501,9 @@ func (a *Agent) afterPass() {
 	if !a.stopping {
 		a.reconcileDirty()
 		a.driveFlatten()
+	}
+	if len(a.open) > 512 {
+		a.prune()
 	}
 	if a.forceCP {
 		a.maybeCheckpoint(time.Time{})
@@ -598,7 +608,7 @@ func (a *Agent) shutdown() {
 		select {
 		case r := <-a.answers:
 			a.inflight--
-			a.handleResult(&r)
+			a.handleResult(r)
 		case <-deadline.C:
 			a.log.Warn("stopped waiting for venue calls", zap.Int("in_flight", a.inflight))
 			return

@@ -62,18 +62,23 @@ func (a *Agent) send(o op) {
 				a.byID[p.ID] = rec
 			}
 		}
-		r := a.execute(context.Background(), o)
-		a.local = append(a.local, localItem{result: true, res: r})
+		r := &a.scratch
+		*r = result{op: o}
+		a.execute(context.Background(), r)
+		a.local = append(a.local, localItem{result: true})
+		a.local[len(a.local)-1].res = *r
+		*r = result{}
 		return
 	}
 	a.inflight++
 	a.ops <- o // capacity MaxInFlight+QueueSize; placements stop at MaxInFlight
 }
 
-// execute performs one venue call. It runs on an executor goroutine, or on the loop
-// for a synchronous venue, and touches nothing but the op and the venue.
-func (a *Agent) execute(ctx context.Context, o op) result {
-	r := result{op: o}
+// execute performs the venue call of r.op and records the answer in r. It runs on
+// an executor goroutine, or on the loop for a synchronous venue, and touches
+// nothing but r and the venue.
+func (a *Agent) execute(ctx context.Context, r *result) {
+	o := r.op
 	if !a.sync {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, a.cfg.RequestTimeout)
@@ -85,12 +90,11 @@ func (a *Agent) execute(ctx context.Context, o op) result {
 			p, err := a.venue.Prepare(ctx, o.req)
 			if err != nil {
 				r.err, r.stage = err, "prepare"
-				return r
+				return
 			}
-			o.prep, o.prepared = p, true
-			r.op = o
+			r.op.prep, r.op.prepared = p, true
 		}
-		r.prep = o.prep
+		r.prep = r.op.prep
 		r.sentAt = a.clock.Now()
 		r.order, r.err = a.venue.Submit(ctx, &r.op.prep)
 	case opCancel:
@@ -102,5 +106,4 @@ func (a *Agent) execute(ctx context.Context, o op) result {
 	case opHeartbeat:
 		r.err = a.venue.Heartbeat(ctx)
 	}
-	return r
 }

@@ -280,7 +280,13 @@ func (a *Agent) tick(m market.ConditionID) market.Micros {
 // place sends a new order for it on slot s.
 func (a *Agent) place(s *slot, it *market.Intent, op string) *orderRec {
 	a.clientSeq++
-	r := &orderRec{client: a.runs<<32 | uint64(a.clientSeq), key: s.key, slot: s, phase: phPlacing, origin: s.origin}
+	var r *orderRec
+	if n := len(a.free); n > 0 {
+		r, a.free = a.free[n-1], a.free[:n-1]
+	} else {
+		r = new(orderRec)
+	}
+	*r = orderRec{client: a.runs<<32 | uint64(a.clientSeq), key: s.key, slot: s, phase: phPlacing, origin: s.origin}
 	r.req = OrderRequest{ClientID: r.client, Market: it.Market, Token: it.Token, Outcome: it.Outcome, Side: it.Side,
 		Price: it.Price, Size: it.Size, Type: it.Type, PostOnly: it.PostOnly, Expiration: it.Expiration, Time: a.st.Time}
 	if r.req.Market == "" {
@@ -749,7 +755,13 @@ func (a *Agent) prune() {
 	keep := a.open[:0]
 	for _, r := range a.open {
 		if r.phase == phDone && a.st.Time-r.doneAt > 60_000 {
-			delete(a.byID, r.id)
+			if a.byID[r.id] == r {
+				delete(a.byID, r.id)
+			}
+			if r.slot == nil || r.slot.cur != r {
+				*r = orderRec{}
+				a.free = append(a.free, r)
+			}
 			continue
 		}
 		keep = append(keep, r)
