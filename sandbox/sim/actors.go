@@ -303,7 +303,6 @@ func (m *mstate) quote(s *Sim, mk *maker, t int64, v View, dst []exchange.Comman
 		return dst
 	}
 	mk.key = key
-	defer func() { mk.idle = len(dst) == n0 }()
 
 	budY, budN := ya, na
 	s.orders = v.OpenOrders(s.orders[:0], exchange.Filter{Owner: acct.addr, Market: m.id})
@@ -359,6 +358,7 @@ func (m *mstate) quote(s *Sim, mk *maker, t int64, v View, dst []exchange.Comman
 			}
 		}
 	}
+	mk.idle = len(dst) == n0
 	return dst
 }
 

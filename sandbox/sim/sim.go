@@ -415,7 +415,7 @@ type MarketSummary struct {
 type FairPoint struct {
 	Time int64 // Unix ms
 	Fair market.Micros
-	News bool // recorded at a news jump
+	News bool // recorded at a news jump (or when the outcome was revealed)
 }
 
 // Summary returns the state of the run so far.
