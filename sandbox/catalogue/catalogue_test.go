@@ -573,3 +573,63 @@ func TestRoutes(t *testing.T) {
 		}
 	}
 }
+
+// The specification's /events limits over a real listener: default 25, maximum 500,
+// with a catalogue of 600 events.
+func TestEventsLimitsOverTheListener(t *testing.T) {
+	var evs []catalog.Event
+	for i := range 600 {
+		evs = append(evs, catalog.Event{Slug: fmt.Sprintf("e-%d", i), Title: fmt.Sprintf("E%d", i),
+			Markets: []catalog.Market{{Slug: fmt.Sprintf("m-%d", i), Question: "Q?", TickSize: 10_000, Active: true, AcceptingOrders: true}}})
+	}
+	cat, err := catalog.Build(catalog.Definition{Events: evs})
+	if err != nil {
+		t.Fatal(err)
+	}
+	svc := New(Config{Catalog: cat})
+	h, err := host.Open(context.Background(), host.Config{Genesis: catalog.Genesis(cat, 1), Extensions: []host.Extension{svc.Posts()}, ExpireEvery: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- h.Run(ctx) }()
+	defer func() { cancel(); <-done }()
+	srv := httptest.NewServer(svc.Handler(h))
+	defer srv.Close()
+	for _, c := range []struct {
+		query string
+		want  int
+	}{{"", 25}, {"?limit=0", 25}, {"?limit=100000", 500}, {"?limit=500&offset=550", 50}, {"?limit=7", 7}} {
+		resp, err := http.Get(srv.URL + "/events" + c.query)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []api.CatalogueEvent
+		err = json.NewDecoder(resp.Body).Decode(&got)
+		resp.Body.Close()
+		if err != nil || len(got) != c.want {
+			t.Fatalf("/events%s: %d events (%v), want %d", c.query, len(got), err, c.want)
+		}
+	}
+	var one api.CatalogueEvent
+	resp, _ := http.Get(srv.URL + "/events/" + cat.Events()[3].ID)
+	_ = json.NewDecoder(resp.Body).Decode(&one)
+	resp.Body.Close()
+	if one.Slug != "e-3" || len(one.Markets) != 1 {
+		t.Fatalf("/events/{id}: %+v", one)
+	}
+}
+
+func TestTagByID(t *testing.T) {
+	r := newRig(t, "", nil)
+	defer r.stop()
+	var tag api.CatalogueTag
+	r.get("/tags/21", &tag)
+	if tag.Slug != "crypto" {
+		t.Fatalf("%+v", tag)
+	}
+	if st, _ := r.do("GET", "/tags/999", nil, market.Address{}); st != 404 {
+		t.Fatal("unknown tag id")
+	}
+}
