@@ -594,7 +594,7 @@ func (a *Agent) shutdown() {
 			}
 		}
 		if n > 0 {
-			a.log.Info("cancelling open orders", zap.Int("orders", n))
+			a.log.Info("cancelling open orders", zap.Int64("t", a.st.Time), zap.Int("orders", n))
 			a.cancelAll("", "shutdown")
 		}
 	}

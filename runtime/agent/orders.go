@@ -34,8 +34,9 @@ type orderRec struct {
 	final       bool // the venue reported it final while a request was in flight
 	attempts    int
 	matched     market.Micros
-	take        bool // FOK/FAK: never rests
-	orphan      bool // found on the venue, not placed by this agent's bookkeeping
+	filled      market.Micros // the sum of its fills seen so far
+	take        bool          // FOK/FAK: never rests
+	orphan      bool          // found on the venue, not placed by this agent's bookkeeping
 	origin      time.Time
 	doneAt      int64
 }
@@ -67,7 +68,8 @@ type slot struct {
 	backoff  int64     // event time before which no placement (after a rejection)
 	failures int
 	queued   bool
-	replace  bool // the pending placement replaces an order
+	replace  bool          // the pending placement replaces an order
+	was      market.Micros // the replaced order's price
 }
 
 func (a *Agent) slotFor(key string, m market.ConditionID) *slot {
@@ -239,7 +241,7 @@ func (a *Agent) reconcile(s *slot) {
 		v := a.check(want, s.cur.id)
 		switch {
 		case v.Allowed:
-			s.replace, s.origin, s.denied = true, a.arrived, ""
+			s.replace, s.origin, s.denied, s.was = true, a.arrived, "", s.cur.req.Price
 			a.cancel(s.cur, "replace")
 		case v.RateLimited:
 			// no new order may go out now: the live one stays
@@ -301,9 +303,13 @@ func (a *Agent) place(s *slot, it *market.Intent, op string) *orderRec {
 	r.take = !it.Type.Rests()
 	a.metrics.Order(op)
 	if ce := a.log.Check(zap.InfoLevel, "order"); ce != nil {
-		ce.Write(zap.Int64("t", a.st.Time), zap.String("op", op), zap.String("key", s.key),
+		fields := []zap.Field{zap.Int64("t", a.st.Time), zap.String("op", op), zap.String("key", s.key),
 			zap.Stringer("outcome", it.Outcome), zap.Stringer("side", it.Side), zap.Stringer("price", it.Price),
-			zap.Stringer("size", it.Size), zap.Stringer("type", it.Type))
+			zap.Stringer("size", it.Size), zap.Stringer("type", it.Type)}
+		if op == "replace" {
+			fields = append(fields, zap.Stringer("was", s.was))
+		}
+		ce.Write(fields...)
 	}
 	a.auditOrder(op, r, nil)
 	a.dirtyCP = true
@@ -326,7 +332,11 @@ func (a *Agent) cancel(r *orderRec, why string) {
 		r.phase = phCancelling
 		a.counts.Cancels++
 		a.metrics.Order("cancel")
-		if ce := a.log.Check(zap.InfoLevel, "order"); ce != nil {
+		level := zap.InfoLevel
+		if why == "replace" {
+			level = zap.DebugLevel // the replacement's line says it
+		}
+		if ce := a.log.Check(level, "order"); ce != nil {
 			ce.Write(zap.Int64("t", a.st.Time), zap.String("op", "cancel"), zap.String("key", r.key),
 				zap.Stringer("side", r.req.Side), zap.Stringer("price", r.req.Price), zap.String("why", why))
 		}
@@ -368,7 +378,11 @@ func (a *Agent) cancelAll(m market.ConditionID, why string) {
 	a.counts.Cancels += uint64(n)
 	a.metrics.Order("cancel_all")
 	if ce := a.log.Check(zap.InfoLevel, "order"); ce != nil {
-		ce.Write(zap.Int64("t", a.st.Time), zap.String("op", "cancel_all"), zap.String("market", string(m)),
+		scope := string(m)
+		if scope == "" {
+			scope = "all markets"
+		}
+		ce.Write(zap.Int64("t", a.st.Time), zap.String("op", "cancel_all"), zap.String("key", scope),
 			zap.Int("orders", n), zap.String("why", why))
 	}
 	a.auditSimpleOrder("cancel_all", m, why)
@@ -662,6 +676,19 @@ func (a *Agent) onFill(f *market.Fill) {
 	key := ""
 	if rec := a.byID[f.Order]; rec != nil {
 		key = rec.key
+		// Fills may come before the order's own update: an order whose fills add
+		// up to its size is done now, so that nothing cancels or re-prices it.
+		rec.filled += f.Size
+		if rec.filled > rec.matched {
+			rec.matched = rec.filled
+		}
+		if rec.matched >= rec.req.Size && rec.phase != phDone {
+			if rec.phase == phPlacing || rec.phase == phLookup {
+				rec.final = true
+			} else {
+				a.finish(rec)
+			}
+		}
 	}
 	if ce := a.log.Check(zap.InfoLevel, "fill"); ce != nil {
 		pos := a.st.Positions[f.Token]

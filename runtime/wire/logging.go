@@ -134,6 +134,9 @@ func render(e zapcore.Entry, f map[string]any, wall bool) string {
 		if ty := take("type"); ty != "" && ty != "GTC" {
 			b.WriteString(" " + ty)
 		}
+		if was := take("was"); was != "" {
+			b.WriteString(" (was @" + was + ")")
+		}
 	case "fill":
 		fmt.Fprintf(&b, "%s %s %s %s @%s fee %s (%s) → position %s, realized %s", take("key"), take("side"), take("outcome"),
 			take("size"), take("price"), take("fee"), strings.ToLower(take("role")), take("position"), take("realized"))
