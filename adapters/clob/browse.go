@@ -270,9 +270,30 @@ func (c *Client) BrowseAgentStats(ctx context.Context) (json.RawMessage, error) 
 	return c.getRaw(ctx, "/browse/agents/stats", nil)
 }
 
-// ExchangesStatus returns GET /exchanges/status as raw JSON (shape not shown).
-func (c *Client) ExchangesStatus(ctx context.Context) (json.RawMessage, error) {
-	return c.getRaw(ctx, "/exchanges/status", nil)
+// ExchangeStatus is the answer of GET /exchanges/status (shape not shown by the
+// specification; the local exchange's): the venue's state, its chain and the two
+// exchange contracts orders are signed for.
+type ExchangeStatus struct {
+	Status          string `json:"status"`
+	Trading         bool   `json:"trading"`
+	CancelOnly      bool   `json:"cancelOnly"`
+	ChainID         uint64 `json:"chainId"`
+	Exchange        string `json:"exchange"`
+	NegRiskExchange string `json:"negRiskExchange"`
+	Collateral      string `json:"collateral,omitempty"`
+	Markets         int    `json:"markets"`
+	LiveMarkets     int    `json:"liveMarkets"`
+	Durable         bool   `json:"durable"`
+	Timestamp       int64  `json:"timestamp"`
+}
+
+// ExchangesStatus returns the venue's status (GET /exchanges/status).
+func (c *Client) ExchangesStatus(ctx context.Context) (*ExchangeStatus, error) {
+	var r ExchangeStatus
+	if err := c.get(ctx, "/exchanges/status", nil, &r); err != nil {
+		return nil, err
+	}
+	return &r, nil
 }
 
 func (c *Client) getRaw(ctx context.Context, path string, q url.Values) (json.RawMessage, error) {

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -80,7 +81,9 @@ type Config struct {
 	Address market.Address
 	// Exchange and NegRiskExchange are the exchange contracts orders are signed for
 	// (the EIP-712 verifying contract), for normal and neg-risk markets. If zero,
-	// building an order for such a market fails with ErrNoExchange.
+	// they are learned from the venue's GET /exchanges/status when the first order
+	// is built (DiscoverExchanges); if the venue does not report them, building an
+	// order fails with ErrNoExchange.
 	Exchange        market.Address
 	NegRiskExchange market.Address
 
@@ -138,6 +141,7 @@ type Client struct {
 	chainID    uint64
 	signer     auth.Signer
 	owner      market.Address
+	exMu       sync.RWMutex // guards exchange and negExch (DiscoverExchanges)
 	exchange   market.Address
 	negExch    market.Address
 	http       *http.Client

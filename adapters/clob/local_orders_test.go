@@ -13,6 +13,7 @@ import (
 	"github.com/pitbossdev/pitboss/adapters/clob"
 	"github.com/pitbossdev/pitboss/api"
 	"github.com/pitbossdev/pitboss/market"
+	"github.com/pitbossdev/pitboss/sandbox/server"
 )
 
 func d(s string) decimal.Decimal { return decimal.RequireFromString(s) }
@@ -205,7 +206,6 @@ func TestLocalMarketsAndBrowse(t *testing.T) {
 		"BrowseStats":      func() error { _, err := c.BrowseStats(ctx); return err },
 		"BrowseAgents":     func() error { _, err := c.BrowseAgents(ctx, nil); return err },
 		"BrowseAgentStats": func() error { _, err := c.BrowseAgentStats(ctx); return err },
-		"ExchangesStatus":  func() error { _, err := c.ExchangesStatus(ctx); return err },
 	} {
 		if err := get(); err != nil {
 			t.Errorf("%s: %v", name, err)
@@ -372,5 +372,45 @@ func TestLocalOrders(t *testing.T) {
 	np := place(t, maker, clob.OrderArgs{Token: neg.Tokens[market.Yes], Side: market.Buy, Price: d("0.123"), Size: d("5")})
 	if np.Status != api.PlacementLive {
 		t.Fatalf("neg-risk order = %+v", np)
+	}
+}
+
+// TestLocalExchangeContractsAreDiscovered builds orders with a client configured
+// without exchange contracts: it learns them from GET /exchanges/status, for the
+// normal and the neg-risk exchange, and refuses a venue on another chain.
+func TestLocalExchangeContractsAreDiscovered(t *testing.T) {
+	l := startLocal(t)
+	ctx := ctxT(t, 30*time.Second)
+	_ = l.client("discover")
+	cfg := l.config(signer(t, "discover"))
+	cfg.Exchange, cfg.NegRiskExchange = market.Address{}, market.Address{}
+	c, err := clob.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	cr, _ := c.DeriveAPIKey(ctx, clob.KeyOptions{})
+	_ = c.SetCredentials(cr)
+	st, err := c.ExchangesStatus(ctx)
+	if err != nil || st.ChainID != 56 || st.Exchange != server.DefaultExchange.String() || st.LiveMarkets == 0 {
+		t.Fatalf("ExchangesStatus = %+v, %v", st, err)
+	}
+	for _, slug := range []string{fedSlug, negRiskSlug} {
+		p, err := c.PlaceOrder(ctx, clob.OrderArgs{Token: l.market(slug).Tokens[market.Yes], Side: market.Buy, Price: d("0.2"), Size: d("5")})
+		if err != nil || p.Status != api.PlacementLive {
+			t.Fatalf("%s: %+v, %v", slug, p, err)
+		}
+	}
+	cfg.ChainID = 97
+	other, err := clob.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	if err := other.DiscoverExchanges(ctx); err == nil {
+		t.Fatal("a venue on chain 56 was accepted for chain 97")
+	}
+	if _, err := other.CreateOrder(ctx, clob.OrderArgs{Token: l.market(fedSlug).Tokens[market.Yes], Side: market.Buy, Price: d("0.2"), Size: d("5")}); !errors.Is(err, clob.ErrNoExchange) {
+		t.Fatalf("order without a contract: %v", err)
 	}
 }

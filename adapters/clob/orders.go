@@ -92,11 +92,18 @@ func (c *Client) orderSigner() (auth.Signer, error) {
 	return c.signer, nil
 }
 
-// domainFor returns the EIP-712 domain of orders of a market.
-func (c *Client) domainFor(negRisk bool) (auth.Domain, error) {
-	ex := c.exchange
+// domainFor returns the EIP-712 domain of orders of a market. Exchange contracts
+// not configured are learned once from the venue (DiscoverExchanges).
+func (c *Client) domainFor(ctx context.Context, negRisk bool) (auth.Domain, error) {
+	ex, neg := c.exchanges()
+	if ex.IsZero() || neg.IsZero() {
+		if err := c.DiscoverExchanges(ctx); err != nil {
+			c.log.Debug("clob: exchange contracts not discovered", zap.Error(err))
+		}
+		ex, neg = c.exchanges()
+	}
 	if negRisk {
-		ex = c.negExch
+		ex = neg
 	}
 	if ex.IsZero() {
 		what := "exchange"
@@ -155,7 +162,7 @@ func (c *Client) CreateOrder(ctx context.Context, a OrderArgs) (*SignedOrder, er
 	if !a.Expiration.IsZero() {
 		exp = a.Expiration.Unix()
 	}
-	return c.signOrder(s, p, auth.OrderArgs{
+	return c.signOrder(ctx, s, p, auth.OrderArgs{
 		Token: a.Token, Side: a.Side, Type: a.Type, Price: price, Size: size, Tick: p.TickSize,
 		FeeRateBps: p.FeeRateBps, Expiration: exp, Nonce: api.U256From(a.Nonce), Taker: a.Taker,
 	}, a.PostOnly)
@@ -200,14 +207,14 @@ func (c *Client) CreateMarketOrder(ctx context.Context, a MarketOrderArgs) (*Sig
 			return nil, err
 		}
 	}
-	return c.signOrder(s, p, auth.OrderArgs{
+	return c.signOrder(ctx, s, p, auth.OrderArgs{
 		Token: a.Token, Side: a.Side, Type: typ, Price: price, Size: amount, Tick: p.TickSize,
 		FeeRateBps: p.FeeRateBps, Nonce: api.U256From(a.Nonce),
 	}, false)
 }
 
-func (c *Client) signOrder(s auth.Signer, p MarketParams, args auth.OrderArgs, postOnly bool) (*SignedOrder, error) {
-	d, err := c.domainFor(p.NegRisk)
+func (c *Client) signOrder(ctx context.Context, s auth.Signer, p MarketParams, args auth.OrderArgs, postOnly bool) (*SignedOrder, error) {
+	d, err := c.domainFor(ctx, p.NegRisk)
 	if err != nil {
 		return nil, err
 	}
@@ -254,7 +261,7 @@ func (c *Client) orderID(ctx context.Context, o *SignedOrder) (market.OrderID, e
 	if err != nil {
 		return "", err
 	}
-	d, err := c.domainFor(p.NegRisk)
+	d, err := c.domainFor(ctx, p.NegRisk)
 	if err != nil {
 		return "", err
 	}
@@ -582,4 +589,41 @@ func (c *Client) Trades(ctx context.Context, f TradeFilter) iter.Seq2[api.Trade,
 	return cursorSeq(ctx, "", func(ctx context.Context, cursor string) (*api.Page[api.Trade], error) {
 		return c.TradesPage(ctx, f, cursor)
 	})
+}
+
+// exchanges returns the configured or discovered exchange contracts.
+func (c *Client) exchanges() (normal, negRisk market.Address) {
+	c.exMu.RLock()
+	defer c.exMu.RUnlock()
+	return c.exchange, c.negExch
+}
+
+// DiscoverExchanges fills the exchange contracts that Config left zero from the
+// venue's GET /exchanges/status (the local exchange reports its chain and both
+// contracts there). Configured addresses are kept. It fails when the venue reports
+// another chain than the client signs for, or no usable address. Order building
+// calls it by itself, once, when a contract it needs is unknown; a failed discovery
+// is retried at the next order.
+func (c *Client) DiscoverExchanges(ctx context.Context) error {
+	st, err := c.ExchangesStatus(ctx)
+	if err != nil {
+		return err
+	}
+	if st.ChainID != 0 && st.ChainID != c.chainID {
+		return fmt.Errorf("clob: the venue signs on chain %d, the client on chain %d", st.ChainID, c.chainID)
+	}
+	ex, err1 := market.ParseAddress(st.Exchange)
+	neg, err2 := market.ParseAddress(st.NegRiskExchange)
+	c.exMu.Lock()
+	defer c.exMu.Unlock()
+	if c.exchange.IsZero() && err1 == nil {
+		c.exchange = ex
+	}
+	if c.negExch.IsZero() && err2 == nil {
+		c.negExch = neg
+	}
+	if err1 != nil && err2 != nil {
+		return fmt.Errorf("clob: GET /exchanges/status: %w: no exchange addresses", ErrBadResponse)
+	}
+	return nil
 }
