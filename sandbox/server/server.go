@@ -153,6 +153,7 @@ type Server struct {
 	cat      *catalog.Catalog
 	log      *zap.Logger
 	now      func() int64
+	debug    bool // the logger records debug messages (the access log)
 	verifier *auth.Verifier
 	headers  *auth.Headers
 	domains  [2]auth.Domain // normal, neg-risk
@@ -213,6 +214,7 @@ func New(h *host.Host, st *State, cfg Config) (*Server, error) {
 	if s.log == nil {
 		s.log = zap.NewNop()
 	}
+	s.debug = s.log.Core().Enabled(zap.DebugLevel)
 	if s.now == nil {
 		s.now = func() int64 { return time.Now().UnixMilli() }
 	}
@@ -325,7 +327,13 @@ func (s *Server) wrap(mux *http.ServeMux, limited bool) http.Handler {
 					s.writeErr(sw, market.Errorf(market.CodeDatabase))
 				}
 			}
-			s.metrics.observe(r.Pattern, sw.status, time.Since(start))
+			took := time.Since(start)
+			s.metrics.observe(r.Pattern, sw.status, took)
+			if s.debug {
+				// The access log names the route, never headers or bodies (secrets).
+				s.log.Debug("request", zap.String("method", r.Method), zap.String("route", r.Pattern),
+					zap.Int("status", sw.status), zap.Duration("took", took), zap.String("ip", rateIP(r)))
+			}
 			sw.ResponseWriter = nil
 			swPool.Put(sw)
 		}()
