@@ -100,7 +100,8 @@ type BrowseMarket struct {
 	Tags                  []string           `json:"tags,omitempty"`
 }
 
-// BrowseParams select GET /browse/markets. Zero fields are left to the service:
+// BrowseParams select GET /browse/markets (fields: status, locale, limit and
+// offset of the query). Zero fields are left to the service:
 // status (LIVE occurs; the local exchange also knows PAUSED, CLOSED, RESOLVED, ALL),
 // locale (en, zh, ja, ko, fr, es; canonical English otherwise), limit, offset.
 type BrowseParams struct {

@@ -143,11 +143,11 @@ func (g *Catalogue) RelatedTags(ctx context.Context, slug string) ([]api.Catalog
 // (ParentEntityType api.ParentEvent or api.ParentMarket with its numeric id), or
 // all when both are empty.
 type CommentsQuery struct {
-	ParentEntityType string
-	ParentEntityID   string
-	Ascending        bool
-	Limit            int
-	Offset           int
+	ParentEntityType string // api.ParentEvent or api.ParentMarket; "" for all
+	ParentEntityID   string // the event's or market's numeric id
+	Ascending        bool   // oldest first
+	Limit            int    // page size; zero for the default
+	Offset           int    // first comment
 }
 
 func (q CommentsQuery) values() url.Values {
@@ -221,10 +221,10 @@ func (g *Catalogue) PublicProfile(ctx context.Context, wallet market.Address) (*
 // FeedParams select square messages: a channel, an attached market, an author
 // (zero for any) and the page size (zero for the service's default).
 type FeedParams struct {
-	Channel     string
-	ConditionID market.ConditionID
-	Author      market.Address
-	Limit       int
+	Channel     string             // one channel; "" for all
+	ConditionID market.ConditionID // messages attached to one market
+	Author      market.Address     // one author; zero for all
+	Limit       int                // page size; zero for the default
 }
 
 func (p FeedParams) values(cursor string) url.Values {

@@ -84,8 +84,8 @@ type Config struct {
 	// they are learned from the venue's GET /exchanges/status when the first order
 	// is built (DiscoverExchanges); if the venue does not report them, building an
 	// order fails with ErrNoExchange.
-	Exchange        market.Address
-	NegRiskExchange market.Address
+	Exchange        market.Address // normal markets
+	NegRiskExchange market.Address // neg-risk markets
 
 	// HTTPClient sends the requests. If nil, a client with pooled keep-alive
 	// connections and dial/TLS timeouts. Its Timeout should be zero: the client
@@ -330,3 +330,24 @@ func (c *Client) Close() error {
 	}
 	return nil
 }
+
+// String describes the client without secrets: its configured services, wallet and
+// API key.
+func (c *Client) String() string {
+	var b strings.Builder
+	b.WriteString("clob.Client{")
+	for i := range c.svc {
+		if c.svc[i].base != nil {
+			b.WriteString(c.svc[i].name + ": " + redactURL(c.svc[i].base) + ", ")
+		}
+	}
+	b.WriteString("address: " + c.owner.String() + ", apiKey: " + c.APIKey() + "}")
+	return b.String()
+}
+
+// Format makes every fmt verb print String, so that no verb reaches the
+// credentials through reflection.
+func (c *Client) Format(f fmt.State, _ rune) { fmt.Fprint(f, c.String()) }
+
+// redactURL renders u without a password.
+func redactURL(u *url.URL) string { return u.Redacted() }

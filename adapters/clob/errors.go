@@ -28,8 +28,8 @@ type APIError struct {
 	// Service is the service that answered: "clob", "catalogue", "data" or "bridge".
 	Service string
 	// Method and Path are the request's (the path without query string).
-	Method string
-	Path   string
+	Method string // GET, POST, DELETE
+	Path   string // the endpoint path, without query string
 	// Status is the HTTP status of the answer.
 	Status int
 	// Message is the service's message, verbatim (at most 512 bytes of a body that
@@ -127,8 +127,8 @@ var (
 // order again later (or looking up ID) is safe, since the service refuses a second
 // order with the same id ("Duplicated").
 type OrderStatusUnknownError struct {
-	ID  market.OrderID
-	Err error // the post's failure and the lookup's, joined
+	ID  market.OrderID // the order's id (its EIP-712 digest)
+	Err error          // the post's failure and the lookup's, joined
 }
 
 // Error names the order and the causes.

@@ -57,17 +57,17 @@ func (c *Client) BuilderCancel(ctx context.Context, builderID string, ids []mark
 // CTFRequest is the body of the conditional-token operations: the market by
 // condition id or by one of its tokens, and the amount (not for redeem).
 type CTFRequest struct {
-	TokenID     market.TokenID     `json:"tokenId,omitempty"`
-	ConditionID market.ConditionID `json:"conditionId,omitempty"`
-	Size        decimal.Decimal    `json:"size"`
+	TokenID     market.TokenID     `json:"tokenId,omitempty"`     // a token of the market, or
+	ConditionID market.ConditionID `json:"conditionId,omitempty"` // the market itself
+	Size        decimal.Decimal    `json:"size"`                  // collateral (split) or complete sets (merge)
 }
 
 // CTFResult is the answer of the conditional-token operations (the local
 // exchange's shape): the market and the amount moved (for redeem, the payout).
 type CTFResult struct {
-	Success     bool               `json:"success"`
-	ConditionID market.ConditionID `json:"conditionId"`
-	Amount      decimal.Decimal    `json:"amount"`
+	Success     bool               `json:"success"`     // true on success
+	ConditionID market.ConditionID `json:"conditionId"` // the market
+	Amount      decimal.Decimal    `json:"amount"`      // moved (redeem: paid out)
 }
 
 func (c *Client) ctf(ctx context.Context, path string, req CTFRequest) (*CTFResult, error) {

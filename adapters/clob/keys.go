@@ -160,8 +160,8 @@ func (c *Client) DeleteBuilderAPIKey(ctx context.Context, apiKey string) error {
 // WaitlistRequest is the body of POST /waitlist. The specification shows only the
 // email; Extra carries any other fields the service accepts.
 type WaitlistRequest struct {
-	Email string
-	Extra map[string]any
+	Email string         // required
+	Extra map[string]any // other fields, sent as they are (optional)
 }
 
 // JoinWaitlist joins the waitlist (POST /waitlist, public) and returns the

@@ -122,8 +122,8 @@ func (c *Client) Price(ctx context.Context, token market.TokenID, side market.Si
 
 // PriceRequest names one token and side of a Prices request.
 type PriceRequest struct {
-	Token market.TokenID
-	Side  market.Side
+	Token market.TokenID // the outcome token
+	Side  market.Side    // BUY for the best bid, SELL for the best ask
 }
 
 // Prices returns the prices of several tokens and sides (POST /prices): a map from
@@ -207,9 +207,9 @@ func (c *Client) Spreads(ctx context.Context, tokens []market.TokenID) (map[mark
 // LastTrade is the last trade price of a token and the taker side of that trade
 // (zero when the token has not traded).
 type LastTrade struct {
-	Token market.TokenID
-	Price decimal.Decimal
-	Side  market.Side
+	Token market.TokenID  // the outcome token
+	Price decimal.Decimal // the price of its last trade
+	Side  market.Side     // the taker's side of that trade; zero when none
 }
 
 // LastTradePrice returns the price and taker side of token's last trade (GET
@@ -243,11 +243,11 @@ func (c *Client) LastTradesPrices(ctx context.Context, tokens []market.TokenID) 
 // of POST /batch-prices-history). Market is required; every other zero field is
 // left to the service's default (fidelity 50).
 type PriceHistoryParams struct {
-	Market   market.ConditionID `json:"market"`
-	Interval string             `json:"interval,omitempty"`
-	Fidelity int                `json:"fidelity,omitempty"`
-	StartTs  int64              `json:"startTs,omitempty"` // Unix seconds
-	EndTs    int64              `json:"endTs,omitempty"`   // Unix seconds
+	Market   market.ConditionID `json:"market"`             // required
+	Interval string             `json:"interval,omitempty"` // e.g. 1h, 1d, max
+	Fidelity int                `json:"fidelity,omitempty"` // minutes per point
+	StartTs  int64              `json:"startTs,omitempty"`  // Unix seconds
+	EndTs    int64              `json:"endTs,omitempty"`    // Unix seconds
 }
 
 func (p PriceHistoryParams) query() url.Values {

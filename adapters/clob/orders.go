@@ -20,8 +20,8 @@ import (
 
 // OrderArgs describes a limit order (GTC or GTD) to build and sign.
 type OrderArgs struct {
-	Token market.TokenID
-	Side  market.Side
+	Token market.TokenID // the outcome token to trade
+	Side  market.Side    // BUY or SELL
 	// Price is the limit price, rounded half-up to the market's tick.
 	Price decimal.Decimal
 	// Size is in shares, truncated to 0.01.
@@ -41,8 +41,8 @@ type OrderArgs struct {
 
 // MarketOrderArgs describes a market order (FOK or FAK) to build and sign.
 type MarketOrderArgs struct {
-	Token market.TokenID
-	Side  market.Side
+	Token market.TokenID // the outcome token to trade
+	Side  market.Side    // BUY or SELL
 	// Amount is the collateral to spend for a BUY and the shares to sell for a
 	// SELL, truncated to 0.01.
 	Amount decimal.Decimal
@@ -62,10 +62,10 @@ type MarketOrderArgs struct {
 // be posted again safely: the service refuses a second order with the same id.
 type SignedOrder struct {
 	auth.SignedOrder
-	ID        market.OrderID
-	Type      market.OrderType
-	PostOnly  bool
-	DeferExec bool // sent as deferExec; the service may ignore it
+	ID        market.OrderID   // the EIP-712 digest; computed by PostOrder when empty
+	Type      market.OrderType // GTC, GTD, FOK or FAK, sent as orderType
+	PostOnly  bool             // sent as postOnly (GTC and GTD only)
+	DeferExec bool             // sent as deferExec; the service may ignore it
 }
 
 // Placement is the outcome of posting one order.
@@ -507,9 +507,9 @@ func (c *Client) Order(ctx context.Context, id market.OrderID) (*api.OpenOrder, 
 
 // OrderFilter narrows Orders; zero fields do not filter.
 type OrderFilter struct {
-	ID      market.OrderID
-	Market  market.ConditionID
-	AssetID market.TokenID
+	ID      market.OrderID     // one order
+	Market  market.ConditionID // one market
+	AssetID market.TokenID     // one outcome token
 }
 
 func (f OrderFilter) query(cursor string) url.Values {
@@ -548,12 +548,12 @@ func (c *Client) Orders(ctx context.Context, f OrderFilter) iter.Seq2[api.OpenOr
 
 // TradeFilter narrows Trades; zero fields do not filter.
 type TradeFilter struct {
-	ID      market.TradeID
-	Maker   market.Address // maker_address
-	Market  market.ConditionID
-	AssetID market.TokenID
-	Before  int64 // Unix seconds
-	After   int64 // Unix seconds
+	ID      market.TradeID     // one trade
+	Maker   market.Address     // maker_address: trades of this wallet
+	Market  market.ConditionID // one market
+	AssetID market.TokenID     // one outcome token
+	Before  int64              // Unix seconds
+	After   int64              // Unix seconds
 }
 
 func (f TradeFilter) query(cursor string) url.Values {

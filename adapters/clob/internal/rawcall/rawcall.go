@@ -10,9 +10,9 @@ import "context"
 // JSON body. It is sent without retries after any outcome that may have taken
 // effect, signed at L2 when the client holds credentials.
 type Request struct {
-	Method string
-	Path   string
-	Body   []byte
+	Method string // POST
+	Path   string // the bridge route
+	Body   []byte // the exact JSON body, sent and signed
 }
 
 // Bridge sends r through client (a *clob.Client) and decodes a 2xx answer into out
