@@ -6,9 +6,10 @@
 // Each market has a latent fair probability whose logit follows a random walk (a
 // normal step every FairStep) with news jumps at Poisson times. Around it trade:
 //
-//   - a market maker quoting a ladder of levels on both sides around its belief of
-//     the fair value, skewed against its inventory, with a spread that widens with
-//     the volatility it has seen; it learns news only after a reaction delay;
+//   - one or more market makers quoting ladders of levels on both sides around
+//     their belief of the fair value, skewed against their inventory, with a spread
+//     that widens with the volatility they have seen; they learn news only after a
+//     reaction delay;
 //   - noise traders arriving at Poisson times with random sides and sizes, who take
 //     through the touch (FAK) or rest GTD orders near it;
 //   - informed traders who buy (sell) whatever is priced at least an edge below
@@ -38,7 +39,8 @@
 // against a View and returns its commands. Three ways to run it:
 //
 //   - in process (the embedded venue, backtests): AdvanceTo(now, engine, fn) applies
-//     every due action's commands to an *exchange.Engine at once;
+//     every due action's commands to an *exchange.Engine at once (Flow wraps the
+//     sim for a venue that steps it one call at a time);
 //   - against the local server: a Driver runs the sim on the wall clock against a
 //     Venue (sandbox/sim/simhost adapts the engine host), several actions per
 //     durable transaction, in its own Run(ctx) goroutine;
