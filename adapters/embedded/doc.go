@@ -1,12 +1,14 @@
 // Package embedded is the in-process venue: an Exchange runs a sandbox/exchange
-// Engine with a Flow of other participants (BasicFlow until sandbox/sim lands, or a
-// ScriptFlow in tests) and serves one agent through a Feed and a Venue.
+// Engine with a Flow of other participants (SimFlow: sandbox/sim's market maker,
+// noise and informed traders on synthetic markets; or a ScriptFlow in tests) and
+// serves one agent through a Feed and a Venue.
 //
 //   - The Feed (agent.Feed) sends a book snapshot of each token of the agent's
-//     markets, then the engine's events as market events: price changes (both
-//     tokens of a market in one event), trades printed for both tokens (the NO print
-//     mirrored), tick-size changes, resolutions, and the wallet's own order and fill
-//     events (a taker's fills one per maker level, with the service's fee). Its Run
+//     markets, then the engine's events as market events — the public ones as
+//     sandbox/sim's Converter reports them (price changes of both tokens, one trade
+//     print per maker fill for both tokens, tick-size changes, resolutions: what a
+//     backtest on a sim tape sees too) — and the wallet's own order and fill events
+//     (a taker's fills one per maker level, with the service's fee). Its Run
 //     also drives the flow: paced by the wall clock (Config.Paced: what a person
 //     watching a dry run wants) or as fast as the agent consumes events
 //     (deterministic: event time comes from the flow only).

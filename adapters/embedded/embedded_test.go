@@ -11,6 +11,7 @@ import (
 	"github.com/pitbossdev/pitboss/market"
 	"github.com/pitbossdev/pitboss/runtime/agent"
 	"github.com/pitbossdev/pitboss/sandbox/exchange"
+	"github.com/pitbossdev/pitboss/sandbox/sim"
 )
 
 const (
@@ -191,14 +192,19 @@ func TestHeartbeatTimeoutCancelsTheWalletsOrders(t *testing.T) {
 	}
 }
 
-func TestBasicFlowIsDeterministicAndKeepsTheInvariants(t *testing.T) {
+func TestSimFlowIsDeterministicAndKeepsTheInvariants(t *testing.T) {
 	runOnce := func() ([]market.Event, error) {
-		f := embedded.NewBasicFlow(embedded.BasicFlowConfig{Seed: 7, Markets: 2, FeeBps: 100, DurationMS: 60_000, ResolveAtEnd: true})
-		x, err := embedded.New(embedded.Config{Start: start, End: start + 61_000}, f)
+		f := embedded.NewSimFlow(7, 2, start, sim.Config{})
+		x, err := embedded.New(embedded.Config{Start: start, End: start + 120_000}, f)
 		if err != nil {
 			return nil, err
 		}
-		evs := collect(t, x.Feed(f.MarketIDs(), wallet))
+		var ids []market.ConditionID
+		infos, _ := x.Markets(context.Background(), nil)
+		for _, info := range infos {
+			ids = append(ids, info.Condition)
+		}
+		evs := collect(t, x.Feed(ids, wallet))
 		var cerr error
 		x.Read(func(eng *exchange.Engine) { cerr = eng.Check() })
 		return evs, cerr
@@ -215,8 +221,8 @@ func TestBasicFlowIsDeterministicAndKeepsTheInvariants(t *testing.T) {
 	for _, ev := range a {
 		kinds[ev.Kind]++
 	}
-	if kinds[market.EventLastTrade] == 0 || kinds[market.EventPriceChange] == 0 || kinds[market.EventResolved] != 2 {
-		t.Fatalf("event kinds %v: want trades, price changes and two resolutions", kinds)
+	if kinds[market.EventLastTrade] == 0 || kinds[market.EventPriceChange] == 0 || kinds[market.EventBook] != 4 {
+		t.Fatalf("event kinds %v: want four book snapshots, trades and price changes", kinds)
 	}
 }
 
@@ -252,7 +258,7 @@ func TestVenueLooksOrdersUp(t *testing.T) {
 func TestPacedFeedFollowsTheWallClock(t *testing.T) {
 	// At 1000 times real time, 3 s of event time take about 3 ms.
 	x, _ := embedded.New(embedded.Config{Start: start, End: start + 3000, Paced: true, Speed: 1000},
-		embedded.NewBasicFlow(embedded.BasicFlowConfig{Seed: 1, Markets: 1}))
+		embedded.NewSimFlow(1, 1, start, sim.Config{}))
 	t0 := time.Now()
 	collect(t, x.Feed(nil, wallet))
 	if d := time.Since(t0); d < 2*time.Millisecond || d > 5*time.Second {

@@ -52,7 +52,6 @@ type Exchange struct {
 	tokens    map[market.TokenID]tokenInfo
 	hb        map[market.Address]int64 // wallets that sent heartbeats: engine time of the last one
 	sub       *subscription
-	cmds      []exchange.Command
 	wallStart time.Time
 	notify    chan struct{}
 }
@@ -110,6 +109,13 @@ func (x *Exchange) now() int64 {
 // apply runs one command (the lock held) and hands its events to the subscriber.
 func (x *Exchange) apply(c *exchange.Command) ([]exchange.Event, error) {
 	evs, err := x.eng.Apply(c)
+	x.record(c, evs)
+	return evs, err
+}
+
+// record learns the markets from one command's events and hands them to the
+// subscriber (the lock held).
+func (x *Exchange) record(_ *exchange.Command, evs []exchange.Event) {
 	for i := range evs {
 		e := &evs[i]
 		switch e.Kind {
@@ -121,7 +127,6 @@ func (x *Exchange) apply(c *exchange.Command) ([]exchange.Event, error) {
 	if x.sub != nil {
 		x.sub.convert(x, evs)
 	}
-	return evs, err
 }
 
 // Fund deposits amount of collateral for wallet a (the live embedded venue's
@@ -184,7 +189,7 @@ func (x *Exchange) Read(f func(eng *exchange.Engine)) {
 	f(x.eng)
 }
 
-// step applies the flow's commands due at t and checks heartbeats (the lock held).
+// step applies the flow's actions due at t and checks heartbeats (the lock held).
 func (x *Exchange) step(t int64) error {
 	for a, last := range x.hb {
 		if t-last > x.cfg.HeartbeatTimeout.Milliseconds() {
@@ -192,22 +197,11 @@ func (x *Exchange) step(t int64) error {
 			x.apply(&exchange.Command{Kind: exchange.CancelAll, Time: t, Owner: a})
 		}
 	}
-	if x.sub != nil {
-		x.sub.coalesce, x.sub.group = true, -1
-		defer func() { x.sub.coalesce, x.sub.group = false, -1 }()
-	}
-	x.cmds = x.flow.Step(t, x.eng, x.cmds[:0])
-	for i := range x.cmds {
-		if _, err := x.apply(&x.cmds[i]); err != nil {
-			var me *market.Error
-			if !errors.As(err, &me) {
-				return err
-			}
-			// A participant's order refused (balance, crossing post-only, ...) is
-			// part of the market's life, not a failure.
-		}
-	}
-	if len(x.cmds) == 0 && t > x.eng.Time() {
+	n := x.eng.Seq()
+	// A participant's order refused (balance, a crossing post-only, ...) is part of
+	// the market's life, not a failure: the flow reads the state again each time.
+	x.flow.AdvanceTo(t, x.eng, x.record)
+	if x.eng.Seq() == n && t > x.eng.Time() {
 		x.apply(&exchange.Command{Kind: exchange.AdvanceTime, Time: t})
 	}
 	return nil

@@ -10,24 +10,27 @@ import (
 	"github.com/pitbossdev/pitboss/market"
 	"github.com/pitbossdev/pitboss/runtime/agent"
 	"github.com/pitbossdev/pitboss/sandbox/exchange"
+	"github.com/pitbossdev/pitboss/sandbox/sim"
 )
 
 // subscription is what the one Feed of an Exchange receives: market data of its
 // markets and every order and fill of its wallet, converted from the engine's events
 // as they happen (under the exchange's lock) into an outbox the feed drains.
+//
+// Public market data is what sandbox/sim's Converter makes of the engine's events
+// (the service's market channel: price changes of both tokens, one trade print per
+// maker fill for both tokens, tick changes, resolutions), so that a dry run sees the
+// same data as a backtest on a sim tape. The wallet's own orders and fills (the
+// service's user channel) are converted here.
 type subscription struct {
 	markets map[market.ConditionID]bool
 	wallet  market.Address
+	conv    sim.Converter
+	public  []market.Event
 	out     []market.Event
 	spare   []market.Event
 	own     map[market.OrderID]market.Order // the wallet's open orders, for complete order events
 	makers  []makerFill                     // maker fills of the command being converted
-	// group is the index in out of the price change being built, -1 when none.
-	// Within one flow step, consecutive level changes of a market (a liquidity
-	// provider's cancel and re-quote) coalesce into one event, in order; any other
-	// event ends the group.
-	group    int
-	coalesce bool
 }
 
 type makerFill struct {
@@ -42,38 +45,37 @@ func (s *subscription) next() *market.Event {
 	if len(s.out) < cap(s.out) {
 		s.out = s.out[:len(s.out)+1]
 		ev := &s.out[len(s.out)-1]
-		changes := ev.Changes[:0]
-		*ev = market.Event{Changes: changes}
+		bids, asks, changes := ev.Bids[:0], ev.Asks[:0], ev.Changes[:0]
+		*ev = market.Event{Bids: bids, Asks: asks, Changes: changes}
 		return ev
 	}
 	s.out = append(s.out, market.Event{})
 	return &s.out[len(s.out)-1]
 }
 
-// convert turns engine events into agent events.
+// push copies ev (its slices too) to the outbox.
+func (s *subscription) push(ev *market.Event) {
+	dst := s.next()
+	bids, asks, changes := dst.Bids, dst.Asks, dst.Changes
+	*dst = *ev
+	dst.Bids = append(bids, ev.Bids...)
+	dst.Asks = append(asks, ev.Asks...)
+	dst.Changes = append(changes, ev.Changes...)
+}
+
+// convert turns one command's engine events into agent events: the public ones of
+// the feed's markets, then the wallet's own.
 func (s *subscription) convert(x *Exchange, evs []exchange.Event) {
-	s.makers = s.makers[:0]
-	if !s.coalesce {
-		s.group = -1
+	s.public = s.conv.Append(s.public[:0], evs)
+	for i := range s.public {
+		if s.markets[s.public[i].Market] {
+			s.push(&s.public[i])
+		}
 	}
+	s.makers = s.makers[:0]
 	for i := range evs {
 		e := &evs[i]
-		n := len(s.out)
 		switch e.Kind {
-		case exchange.BookChanged:
-			if !s.markets[e.Market] {
-				continue
-			}
-			yes, no, _ := e.LevelChanges()
-			if s.group < 0 || s.out[s.group].Market != e.Market || s.out[s.group].Time != e.Time {
-				g := s.next()
-				g.Kind, g.Seq, g.Time, g.Market, g.Token = market.EventPriceChange, e.Seq, e.Time, e.Market, e.Token
-				s.group = len(s.out) - 1
-			}
-			g := &s.out[s.group]
-			g.Seq = e.Seq
-			g.Changes = append(g.Changes, yes, no)
-			continue
 		case exchange.OrderFilled:
 			s.makers = append(s.makers, makerFill{trade: e.Trade, outcome: e.Outcome, price: e.Price, size: e.Size})
 			if e.Owner == s.wallet {
@@ -81,15 +83,6 @@ func (s *subscription) convert(x *Exchange, evs []exchange.Event) {
 				s.orderEvent(e, market.OrderUpdated, e.Matched, e.Status)
 			}
 		case exchange.TradeExecuted:
-			if s.markets[e.Market] {
-				t := x.tokens[e.Token]
-				ev := s.next()
-				ev.Kind, ev.Seq, ev.Time, ev.Market, ev.Token = market.EventLastTrade, e.Seq, e.Time, e.Market, e.Token
-				ev.Price, ev.Size, ev.Side = e.Price, e.Size, e.Side
-				ev = s.next()
-				ev.Kind, ev.Seq, ev.Time, ev.Market, ev.Token = market.EventLastTrade, e.Seq, e.Time, e.Market, t.other
-				ev.Price, ev.Size, ev.Side = market.One-e.Price, e.Size, e.Side.Opposite()
-			}
 			if e.Owner == s.wallet {
 				// One fill per maker level, at the maker's price in our token.
 				fee := x.tokens[e.Token].feeBps
@@ -116,20 +109,6 @@ func (s *subscription) convert(x *Exchange, evs []exchange.Event) {
 			if e.Owner == s.wallet {
 				s.orderEvent(e, market.OrderCancellation, e.Matched, e.Status)
 			}
-		case exchange.MarketResolved:
-			if s.markets[e.Market] {
-				ev := s.next()
-				ev.Kind, ev.Seq, ev.Time, ev.Market, ev.Token, ev.Winner = market.EventResolved, e.Seq, e.Time, e.Market, e.Token, e.Token
-			}
-		case exchange.MarketUpdated:
-			if s.markets[e.Market] && e.Tick != e.OldTick {
-				ev := s.next()
-				ev.Kind, ev.Seq, ev.Time, ev.Market, ev.Token = market.EventTickSize, e.Seq, e.Time, e.Market, e.Token
-				ev.OldTick, ev.NewTick = e.OldTick, e.Tick
-			}
-		}
-		if len(s.out) > n {
-			s.group = -1 // something else happened: later changes come after it
 		}
 	}
 }
@@ -172,9 +151,12 @@ var _ agent.Feed = (*Feed)(nil)
 func (x *Exchange) Feed(markets []market.ConditionID, wallet market.Address) *Feed {
 	x.mu.Lock()
 	defer x.mu.Unlock()
-	s := &subscription{markets: map[market.ConditionID]bool{}, wallet: wallet, own: map[market.OrderID]market.Order{}, group: -1}
+	s := &subscription{markets: map[market.ConditionID]bool{}, wallet: wallet, own: map[market.OrderID]market.Order{}}
 	for _, m := range markets {
 		s.markets[m] = true
+	}
+	for _, info := range x.eng.Markets(nil) {
+		s.conv.Learn(info)
 	}
 	x.sub = s
 	return &Feed{x: x, markets: append([]market.ConditionID(nil), markets...)}
@@ -251,15 +233,8 @@ func (f *Feed) snapshots(emit func(*market.Event) bool) error {
 	x.mu.Lock()
 	var evs []market.Event
 	for _, m := range f.markets {
-		info, ok := x.eng.Market(m)
-		if !ok {
-			continue
-		}
-		for _, t := range info.Tokens {
-			var b market.Book
-			x.eng.Book(t, &b)
-			evs = append(evs, market.Event{Kind: market.EventBook, Seq: x.eng.Seq(), Time: x.now(), Market: m, Token: t,
-				Bids: b.Bids, Asks: b.Asks})
+		if info, ok := x.eng.Market(m); ok {
+			evs = x.sub.conv.Snapshot(evs, x.eng, info)
 		}
 	}
 	x.mu.Unlock()
@@ -279,7 +254,6 @@ func (f *Feed) flush(emit func(*market.Event) bool) error {
 	s := x.sub
 	out := s.out
 	s.out, s.spare = s.spare[:0], out
-	s.group = -1
 	x.mu.Unlock()
 	for i := range out {
 		if !emit(&out[i]) {

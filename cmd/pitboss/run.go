@@ -203,12 +203,20 @@ func summary(w io.Writer, r *wire.Runnable, took time.Duration) {
 		c.Events, c.Intents, c.Denials, c.Orders, c.Cancels, c.Rejects, c.Fills)
 	fmt.Fprintf(w, "  equity %s, pnl %s (realized %s, unrealized %s, fees %s), balance %s\n",
 		s.Equity, s.PnL, s.Realized, s.Unrealized, s.Fees, s.Balance)
+	names := map[market.ConditionID]string{}
+	for _, b := range r.Bindings {
+		names[b.Info.Condition] = b.Name
+	}
 	for _, p := range s.Positions {
 		if p.Size == 0 && p.Realized == 0 {
 			continue
 		}
+		where := names[p.Market]
+		if where == "" {
+			where = "token " + string(p.Token)
+		}
 		fmt.Fprintf(w, "  position %s %s: %s @%s, mark %s, realized %s, unrealized %s\n",
-			p.Outcome, p.Token, p.Size, p.AvgPrice, p.Mark, p.Realized, p.Unrealized)
+			where, p.Outcome, p.Size, p.AvgPrice, p.Mark, p.Realized, p.Unrealized)
 	}
 	state := string(s.State)
 	switch {

@@ -57,7 +57,7 @@ func runEnv(t *testing.T, args ...string) (int, string, string) {
 }
 
 func TestRunDryRunOnTheEmbeddedVenue(t *testing.T) {
-	code, out, errOut := runEnv(t, "run", "--clock", "sim", "--duration", "3m", "--state-dir", t.TempDir(), quoterAgent)
+	code, out, errOut := runEnv(t, "run", "--clock", "sim", "--duration", "30m", "--state-dir", t.TempDir(), quoterAgent)
 	if code != 0 {
 		t.Fatalf("exit %d\n%s\n%s", code, out, errOut)
 	}

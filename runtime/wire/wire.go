@@ -18,6 +18,7 @@ import (
 	"github.com/pitbossdev/pitboss/policies"
 	"github.com/pitbossdev/pitboss/runtime/agent"
 	"github.com/pitbossdev/pitboss/runtime/paper"
+	"github.com/pitbossdev/pitboss/sandbox/sim"
 )
 
 // ClockMode says where an embedded run's time comes from.
@@ -71,7 +72,8 @@ type Options struct {
 	Latency time.Duration
 	// LeaveOrders keeps open orders on stop (--leave-orders).
 	LeaveOrders bool
-	// Flow replaces the embedded market's flow (tests). If nil, a BasicFlow.
+	// Flow replaces the embedded market's flow (tests). If nil, sandbox/sim's
+	// participants on its synthetic markets (embedded.NewSimFlow).
 	Flow embedded.Flow
 	// Upstream replaces the venue of the wallet on the embedded market (tests): in
 	// a live run the agent trades on it; in a dry run the paper venue only reads
@@ -220,9 +222,12 @@ func Build(spec *agents.Spec, opt Options) (*Runnable, error) {
 			xc.Start = cp.Time + 1000 // continue after the last run's events
 		}
 	}
+	if xc.Start == 0 {
+		xc.Start = time.Now().UnixMilli()
+	}
 	flow := opt.Flow
 	if flow == nil {
-		flow = embedded.NewBasicFlow(embedded.BasicFlowConfig{Seed: opt.Seed})
+		flow = embedded.NewSimFlow(opt.Seed, 0, xc.Start, sim.Config{})
 	}
 	x, err := embedded.New(xc, flow)
 	if err != nil {

@@ -39,7 +39,7 @@ markets:
 strategy:
   file: ` + strat + `
   params:
-    half_spread: 0.02
+    half_spread: 0.005
     size: 10
 state_dir: state
 guards:
@@ -151,7 +151,7 @@ func (w tripwire) Heartbeat(context.Context) error { return w.fail("Heartbeat") 
 
 func TestDryRunNeverWritesToTheVenue(t *testing.T) {
 	opt := simOptions(t)
-	opt.Duration = 5 * time.Minute
+	opt.Duration = 30 * time.Minute
 	opt.Upstream = func(x *embedded.Exchange, w market.Address) agent.Venue { return tripwire{Venue: x.Venue(w), t: t} }
 	r, err := wire.Build(quoterFile(t, ""), opt)
 	if err != nil {
@@ -178,7 +178,7 @@ func TestSameSeedSameDecisions(t *testing.T) {
 	runOnce := func() string {
 		var out bytes.Buffer
 		opt := simOptions(t)
-		opt.Duration = 3 * time.Minute
+		opt.Duration = 30 * time.Minute
 		log, err := wire.NewLogger(&out, wire.LogJSON, zapcore.InfoLevel, true)
 		if err != nil {
 			t.Fatal(err)
@@ -217,7 +217,7 @@ func TestMetricsCountWhatTheAgentDoes(t *testing.T) {
 		t.Fatal(err)
 	}
 	opt := simOptions(t)
-	opt.Duration = 2 * time.Minute
+	opt.Duration = 30 * time.Minute
 	opt.Metrics = m
 	r, err := wire.Build(quoterFile(t, ""), opt)
 	if err != nil {
