@@ -183,7 +183,27 @@ func (c *conn) writeLoop() {
 			c.h.mu.Lock()
 			code, reason := c.closeCode, c.closeReason
 			c.h.mu.Unlock()
+			if code != CloseSlowConsumer {
+				// Deliver what was queued before the close (an error frame that
+				// explains it, for one); a slow consumer gets only the close.
+				c.drain(ctx)
+			}
 			_ = c.ws.Close(code, reason)
+			return
+		}
+	}
+}
+
+// drain writes the frames queued so far; it stops at the first failure. The grace
+// timer bounds it when the client does not read.
+func (c *conn) drain(ctx context.Context) {
+	for {
+		select {
+		case b := <-c.queue:
+			if c.ws.Write(ctx, websocket.MessageText, b) != nil {
+				return
+			}
+		default:
 			return
 		}
 	}
