@@ -3,9 +3,14 @@ package wsfeed_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
+
+	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
+	"go.uber.org/zap/zaptest/observer"
 
 	"github.com/pitbossdev/pitboss/adapters/wsfeed"
 	"github.com/pitbossdev/pitboss/market"
@@ -206,7 +211,8 @@ func TestFeedUnauthorizedStopsRun(t *testing.T) {
 	c := newConsumer()
 	bad := creds("key-bob")
 	bad.Secret = "not-the-secret-xyz"
-	f, err := wsfeed.New(wsfeed.Config{URL: srv.WS, User: bad, Handler: c.handle})
+	core, logs := observer.New(zapcore.DebugLevel)
+	f, err := wsfeed.New(wsfeed.Config{URL: srv.WS, User: bad, Handler: c.handle, Logger: zap.New(core)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -218,5 +224,11 @@ func TestFeedUnauthorizedStopsRun(t *testing.T) {
 	}
 	if !errors.Is(runErr, market.ErrUnauthorized) || strings.Contains(runErr.Error(), bad.Secret) {
 		t.Fatalf("Run returned %v", runErr)
+	}
+	for _, e := range logs.All() {
+		line := fmt.Sprint(e.Message, e.ContextMap())
+		if strings.Contains(line, bad.Secret) || strings.Contains(line, bad.Passphrase) {
+			t.Fatalf("a credential reached the log: %s", line)
+		}
 	}
 }

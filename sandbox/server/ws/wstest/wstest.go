@@ -53,10 +53,16 @@ type listener struct {
 
 // NewHost starts a host at time start (Unix ms); t's cleanup stops its dispatcher.
 func NewHost(t testing.TB, start int64) *Host {
+	h := OpenHost(start)
+	t.Cleanup(h.Close)
+	return h
+}
+
+// OpenHost starts a host at time start (Unix ms); the caller stops it with Close.
+func OpenHost(start int64) *Host {
 	h := &Host{e: exchange.New(exchange.Config{}), now: start, done: make(chan struct{})}
 	h.cond = sync.NewCond(&h.qmu)
 	go h.dispatch()
-	t.Cleanup(h.Close)
 	return h
 }
 
