@@ -44,6 +44,7 @@ type Agent struct {
 	byClient     map[uint64]*orderRec
 	byID         map[market.OrderID]*orderRec
 	open         []*orderRec // orders in placement order (final ones pruned after a minute)
+	pruneAt      int         // prune the final orders when there are more than this many
 	dirty        []*slot
 	flatten      map[market.ConditionID]*flattenJob
 	flattenOrder []market.ConditionID
@@ -502,8 +503,10 @@ func (a *Agent) afterPass() {
 		a.reconcileDirty()
 		a.driveFlatten()
 	}
-	if len(a.open) > 512 {
+	a.pruneFront()
+	if len(a.open) > a.pruneAt {
 		a.prune()
+		a.pruneAt = max(512, 2*len(a.open)) // amortized: prune walks them all
 	}
 	if a.forceCP {
 		a.maybeCheckpoint(time.Time{})

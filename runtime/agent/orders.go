@@ -777,18 +777,41 @@ func (a *Agent) auditSimple(k AuditKind, reason string) {
 	a.sink.Audit(rec)
 }
 
+// pruneFront forgets the oldest orders while they are final for more than a minute
+// of event time: a few steps per pass, so no pass pays for a long walk.
+func (a *Agent) pruneFront() {
+	n := 0
+	for n < len(a.open) && n < 8 {
+		r := a.open[n]
+		if r.phase != phDone || a.st.Time-r.doneAt <= 60_000 {
+			break
+		}
+		a.recycle(r)
+		a.open[n] = nil
+		n++
+	}
+	if n > 0 {
+		a.open = a.open[n:]
+	}
+}
+
+// recycle forgets a final order and keeps its record for reuse.
+func (a *Agent) recycle(r *orderRec) {
+	if a.byID[r.id] == r {
+		delete(a.byID, r.id)
+	}
+	if r.slot == nil || r.slot.cur != r {
+		*r = orderRec{}
+		a.free = append(a.free, r)
+	}
+}
+
 // prune forgets orders final for more than a minute of event time.
 func (a *Agent) prune() {
 	keep := a.open[:0]
 	for _, r := range a.open {
 		if r.phase == phDone && a.st.Time-r.doneAt > 60_000 {
-			if a.byID[r.id] == r {
-				delete(a.byID, r.id)
-			}
-			if r.slot == nil || r.slot.cur != r {
-				*r = orderRec{}
-				a.free = append(a.free, r)
-			}
+			a.recycle(r)
 			continue
 		}
 		keep = append(keep, r)
