@@ -12,6 +12,9 @@
 //	})
 //	err = f.Run(ctx) // until ctx ends
 //
+// RunEmit(ctx, emit) is the same with the events handed to emit, the shape of
+// runtime/agent's Feed (emit returning false stops the feed).
+//
 // # Guarantees
 //
 //   - Books are market.Book (best first, exact micro-units). Every asset's first

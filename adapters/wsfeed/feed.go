@@ -84,7 +84,8 @@ type Config struct {
 	// belong to the feed and are valid only during the call: copy what you keep.
 	// The handler runs on the connection's reader: a slow handler slows reading,
 	// the server's queue for this connection fills and the server disconnects it;
-	// the feed then reconnects and resyncs. Required.
+	// the feed then reconnects and resyncs. Required by Run; RunEmit takes its
+	// own.
 	Handler func(ev *market.Event)
 	// OnState, if set, is told when a channel connects or disconnects (same
 	// serialization as Handler).
@@ -136,8 +137,10 @@ type Feed struct {
 	log  *zap.Logger
 	http *http.Client
 
-	emitMu sync.Mutex // serializes Handler, OnState and Raw
-	evSeq  uint64     // guarded by emitMu
+	emitMu  sync.Mutex             // serializes Handler, OnState and Raw
+	evSeq   uint64                 // guarded by emitMu
+	handler func(ev *market.Event) // the Handler of the current Run
+	running atomic.Bool
 
 	mu     sync.Mutex // guards assets, books and mconn
 	assets []market.TokenID
@@ -151,9 +154,6 @@ type Feed struct {
 
 // New validates cfg and returns a feed; nothing connects until Run.
 func New(cfg Config) (*Feed, error) {
-	if cfg.Handler == nil {
-		return nil, fmt.Errorf("%w: Handler is required", ErrConfig)
-	}
 	if !strings.HasPrefix(cfg.URL, "ws://") && !strings.HasPrefix(cfg.URL, "wss://") {
 		return nil, fmt.Errorf("%w: URL must start with ws:// or wss://", ErrConfig)
 	}
@@ -207,6 +207,9 @@ func New(cfg Config) (*Feed, error) {
 	return f, nil
 }
 
+// closeGrace bounds the close handshake when Run stops.
+const closeGrace = time.Second
+
 func sleep(ctx context.Context, d time.Duration) error {
 	t := time.NewTimer(d)
 	defer t.Stop()
@@ -229,11 +232,45 @@ func (f *Feed) addAsset(t market.TokenID) bool {
 	return true
 }
 
-// Run connects the configured channels and keeps them connected until ctx ends;
-// then it closes them and returns nil. It returns an error only when the server
-// refuses the user channel's credentials (wrapping market.ErrUnauthorized): retrying
-// cannot help. Run must not be called twice at the same time.
+// ErrRunning is returned by Run and RunEmit while the feed is already running.
+var ErrRunning = errors.New("wsfeed: already running")
+
+// Run connects the configured channels and keeps them connected until ctx ends,
+// delivering events to Config.Handler; then it closes them and returns nil. It
+// returns an error only when the server refuses the user channel's credentials
+// (wrapping market.ErrUnauthorized): retrying cannot help.
 func (f *Feed) Run(ctx context.Context) error {
+	if f.cfg.Handler == nil {
+		return fmt.Errorf("%w: Handler is required by Run", ErrConfig)
+	}
+	return f.run(ctx, f.cfg.Handler)
+}
+
+// RunEmit is Run with events delivered to emit instead of Config.Handler — the
+// shape of runtime/agent's Feed (wrap it: Run(ctx, emit) → f.RunEmit(ctx, emit)).
+// emit must copy what it keeps; it may block (back-pressure, see Config.Handler).
+// When emit returns false the feed stops and RunEmit returns nil.
+func (f *Feed) RunEmit(ctx context.Context, emit func(ev *market.Event) bool) error {
+	if emit == nil {
+		return fmt.Errorf("%w: emit is required", ErrConfig)
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	return f.run(ctx, func(ev *market.Event) {
+		if ctx.Err() == nil && !emit(ev) {
+			cancel()
+		}
+	})
+}
+
+func (f *Feed) run(ctx context.Context, handler func(*market.Event)) error {
+	if !f.running.CompareAndSwap(false, true) {
+		return ErrRunning
+	}
+	defer f.running.Store(false)
+	f.emitMu.Lock()
+	f.handler = handler
+	f.emitMu.Unlock()
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	var wg sync.WaitGroup
@@ -354,7 +391,10 @@ func (f *Feed) session(ctx context.Context, ch Channel) (gotData bool, err error
 			r.stop()
 			return got.Load(), err
 		case <-ctx.Done():
+			// A polite close, bounded: a peer that does not answer it is cut.
+			cut := time.AfterFunc(closeGrace, func() { _ = c.CloseNow() })
 			_ = c.Close(websocket.StatusNormalClosure, "")
+			cut.Stop()
 			<-done
 			r.stop()
 			return got.Load(), ctx.Err()
@@ -416,7 +456,7 @@ func (f *Feed) emit(evs []market.Event) {
 	for i := range evs {
 		f.evSeq++
 		evs[i].Seq = f.evSeq
-		f.cfg.Handler(&evs[i])
+		f.handler(&evs[i])
 	}
 	f.stats.events.Add(uint64(len(evs)))
 }

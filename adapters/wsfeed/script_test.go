@@ -3,6 +3,7 @@ package wsfeed_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -359,15 +360,53 @@ func TestFeedBackoffDoublesWithJitter(t *testing.T) {
 	}
 }
 
-// TestNewRejectsBadConfig: a feed needs a handler and a ws:// or wss:// URL.
-func TestNewRejectsBadConfig(t *testing.T) {
-	for _, cfg := range []wsfeed.Config{
-		{URL: "ws://127.0.0.1:1"},
-		{URL: "http://127.0.0.1:1", Handler: func(*market.Event) {}},
-	} {
-		if _, err := wsfeed.New(cfg); err == nil {
-			t.Fatalf("accepted %+v", cfg)
+// TestConfigErrors: a feed needs a ws:// or wss:// URL, Run needs a Handler,
+// RunEmit an emit function.
+func TestConfigErrors(t *testing.T) {
+	if _, err := wsfeed.New(wsfeed.Config{URL: "http://127.0.0.1:1", Handler: func(*market.Event) {}}); !errors.Is(err, wsfeed.ErrConfig) {
+		t.Fatalf("an http URL: %v", err)
+	}
+	f, err := wsfeed.New(wsfeed.Config{URL: "ws://127.0.0.1:1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Run(context.Background()); !errors.Is(err, wsfeed.ErrConfig) {
+		t.Fatalf("Run without a handler: %v", err)
+	}
+	if err := f.RunEmit(context.Background(), nil); !errors.Is(err, wsfeed.ErrConfig) {
+		t.Fatalf("RunEmit without emit: %v", err)
+	}
+}
+
+// TestRunEmitStopsWhenEmitSaysSo: RunEmit delivers the same events as Run and
+// returns nil once emit returns false (the agent stopped).
+func TestRunEmitStopsWhenEmitSaysSo(t *testing.T) {
+	fs := newFakeServer(t)
+	f, err := wsfeed.New(wsfeed.Config{URL: fs.ws(), Assets: []market.TokenID{"1"}, PingInterval: time.Hour, Watchdog: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []market.EventKind
+	done := make(chan error, 1)
+	go func() {
+		done <- f.RunEmit(context.Background(), func(ev *market.Event) bool {
+			got = append(got, ev.Kind)
+			return len(got) < 2
+		})
+	}()
+	conn := fs.accept()
+	conn.readSub()
+	conn.c.CloseRead(context.Background()) // answer the feed's close
+	m := newModel("1")
+	conn.write(m.bookFrame(1, 1))
+	conn.write(m.change(market.Buy, 100_000, market.One, 2, 2, false))
+	select {
+	case err := <-done:
+		if err != nil || len(got) != 2 || got[0] != market.EventBook || got[1] != market.EventPriceChange {
+			t.Fatalf("RunEmit: %v, events %v", err, got)
 		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("RunEmit did not stop")
 	}
 }
 
