@@ -200,7 +200,7 @@ func New(cfg Config) (*Feed, error) {
 	if log == nil {
 		log = zap.NewNop()
 	}
-	f := &Feed{cfg: cfg, log: log, http: hc, books: map[market.TokenID]*bookState{}}
+	f := &Feed{cfg: cfg, log: log, http: hc, books: map[market.TokenID]*bookState{}, handler: cfg.Handler}
 	for _, t := range cfg.Assets {
 		f.addAsset(t)
 	}
