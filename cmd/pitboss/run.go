@@ -52,6 +52,7 @@ func runRun(ctx context.Context, args []string, io stdio) error {
 	balance := fs.String("balance", "1000", "starting collateral of the paper (or live embedded) account")
 	latency := fs.Duration("latency", 0, "paper venue: an order reaches the book this long (event time) after the event that caused it")
 	leave := fs.Bool("leave-orders", false, "on stop, leave open orders on the venue instead of cancelling them")
+	auditPath := fs.String("audit", "", "append every guard decision, order, fill and kill-switch event to this file (JSON lines)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -124,13 +125,37 @@ func runRun(ctx context.Context, args []string, io stdio) error {
 	}
 	opt.Metrics = m
 
+	var wg sync.WaitGroup
+	if *auditPath != "" {
+		af, err := wire.OpenAuditFile(*auditPath)
+		if err != nil {
+			return err
+		}
+		opt.Audit = af
+		actx, stopAudit := context.WithCancel(context.Background())
+		var auditErr error
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			auditErr = af.Run(actx)
+		}()
+		// Deferred before the agent runs, so it runs after the agent has stopped:
+		// everything the agent audited is written.
+		defer func() {
+			stopAudit()
+			wg.Wait()
+			if auditErr != nil {
+				fmt.Fprintf(io.stderr, "pitboss run: audit file: %v\n", auditErr)
+			}
+		}()
+	}
+
 	r, err := wire.Build(spec, opt)
 	if err != nil {
 		return err
 	}
 	defer r.Close()
 
-	var wg sync.WaitGroup
 	if *metricsAddr != "" {
 		reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 		ln, err := net.Listen("tcp", *metricsAddr)
@@ -138,16 +163,16 @@ func runRun(ctx context.Context, args []string, io stdio) error {
 			return fmt.Errorf("--metrics-addr: %w", err)
 		}
 		srv := &http.Server{Handler: promhttp.HandlerFor(reg, promhttp.HandlerOpts{}), ReadHeaderTimeout: 5 * time.Second}
-		wg.Add(1)
+		served := make(chan struct{})
 		go func() {
-			defer wg.Done()
+			defer close(served)
 			_ = srv.Serve(ln) // returns at Shutdown
 		}()
 		defer func() {
 			sctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 			defer cancel()
 			_ = srv.Shutdown(sctx)
-			wg.Wait()
+			<-served
 		}()
 		fmt.Fprintf(io.stdout, "metrics on http://%s/metrics\n", ln.Addr())
 	}

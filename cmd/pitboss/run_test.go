@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -194,5 +195,35 @@ func TestRunUsage(t *testing.T) {
 	code, _, errOut := runEnv(t, "run", "no-such-file.yaml")
 	if code != 1 || !strings.Contains(errOut, "no-such-file.yaml") {
 		t.Fatalf("missing file: exit %d, %q", code, errOut)
+	}
+}
+
+func TestRunAuditsEveryDecisionOrderAndFill(t *testing.T) {
+	audit := filepath.Join(t.TempDir(), "audit.jsonl")
+	code, out, errOut := runEnv(t, "run", "--clock", "sim", "--duration", "30m", "--audit", audit, "--state-dir", t.TempDir(), quoterAgent)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	b, err := os.ReadFile(audit)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fi, _ := os.Stat(audit); fi.Mode().Perm() != 0o600 {
+		t.Fatalf("audit file mode %o", fi.Mode().Perm())
+	}
+	kinds := map[string]int{}
+	for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+		var rec map[string]any
+		if err := json.Unmarshal([]byte(line), &rec); err != nil {
+			t.Fatalf("not JSON: %q", line)
+		}
+		kinds[rec["kind"].(string)]++
+	}
+	if kinds["decision"] == 0 || kinds["order"] == 0 || kinds["fill"] == 0 || kinds["dropped"] != 0 {
+		t.Fatalf("audit kinds %v", kinds)
+	}
+	// Every fill the summary counts is in the audit.
+	if !strings.Contains(out, fmt.Sprintf("fills %d\n", kinds["fill"])) {
+		t.Fatalf("summary and audit disagree on fills (%d):\n%s", kinds["fill"], out[strings.Index(out, "summary:"):])
 	}
 }

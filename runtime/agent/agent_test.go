@@ -6,6 +6,7 @@ import (
 	"errors"
 	"reflect"
 	"regexp"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -471,5 +472,50 @@ func TestMaxEventsStopsCleanly(t *testing.T) {
 	}
 	if len(v.live()) != 0 {
 		t.Fatal("orders left open")
+	}
+}
+
+func TestRunLeavesNoGoroutineBehind(t *testing.T) {
+	for _, sync := range []bool{true, false} {
+		t.Run(map[bool]string{true: "synchronous venue", false: "asynchronous venue"}[sync], func(t *testing.T) {
+			before := runtime.NumGoroutine()
+			v := newFakeVenue()
+			v.sync = sync
+			cfg := baseConfig()
+			cfg.Heartbeat = 10 * time.Millisecond
+			more := make(chan market.Event)
+			a := newAgent(t, cfg, v, &scriptFeed{more: more}, bidQuoter("10"), &fakeGuards{})
+			stop := run(t, a)
+			more <- book(1000, "0.45", "0.50")
+			waitFor(t, "order", func() bool { return len(v.live()) == 1 })
+			if err := stop(); err != nil {
+				t.Fatal(err)
+			}
+			<-a.Done()
+			waitFor(t, "goroutines to end", func() bool { return runtime.NumGoroutine() <= before })
+		})
+	}
+}
+
+func TestUnknownOrdersAreAdoptedWhenAsked(t *testing.T) {
+	v := newFakeVenue()
+	stray := market.Order{ID: agent.DeriveOrderID(wallet, 99), Owner: wallet, Market: cond, Token: yes, Side: market.Buy,
+		Price: mic("0.30"), Size: mic("10"), Type: market.GTC, Status: market.StatusLive}
+	v.orders[stray.ID] = stray
+	cfg := baseConfig()
+	cfg.AdoptUnknown = true
+	more := make(chan market.Event)
+	a := newAgent(t, cfg, v, &scriptFeed{more: more}, bidQuoter("10"), &fakeGuards{})
+	stop := run(t, a)
+	more <- book(1000, "0.45", "0.50")
+	waitFor(t, "the quote", func() bool { return len(v.live()) == 2 })
+	if s := fresh(a); s.OpenOrders != 2 {
+		t.Fatalf("the agent tracks %d open orders, want the stray one and its quote", s.OpenOrders)
+	}
+	if err := stop(); err != nil {
+		t.Fatal(err)
+	}
+	if l := v.live(); len(l) != 0 {
+		t.Fatalf("stop left %v open: an adopted order is cancelled like the agent's own", l)
 	}
 }
