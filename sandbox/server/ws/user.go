@@ -109,6 +109,10 @@ func (c *conn) onUserMessage(b []byte) {
 		}
 	case api.WSOpSubscribe:
 		for _, m := range sub.Markets {
+			if _, have := u.include[m]; !have && len(u.include) >= h.cfg.MaxAssets {
+				c.errorLocked(market.Errorf(market.CodePayloadTooLarge), nil)
+				break
+			}
 			u.include[m] = struct{}{}
 			delete(u.exclude, m)
 		}
