@@ -81,7 +81,8 @@ type Options struct {
 	// the embedded Exchange's Venue.
 	Upstream func(x *embedded.Exchange, wallet market.Address) agent.Venue
 	// Start sets the embedded market's start time (Unix ms). If zero: ClockSim
-	// starts at SimEpoch (or just after the checkpoint's time), ClockWall now.
+	// starts at SimEpoch, ClockWall now — or just after the checkpoint's last event
+	// when that is later.
 	Start int64
 	// Logger, Metrics and Audit are handed to the agent (nil: none).
 	Logger  *zap.Logger
@@ -216,14 +217,16 @@ func Build(spec *agents.Spec, opt Options) (*Runnable, error) {
 	if xc.HeartbeatTimeout < embedded.DefaultHeartbeatTimeout {
 		xc.HeartbeatTimeout = embedded.DefaultHeartbeatTimeout
 	}
-	if opt.Clock == ClockSim && xc.Start == 0 {
-		xc.Start = SimEpoch
-		if cp, err := store.Load(); err == nil && cp != nil && cp.Time >= xc.Start {
-			xc.Start = cp.Time + 1000 // continue after the last run's events
-		}
-	}
 	if xc.Start == 0 {
 		xc.Start = time.Now().UnixMilli()
+		if opt.Clock == ClockSim {
+			xc.Start = SimEpoch
+		}
+		// Continue after the last run's events (a sped-up run can be ahead of the
+		// wall clock): the agent's time never goes backwards.
+		if cp, err := store.Load(); err == nil && cp != nil && cp.Time >= xc.Start {
+			xc.Start = cp.Time + 1000
+		}
 	}
 	flow := opt.Flow
 	if flow == nil {
