@@ -1,0 +1,84 @@
+package paper_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/pitbossdev/pitboss/market"
+	"github.com/pitbossdev/pitboss/runtime/agent"
+	"github.com/pitbossdev/pitboss/runtime/paper"
+)
+
+type listFeed []market.Event
+
+func (f listFeed) Run(ctx context.Context, emit func(*market.Event) bool) error {
+	for i := range f {
+		if !emit(&f[i]) {
+			return nil
+		}
+	}
+	return nil
+}
+
+type bidAt market.Micros
+
+func (b bidAt) Decide(ev *market.Event, st *market.State, out []market.Intent) ([]market.Intent, error) {
+	if m := st.Markets[cond]; m == nil || m.Resolved {
+		return out, nil
+	}
+	return append(out, market.Intent{Kind: market.IntentQuote, Key: "m/bid", Market: cond, Token: yes, Outcome: market.Yes,
+		Side: market.Buy, Price: market.Micros(b), Size: 10 * market.One}), nil
+}
+
+type allow struct{}
+
+func (allow) Observe(*market.State) agent.Action                 { return agent.Action{} }
+func (allow) Begin(*market.State) agent.Action                   { return agent.Action{} }
+func (allow) Check(*market.Intent, market.OrderID) agent.Verdict { return agent.Verdict{Allowed: true} }
+func (allow) RecordOrder(int64)                                  {}
+func (allow) Trip(int64, string) agent.Action                    { return agent.Action{} }
+func (allow) Resume(*market.State, string) bool                  { return false }
+func (allow) Halted() bool                                       { return false }
+func (allow) KillReason() string                                 { return "" }
+func (allow) KillState() ([]byte, error)                         { return nil, nil }
+func (allow) RestoreKill([]byte) error                           { return nil }
+
+// TestDryRunPnLIsRealAfterResolution runs an agent on the paper venue: its bid waits
+// behind the queue, fills when trades consume it, and the market resolves YES —
+// the position redeems at 1, the agent's state and the paper account agree, and the
+// PnL is realized.
+func TestDryRunPnLIsRealAfterResolution(t *testing.T) {
+	v, err := paper.New(paper.Config{Address: addr}, source{mkInfo(0)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const t0 = 1_000_000
+	feed := listFeed{
+		{Kind: market.EventBook, Time: t0, Market: cond, Token: yes,
+			Bids: []market.Level{lv("0.45", "20")}, Asks: []market.Level{lv("0.50", "20")}},
+		{Kind: market.EventLastTrade, Time: t0 + 10, Market: cond, Token: yes, Price: mic("0.45"), Size: mic("15"), Side: market.Sell},
+		{Kind: market.EventLastTrade, Time: t0 + 20, Market: cond, Token: yes, Price: mic("0.45"), Size: mic("15"), Side: market.Sell},
+		{Kind: market.EventResolved, Time: t0 + 30, Market: cond, Token: yes, Winner: yes},
+	}
+	a, err := agent.New(agent.Config{ID: "paper-test", Wallet: addr, DryRun: true, Markets: []market.ConditionID{cond},
+		Heartbeat: -1, TimerInterval: -1}, agent.Deps{Venue: v, Feed: feed, Decider: bidAt(mic("0.45")), Guards: allow{},
+		Clock: agent.EventClock})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := a.Run(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	s := a.Status()
+	if s.Counts.Fills != 1 {
+		t.Fatalf("%d fills, want 1 (10 shares once the 20 ahead traded)", s.Counts.Fills)
+	}
+	// Bought 10 at 0.45, redeemed at 1: +5.5.
+	if s.Realized != mic("5.5") || s.Balance != mic("1005.5") || s.PnL != mic("5.5") {
+		t.Fatalf("realized %s balance %s pnl %s; want 5.5, 1005.5, 5.5", s.Realized, s.Balance, s.PnL)
+	}
+	acct, _ := v.Account(context.Background())
+	if acct.Balance != s.Balance || acct.Reserved != 0 {
+		t.Fatalf("paper account %s (reserved %s), agent %s", acct.Balance, acct.Reserved, s.Balance)
+	}
+}
