@@ -2,8 +2,9 @@
 // server (sandbox/server) and the remote client (adapters/clob) share, so that both
 // agree byte for byte: the error body, cursor paging, signed orders and order
 // placement, cancels, open orders and trades, order books with their hash, prices and
-// market parameters, heartbeats, API keys, balances, the geoblock answer and market
-// envelopes. WebSocket frames are not here.
+// market parameters, heartbeats, API keys, balances, the geoblock answer, market
+// envelopes, the catalogue, data and bridge services' shapes, and the WebSocket frames
+// of every channel (ws*.go; docs/design/0070).
 //
 // api is a leaf: it imports only market, the standard library and
 // shopspring/decimal (rule 7 of internal/archtest; docs/design/0021-api-package.md).
