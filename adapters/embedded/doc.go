@@ -1,7 +1,7 @@
 // Package embedded is the in-process venue: an Exchange runs a sandbox/exchange
-// Engine with a Flow of other participants (SimFlow: sandbox/sim's market maker,
-// noise and informed traders on synthetic markets; or a ScriptFlow in tests) and
-// serves one agent through a Feed and a Venue.
+// Engine with a Flow of other participants (sandbox/sim's market maker, noise and
+// informed traders on its synthetic markets, through sim.Flow — see NewSimFlow; or
+// a ScriptFlow in tests) and serves one agent through a Feed and a Venue.
 //
 //   - The Feed (agent.Feed) sends a book snapshot of each token of the agent's
 //     markets, then the engine's events as market events — the public ones as

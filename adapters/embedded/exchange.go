@@ -54,6 +54,7 @@ type Exchange struct {
 	sub       *subscription
 	wallStart time.Time
 	notify    chan struct{}
+	cmds      []exchange.Command
 }
 
 type tokenInfo struct {
@@ -109,13 +110,13 @@ func (x *Exchange) now() int64 {
 // apply runs one command (the lock held) and hands its events to the subscriber.
 func (x *Exchange) apply(c *exchange.Command) ([]exchange.Event, error) {
 	evs, err := x.eng.Apply(c)
-	x.record(c, evs)
+	x.record(evs)
 	return evs, err
 }
 
 // record learns the markets from one command's events and hands them to the
 // subscriber (the lock held).
-func (x *Exchange) record(_ *exchange.Command, evs []exchange.Event) {
+func (x *Exchange) record(evs []exchange.Event) {
 	for i := range evs {
 		e := &evs[i]
 		switch e.Kind {
@@ -189,6 +190,10 @@ func (x *Exchange) Read(f func(eng *exchange.Engine)) {
 	f(x.eng)
 }
 
+// maxActionsPerStep bounds the flow's actions applied in one step (the feed delivers
+// their events before the next step).
+const maxActionsPerStep = 256
+
 // step applies the flow's actions due at t and checks heartbeats (the lock held).
 func (x *Exchange) step(t int64) error {
 	for a, last := range x.hb {
@@ -198,9 +203,22 @@ func (x *Exchange) step(t int64) error {
 		}
 	}
 	n := x.eng.Seq()
-	// A participant's order refused (balance, a crossing post-only, ...) is part of
-	// the market's life, not a failure: the flow reads the state again each time.
-	x.flow.AdvanceTo(t, x.eng, x.record)
+	for range maxActionsPerStep {
+		due := x.flow.Next()
+		if due > t {
+			break
+		}
+		x.cmds = x.flow.Step(t, x.eng, x.cmds[:0])
+		for i := range x.cmds {
+			// A participant's order refused (balance, a crossing post-only, ...) is
+			// part of the market's life, not a failure: the flow reads the state
+			// again at each action.
+			x.apply(&x.cmds[i])
+		}
+		if len(x.cmds) == 0 && x.flow.Next() == due {
+			break // nothing happened and nothing moved: do not spin
+		}
+	}
 	if x.eng.Seq() == n && t > x.eng.Time() {
 		x.apply(&exchange.Command{Kind: exchange.AdvanceTime, Time: t})
 	}

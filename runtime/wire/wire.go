@@ -73,7 +73,7 @@ type Options struct {
 	// LeaveOrders keeps open orders on stop (--leave-orders).
 	LeaveOrders bool
 	// Flow replaces the embedded market's flow (tests). If nil, sandbox/sim's
-	// participants on its synthetic markets (embedded.NewSimFlow).
+	// participants on four synthetic markets (embedded.NewSimFlow).
 	Flow embedded.Flow
 	// Upstream replaces the venue of the wallet on the embedded market (tests): in
 	// a live run the agent trades on it; in a dry run the paper venue only reads
