@@ -331,7 +331,11 @@ func serveExchange(ctx context.Context, io stdio, f exchangeFlags, cfg server.Co
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			if err := fn(runCtx); err != nil {
+			err := fn(runCtx)
+			if err != nil && runCtx.Err() != nil && errors.Is(err, context.Canceled) {
+				err = nil // stopped while starting (the hub's initial load): a clean stop
+			}
+			if err != nil {
 				errs <- fmt.Errorf("%s: %w", name, err)
 				cancel()
 			}
