@@ -46,9 +46,12 @@ type Venue struct {
 	pos      map[market.TokenID]*holding
 	orders   []*order // open, in placement order
 	byID     map[market.OrderID]*order
-	final    map[market.OrderID]market.Order // final orders, for Order and duplicates
+	final    map[market.OrderID]market.Order // recent final orders, for Order and duplicates
+	finals   []market.OrderID                // ring of the final ids in v.final, at most maxFinal
+	finalAt  int                             // the ring's oldest entry once it is full
 	trades   uint64
 	scratch  []market.Level
+	ev       market.Event // the event being emitted (emit copies it)
 }
 
 type tokenRef struct {
@@ -570,11 +573,11 @@ func (v *Venue) fill(o *order, px, n, fee market.Micros, role market.Role) {
 	}
 	o.Matched += n
 	v.trades++
-	ev := market.Event{Kind: market.EventFill, Time: v.now, Market: o.Market, Token: o.Token,
+	v.ev = market.Event{Kind: market.EventFill, Time: v.now, Market: o.Market, Token: o.Token,
 		Fill: market.Fill{Trade: market.TradeID("paper-" + strconv.FormatUint(v.trades, 10)), Order: o.ID,
 			Owner: o.Owner, Market: o.Market, Token: o.Token, Outcome: o.Outcome, Side: o.Side, Role: role,
 			Price: px, Size: n, Fee: fee, Time: v.now}}
-	v.emit(&ev)
+	v.emit(&v.ev)
 	if o.Remaining() <= 0 {
 		v.close(o, market.StatusMatched)
 		return
@@ -604,12 +607,31 @@ func (v *Venue) close(o *order, st market.OrderStatus) {
 		}
 	}
 	delete(v.byID, o.ID)
-	v.final[o.ID] = o.Order
+	v.remember(o.Order)
 	u := market.OrderCancellation
 	if st == market.StatusMatched {
 		u = market.OrderUpdated
 	}
 	v.emitOrder(o, u)
+}
+
+// maxFinal bounds the final orders the venue remembers (for Order lookups and
+// duplicate submissions): a long backtest must not grow without bound. Ids are
+// unique per client id, so forgetting old final orders loses nothing a caller can
+// still ask about in practice.
+const maxFinal = 4096
+
+func (v *Venue) remember(o market.Order) {
+	if _, ok := v.final[o.ID]; !ok {
+		if len(v.finals) < maxFinal {
+			v.finals = append(v.finals, o.ID)
+		} else {
+			delete(v.final, v.finals[v.finalAt])
+			v.finals[v.finalAt] = o.ID
+			v.finalAt = (v.finalAt + 1) % maxFinal
+		}
+	}
+	v.final[o.ID] = o
 }
 
 func (v *Venue) release(o *order) {
@@ -626,8 +648,8 @@ func (v *Venue) release(o *order) {
 }
 
 func (v *Venue) emitOrder(o *order, u market.OrderUpdate) {
-	ev := market.Event{Kind: market.EventOrder, Time: v.now, Market: o.Market, Token: o.Token, Order: o.Order, OrderUpdate: u}
-	v.emit(&ev)
+	v.ev = market.Event{Kind: market.EventOrder, Time: v.now, Market: o.Market, Token: o.Token, Order: o.Order, OrderUpdate: u}
+	v.emit(&v.ev)
 }
 
 // resolve settles the paper account in a resolved market: winning tokens redeem at
