@@ -12,6 +12,7 @@ import (
 	"github.com/pitbossdev/pitboss/sandbox/catalogue"
 	"github.com/pitbossdev/pitboss/sandbox/data"
 	"github.com/pitbossdev/pitboss/sandbox/host"
+	"github.com/pitbossdev/pitboss/sandbox/server"
 )
 
 // The catalogue, data and bridge services of `pitboss exchange`, each on its own
@@ -68,19 +69,13 @@ func (s *servicesRun) extensions() []host.Extension {
 	return []host.Extension{s.index, s.posts, s.bridge}
 }
 
-// l2Verifier is what the CLOB server must export for the L2-authenticated routes of
-// these services (POST /square/messages, POST /comments, the withdrawal routes).
-type l2Verifier interface {
-	AuthenticateL2(r *http.Request, body []byte) (market.Address, error)
-}
-
-// verifier returns the server's L2 verifier, or nil (those routes then answer 401).
-func verifier(env exchangeEnv) l2Verifier {
-	if v, ok := any(env.Server).(l2Verifier); ok {
-		return v
-	}
-	return nil
-}
+// The CLOB server authenticates the L2 routes of these services (POST
+// /square/messages, POST /comments, the withdrawal routes) with the same code as its
+// own routes; a compile-time check keeps it so.
+var (
+	_ catalogue.Authenticator = (*server.Server)(nil)
+	_ bridge.Authenticator    = (*server.Server)(nil)
+)
 
 // listen starts a listener for addr ("" is off) and returns its URL and serve function.
 func listen(flagName, addr string, h http.Handler, env exchangeEnv) (string, func(context.Context) error, error) {
@@ -102,8 +97,8 @@ func (s *servicesRun) startData(_ context.Context, env exchangeEnv) (string, fun
 func (s *servicesRun) startCatalogue(_ context.Context, env exchangeEnv) (string, func(context.Context) error, error) {
 	s.index.SetCatalog(env.Catalog)
 	cfg := catalogue.Config{Catalog: env.Catalog, Data: s.index, Posts: s.posts, Clock: env.Clock, Logger: env.Logger.Named("catalogue")}
-	if v := verifier(env); v != nil {
-		cfg.Auth = v
+	if env.Server != nil {
+		cfg.Auth = env.Server
 	}
 	if env.Hub != nil {
 		cfg.Comments, cfg.CommentsWS = env.Hub, env.Hub.CommentsHandler()
@@ -122,8 +117,8 @@ func (s *servicesRun) startBridge(ctx context.Context, env exchangeEnv) (string,
 		return "", nil, err
 	}
 	var auth bridge.Authenticator
-	if v := verifier(env); v != nil {
-		auth = v
+	if env.Server != nil {
+		auth = env.Server
 	}
 	return listen("bridge-addr", s.bridgeAddr, s.bridge.Handler(env.Host, auth), env)
 }

@@ -1,10 +1,16 @@
 package main
 
 import (
+	"bytes"
+	"context"
 	"encoding/json"
+	"io"
+	"net/http"
 	"strings"
 	"testing"
 
+	"github.com/pitbossdev/pitboss/adapters/auth"
+	"github.com/pitbossdev/pitboss/adapters/clob"
 	"github.com/pitbossdev/pitboss/api"
 	"github.com/pitbossdev/pitboss/sandbox/bridge"
 )
@@ -94,5 +100,60 @@ func TestBridgeCommandErrors(t *testing.T) {
 				t.Fatalf("code %d, out %q, err %q; want %d and %q", code, out, errOut, c.code, c.msg)
 			}
 		})
+	}
+}
+
+// TestExchangeAuthenticatesTheServicesL2Routes checks that the real `pitboss exchange`
+// hands its CLOB L2 verifier to the bridge: a signed withdrawal preview succeeds and an
+// unsigned one is refused with the CLOB's own message.
+func TestExchangeAuthenticatesTheServicesL2Routes(t *testing.T) {
+	r := startExchange(t, "--addr", "127.0.0.1:0", "--ephemeral")
+	clobURL, br := r.url(t, "CLOB service"), r.url(t, "bridge service")
+	signer, err := auth.NewKeySignerFromHex("ac0974bec39a17e36ba4a6b4d238ff944bacb478cbed5efcae784d7bf4f2ff80")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer signer.Close()
+	c, err := clob.New(clob.Config{CLOBURL: clobURL, BridgeURL: br, Signer: signer})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	ctx := context.Background()
+	creds, err := c.CreateAPIKey(ctx, clob.KeyOptions{})
+	if err != nil {
+		t.Fatalf("create API key: %v", err)
+	}
+	if err := c.SetCredentials(creds); err != nil {
+		t.Fatal(err)
+	}
+	assets, err := c.Bridge().SupportedAssets(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req := api.WithdrawRequest{
+		Address:        signer.Address().String(),
+		ToChainID:      "56",
+		ToTokenAddress: assets.PlatformToken.Address,
+		RecipientAddr:  "0x70997970C51812dc3A010C7d01b50e0d17dc79C8",
+		Amount:         "1000000000000000000",
+	}
+	prev, err := c.Bridge().WithdrawPreview(ctx, req)
+	if err != nil {
+		t.Fatalf("signed withdrawal preview refused: %v", err)
+	}
+	if !prev.CanWithdraw {
+		t.Fatalf("preview of 1 token out of the paper balance: %+v", prev)
+	}
+
+	body, _ := json.Marshal(req)
+	resp, err := http.Post(br+"/withdraw/preview", "application/json", bytes.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 401 || !strings.Contains(string(b), "L2 authentication failure") {
+		t.Fatalf("unsigned preview: %d %s", resp.StatusCode, b)
 	}
 }

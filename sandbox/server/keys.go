@@ -57,6 +57,19 @@ func (s *Server) checkL2(r *http.Request, body []byte) (caller, error) {
 	return caller{key: found, owner: found.owner}, nil
 }
 
+// AuthenticateL2 verifies the L2 headers of r over its raw body exactly as the CLOB
+// routes do (prefix and POLY_ aliases, timestamp window, HMAC, passphrase, the address
+// must own the key) and returns the key's owner. The catalogue and bridge services of
+// the local exchange authenticate their L2 routes with it. Errors are catalog errors
+// (market.ErrL2Failure, market.ErrUnauthorized).
+func (s *Server) AuthenticateL2(r *http.Request, body []byte) (market.Address, error) {
+	c, err := s.checkL2(r, body)
+	if err != nil {
+		return market.Address{}, err
+	}
+	return c.owner, nil
+}
+
 // LookupCredentials reports whether apiKey, secret and passphrase are valid
 // credentials, and their owner: the check of the WebSocket user channel, whose
 // subscription carries the credentials in clear. Comparisons are constant-time.
