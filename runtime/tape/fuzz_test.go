@@ -38,7 +38,7 @@ func FuzzReader(f *testing.F) {
 			checkReadErr(t, err)
 			r.Close()
 		}
-		r, err := openAt(bytes.NewReader(data), int64(len(data)), ReaderOptions{})
+		r, err := OpenReaderAt(bytes.NewReader(data), int64(len(data)), ReaderOptions{})
 		checkReadErr(t, err)
 		if err != nil {
 			return

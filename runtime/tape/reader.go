@@ -139,7 +139,7 @@ func openFile(f *os.File, path string, opts ReaderOptions) (*Reader, error) {
 	if err != nil {
 		return nil, fmt.Errorf("tape: %w", err)
 	}
-	r, err := openAt(f, fi.Size(), opts)
+	r, err := OpenReaderAt(f, fi.Size(), opts)
 	if err != nil {
 		var ce *journal.CorruptError
 		if errors.As(err, &ce) {
@@ -151,9 +151,9 @@ func openFile(f *os.File, path string, opts ReaderOptions) (*Reader, error) {
 	return r, nil
 }
 
-// openAt verifies the tape in ra (size bytes) and returns a Reader over its valid
-// part.
-func openAt(ra io.ReaderAt, size int64, opts ReaderOptions) (*Reader, error) {
+// OpenReaderAt is Open for a tape held in ra (size bytes): a file already open, or
+// a tape in memory (bytes.NewReader). The Reader does not close ra.
+func OpenReaderAt(ra io.ReaderAt, size int64, opts ReaderOptions) (*Reader, error) {
 	sum, err := scan(ra, size)
 	if err != nil {
 		return nil, err

@@ -155,7 +155,7 @@ func TestTornTailIsDetectedAndSkippedAtEveryCut(t *testing.T) {
 	sessionEnd := journal.FileHeaderSize + sessionSize
 	prev := -1
 	for n := len(data) - 1; n >= 0; n-- {
-		r, err := openAt(bytes.NewReader(data[:n]), int64(n), ReaderOptions{})
+		r, err := OpenReaderAt(bytes.NewReader(data[:n]), int64(n), ReaderOptions{})
 		if n < sessionEnd {
 			if err == nil {
 				r.Close()
