@@ -28,9 +28,10 @@ type Agent struct {
 	log     *zap.Logger
 	clock   Clock
 
-	sync   bool      // venue calls run on the loop
-	sim    Simulator // the venue simulates our trading (paper)
-	evTime bool      // periodic duties follow event time
+	sync      bool      // venue calls run on the loop
+	prepLocal bool      // an asynchronous venue's Prepare runs on the loop (LocalPreparer)
+	sim       Simulator // the venue simulates our trading (paper)
+	evTime    bool      // periodic duties follow event time
 
 	// Loop-owned state. Nothing below is touched by another goroutine.
 	st  market.State
@@ -117,6 +118,9 @@ func New(cfg Config, d Deps) (*Agent, error) {
 	_, a.evTime = a.clock.(eventClock)
 	if s, ok := d.Venue.(Synchronous); ok && s.Synchronous() {
 		a.sync = true
+	}
+	if p, ok := d.Venue.(LocalPreparer); ok && p.PrepareLocally() {
+		a.prepLocal = true
 	}
 	if s, ok := d.Venue.(Simulator); ok {
 		a.sim = s

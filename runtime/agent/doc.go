@@ -17,7 +17,9 @@
 //
 // Venue calls do not block the loop: they run on executor goroutines and their
 // answers come back into the loop, except for Synchronous (in-process) venues,
-// which the loop calls directly so that a run is deterministic. Orders are tracked
+// which the loop calls directly so that a run is deterministic; a LocalPreparer
+// venue (the remote one) has its Prepare — signing, no I/O — called on the loop, so
+// an order's id is saved before the order can reach the venue. Orders are tracked
 // by client id through prepared (id known), submitted, live, cancelling and done;
 // a request for a quote is never sent while another for it is in flight, and a
 // placement whose outcome is unknown is looked up by its id and resubmitted only as

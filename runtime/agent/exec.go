@@ -47,21 +47,21 @@ type result struct {
 // send runs o on the loop (synchronous venue; its answer is handled after the
 // current pass) or hands it to the executor.
 func (a *Agent) send(o op) {
-	if a.sync {
-		if o.kind == opPlace && !o.prepared {
-			// Prepare here so that the order's id is known before the venue
-			// emits events about it.
-			p, err := a.venue.Prepare(context.Background(), o.req)
-			if err != nil {
-				a.local = append(a.local, localItem{result: true, res: result{op: o, err: err, stage: "prepare"}})
-				return
-			}
-			o.prep, o.prepared = p, true
-			if rec := a.byClient[o.client]; rec != nil && rec.id == "" {
-				rec.prep, rec.prepared, rec.id = p, true, p.ID
-				a.byID[p.ID] = rec
-			}
+	if (a.sync || a.prepLocal) && o.kind == opPlace && !o.prepared {
+		// Prepare here so that the order's id is known before the venue can emit
+		// events about it, and before a checkpoint may have to record it.
+		p, err := a.venue.Prepare(context.Background(), o.req)
+		if err != nil {
+			a.local = append(a.local, localItem{result: true, res: result{op: o, err: err, stage: "prepare"}})
+			return
 		}
+		o.prep, o.prepared = p, true
+		if rec := a.byClient[o.client]; rec != nil && rec.id == "" {
+			rec.prep, rec.prepared, rec.id = p, true, p.ID
+			a.byID[p.ID] = rec
+		}
+	}
+	if a.sync {
 		r := &a.scratch
 		*r = result{op: o}
 		a.execute(context.Background(), r)

@@ -110,6 +110,19 @@ type Synchronous interface {
 	Synchronous() bool
 }
 
+// LocalPreparer is implemented by a venue that is not Synchronous (its Submit goes
+// over the network) but whose Prepare does no I/O and takes microseconds: the remote
+// venue signs the order with a key in memory, from market parameters it already
+// holds. When PrepareLocally() is true, the loop calls Prepare itself, before it
+// hands the placement to an executor goroutine, so that the order's id is in the
+// agent's bookkeeping — and in every checkpoint from then on, marked in flight —
+// before the order can reach the venue. A crash between the post and its answer then
+// leaves an id that the next start looks up, instead of an order it does not know.
+// Prepare is called with a background context and must not block.
+type LocalPreparer interface {
+	PrepareLocally() bool
+}
+
 // Simulator is implemented by a venue that simulates the wallet's trading in the
 // process (the paper venue): it watches the market and produces the wallet's order
 // and fill events itself. The loop calls Attach once before anything else, then
