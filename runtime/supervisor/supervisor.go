@@ -1,0 +1,620 @@
+package supervisor
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"os"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/prometheus/client_golang/prometheus"
+	"go.uber.org/zap"
+
+	"github.com/pitbossdev/pitboss/adapters/natsbus"
+	"github.com/pitbossdev/pitboss/market"
+)
+
+// Agent is one agent as a supervisor runs it: its fleet entry resolved against its
+// agent file (the composition root resolves it; see runtime/wire.ResolveFleetAgent).
+type Agent struct {
+	// ID is the agent's id in the fleet (the file's name or the fleet's override).
+	ID market.AgentID
+	// Wallet is the address whose lock the supervisor takes before starting the
+	// agent: the address the agent trades (on the embedded venue, the paper address
+	// of its wallet reference).
+	Wallet market.Address
+	// WalletRef is the wallet reference (keyring:NAME, …), for display; never a key.
+	WalletRef string
+	// WalletOverride passes WalletRef to the child as an override of its file's.
+	WalletOverride bool
+	// File is the agent file.
+	File string
+	// Live passes --live (the file says dry_run: false; checked when resolving).
+	Live bool
+	// StateDir, if set, passes --state-dir.
+	StateDir string
+	// Args are extra `pitboss run` flags.
+	Args []string
+	// EnvVars names variables of the supervisor's environment the child needs (the
+	// variable of an env: wallet reference); nothing else of it is passed on beyond
+	// the basic ones (PATH, HOME, locale, XDG directories).
+	EnvVars []string
+	// Restart and Limits: resolved (defaults filled).
+	Restart Restart
+	Limits  Limits
+}
+
+// NATSConfig says how a supervisor reaches the fleet's NATS.
+type NATSConfig struct {
+	// Endpoint joins an existing cluster with the supervisor's credentials. If its
+	// URL is empty, the supervisor embeds a server (StoreDir, Port).
+	Endpoint natsbus.Endpoint
+	// AgentEndpoint is what children get on an existing cluster. If its URL is
+	// empty, Endpoint.
+	AgentEndpoint natsbus.Endpoint
+	// StoreDir and Port configure the embedded server (natsbus.ServerConfig).
+	StoreDir string
+	Port     int
+	// CtlFile is where the supervisor writes its own endpoint (mode 0600) for
+	// `pitboss ctl`; it is removed on exit. If empty, none is written.
+	CtlFile string
+}
+
+// Config configures a Supervisor. Fleet, Agents and NATS are required; every other
+// field has a default.
+type Config struct {
+	// Fleet is the fleet's name.
+	Fleet string
+	// Name identifies this supervisor in locks, statuses and audit records. If
+	// empty, "<host>-<pid>".
+	Name string
+	// Agents are the agents this supervisor runs.
+	Agents []Agent
+	// NATS: embedded or an existing cluster.
+	NATS NATSConfig
+	// Heartbeat is the agents' status interval. If zero, DefaultHeartbeat.
+	Heartbeat time.Duration
+	// StopTimeout is the wait between SIGTERM and SIGKILL. If zero,
+	// DefaultStopTimeout.
+	StopTimeout time.Duration
+	// LockTTL is the lock bucket's TTL. If zero, DefaultLockTTL.
+	LockTTL time.Duration
+	// MarketData and Budget: as in the fleet file.
+	MarketData MarketData
+	Budget     Budget
+	// VenueFeed builds the venue feed of the market-data fan-out publisher (the
+	// command line passes adapters/wsfeed). Needed when MarketData.Mode is fanout
+	// and MarketData.Publish is set.
+	VenueFeed func(handler func(*market.Event)) (VenueFeed, error)
+	// Command is the pitboss executable and any leading arguments; a child runs
+	// Command + ["run", "--supervised", …]. If empty, os.Executable().
+	Command []string
+	// Environ is the supervisor's environment, filtered for children (see
+	// ChildConfig). If nil, os.Environ().
+	Environ []string
+	// ExtraEnv is added to every child's environment as is (tests; GOCOVERDIR).
+	ExtraEnv []string
+	// Dir is the children's working directory. If empty, the supervisor's.
+	Dir string
+	// Output receives the children's output, one "<agent> | line" per line. If nil,
+	// os.Stderr.
+	Output io.Writer
+	// Logger is the supervisor's log. If nil, nothing is logged.
+	Logger *zap.Logger
+	// Registry receives the fleet's Prometheus metrics. If nil, none.
+	Registry prometheus.Registerer
+	// Rand returns a uniform float64 in [0, 1) for restart jitter. If nil,
+	// math/rand/v2.
+	Rand func() float64
+}
+
+// ProcState is what a supervisor knows of an agent's process.
+type ProcState string
+
+// Process states.
+const (
+	ProcPending   ProcState = "pending"   // not started yet
+	ProcRunning   ProcState = "running"   // the process is alive
+	ProcBackoff   ProcState = "backoff"   // crashed; waiting before the next start
+	ProcCrashLoop ProcState = "crashloop" // crashed too often; not restarted until an operator restarts it
+	ProcRefused   ProcState = "refused"   // its wallet or id is locked by another agent or supervisor
+	ProcStopping  ProcState = "stopping"  // asked to stop; waiting for it
+	ProcStopped   ProcState = "stopped"   // stopped by an operator (desired state stopped)
+	ProcExited    ProcState = "exited"    // ended by itself with status 0 and not restarted (policy)
+	ProcFailed    ProcState = "failed"    // could not start, or crashed with restart policy never
+	ProcLockLost  ProcState = "lock_lost" // its lock expired; stopped, relocking
+)
+
+// Supervisor runs one `pitboss run --supervised` child per agent, holds their
+// wallet and agent locks in the fleet's lock bucket, restarts crashed children with
+// exponential backoff and stops a crash loop, answers lifecycle requests (stop,
+// restart), converges agents to the fleet's desired state, watches heartbeats, and
+// publishes the fleet's metrics. Create it with New and call Run once; View,
+// KillAll, Bus and Ready are safe for concurrent use.
+type Supervisor struct {
+	cfg   Config
+	log   *zap.Logger
+	out   *output
+	host  string
+	ready chan struct{}
+
+	members []*member
+	byID    map[market.AgentID]*member
+
+	// Set by Run before ready is closed; read-only afterwards.
+	bus     *natsbus.Bus
+	server  *natsbus.Server
+	agentEP natsbus.Endpoint
+	locks   *natsbus.Locks
+	desired *natsbus.DesiredStore
+	roster  *natsbus.Roster
+	budget  *natsbus.Budget
+	pub     *publisher
+
+	mu    sync.Mutex
+	fleet natsbus.Desired // the fleet-wide desired entry (watched)
+	rand  func() float64
+
+	metrics *metrics
+}
+
+// New checks cfg and returns a supervisor ready to Run.
+func New(cfg Config) (*Supervisor, error) {
+	if !market.ValidAgentID(cfg.Fleet) {
+		return nil, fmt.Errorf("supervisor: invalid fleet name %q", cfg.Fleet)
+	}
+	if len(cfg.Agents) == 0 {
+		return nil, errors.New("supervisor: no agents")
+	}
+	host, _ := os.Hostname()
+	if cfg.Name == "" {
+		cfg.Name = host + "-" + strconv.Itoa(os.Getpid())
+	}
+	cfg.Name = sanitizeName(cfg.Name)
+	if cfg.Heartbeat == 0 {
+		cfg.Heartbeat = DefaultHeartbeat
+	}
+	if cfg.StopTimeout == 0 {
+		cfg.StopTimeout = DefaultStopTimeout
+	}
+	if cfg.LockTTL == 0 {
+		cfg.LockTTL = DefaultLockTTL
+	}
+	if cfg.MarketData.Mode == "" {
+		cfg.MarketData.Mode = MarketDataOwn
+	}
+	if cfg.MarketData.Mode == MarketDataFanout && cfg.MarketData.Publish && cfg.VenueFeed == nil {
+		return nil, errors.New("supervisor: the market-data fan-out needs a venue feed")
+	}
+	if len(cfg.Command) == 0 {
+		exe, err := os.Executable()
+		if err != nil {
+			return nil, fmt.Errorf("supervisor: the pitboss executable: %w", err)
+		}
+		cfg.Command = []string{exe}
+	}
+	if cfg.Environ == nil {
+		cfg.Environ = os.Environ()
+	}
+	if cfg.Output == nil {
+		cfg.Output = os.Stderr
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = zap.NewNop()
+	}
+	if cfg.Rand == nil {
+		cfg.Rand = rand.Float64
+	}
+	if cfg.NATS.Endpoint.URL == "" && cfg.NATS.StoreDir == "" {
+		return nil, errors.New("supervisor: the embedded NATS server needs a store directory")
+	}
+	s := &Supervisor{cfg: cfg, log: cfg.Logger.With(zap.String("supervisor", cfg.Name)), out: newOutput(cfg.Output),
+		host: host, ready: make(chan struct{}), byID: map[market.AgentID]*member{}, rand: cfg.Rand}
+	wallets := map[market.Address]market.AgentID{}
+	for _, a := range cfg.Agents {
+		if !a.ID.Valid() {
+			return nil, fmt.Errorf("supervisor: invalid agent id %q", string(a.ID))
+		}
+		if _, dup := s.byID[a.ID]; dup {
+			return nil, fmt.Errorf("supervisor: agent %s is listed twice", a.ID)
+		}
+		if other, dup := wallets[a.Wallet]; dup && !a.Wallet.IsZero() {
+			// Not refused here: the lock refuses the second one with the holder's
+			// name, exactly as it would across supervisors.
+			s.log.Warn("two agents of this fleet file trade one wallet: the second will be refused",
+				zap.String("agent", string(a.ID)), zap.String("other", string(other)), zap.Stringer("wallet", a.Wallet))
+		} else {
+			wallets[a.Wallet] = a.ID
+		}
+		a.Restart = a.Restart.withDefaults()
+		m := newMember(s, a)
+		s.members = append(s.members, m)
+		s.byID[a.ID] = m
+	}
+	if cfg.Registry != nil {
+		m, err := newMetrics(s, cfg.Registry)
+		if err != nil {
+			return nil, err
+		}
+		s.metrics = m
+	}
+	return s, nil
+}
+
+// sanitizeName keeps a supervisor name usable in audit record ids and logs.
+func sanitizeName(s string) string {
+	b := []byte(s)
+	for i, c := range b {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_') {
+			b[i] = '_'
+		}
+	}
+	if len(b) > 64 {
+		b = b[:64]
+	}
+	return string(b)
+}
+
+// Name returns the supervisor's name.
+func (s *Supervisor) Name() string { return s.cfg.Name }
+
+// Ready is closed once Run has connected, prepared the streams and buckets and
+// started the agents' loops.
+func (s *Supervisor) Ready() <-chan struct{} { return s.ready }
+
+// Bus returns the supervisor's NATS connection (after Ready).
+func (s *Supervisor) Bus() *natsbus.Bus { return s.bus }
+
+// Endpoint returns how `pitboss ctl` reaches the fleet with the supervisor's rights
+// (after Ready). It holds secrets: write it with Endpoint.WriteFile, never log it
+// unredacted.
+func (s *Supervisor) Endpoint() natsbus.Endpoint {
+	if s.server != nil {
+		return s.server.Endpoint(natsbus.RoleSupervisor)
+	}
+	return s.cfg.NATS.Endpoint
+}
+
+// AgentEndpoint returns the endpoint children get (after Ready).
+func (s *Supervisor) AgentEndpoint() natsbus.Endpoint { return s.agentEP }
+
+// Run connects to the fleet's NATS (embedding a server unless an endpoint is
+// configured), prepares the AUDIT stream and the lock, desired-state and budget
+// buckets, starts every agent and keeps them running until ctx ends. Then it stops
+// the children (SIGTERM, SIGKILL after StopTimeout), releases their locks, records
+// it in the audit trail, and shuts the embedded server down last. It returns nil
+// after a clean stop, or the error that kept it from starting.
+func (s *Supervisor) Run(ctx context.Context) error {
+	outCtx, stopOut := context.WithCancel(context.Background())
+	var outWG sync.WaitGroup
+	outWG.Add(1)
+	go func() { defer outWG.Done(); s.out.run(outCtx) }()
+	defer func() { stopOut(); outWG.Wait() }()
+
+	if err := s.connect(ctx); err != nil {
+		return err
+	}
+	defer s.disconnect()
+
+	// Infrastructure goroutines live until the members are done: a stopping agent
+	// still publishes its status and audit records.
+	infraCtx, stopInfra := context.WithCancel(context.Background())
+	var infra sync.WaitGroup
+	defer func() { stopInfra(); infra.Wait() }()
+	goInfra := func(name string, fn func(context.Context) error) {
+		infra.Add(1)
+		go func() {
+			defer infra.Done()
+			if err := fn(infraCtx); err != nil && infraCtx.Err() == nil {
+				s.log.Error(name+" stopped", zap.Error(err))
+			}
+		}()
+	}
+
+	roster, err := s.bus.NewRoster(natsbus.RosterConfig{DefaultInterval: s.cfg.Heartbeat, OnChange: s.onRoster})
+	if err != nil {
+		return err
+	}
+	s.roster = roster
+	goInfra("roster", roster.Run)
+	rosterSrv, err := s.serveRoster()
+	if err != nil {
+		return err
+	}
+	goInfra("roster server", rosterSrv)
+	goInfra("desired-state watch", s.watchDesired)
+	if s.cfg.MarketData.Mode == MarketDataFanout && s.cfg.MarketData.Publish {
+		pub, err := newPublisher(s)
+		if err != nil {
+			return err
+		}
+		s.pub = pub
+		goInfra("market-data fan-out", pub.run)
+	}
+	if s.metrics != nil {
+		goInfra("metrics", s.metrics.run)
+	}
+
+	// Lifecycle servers, then the members.
+	var lifeSrv []*natsbus.ControlServer
+	for _, m := range s.members {
+		cs, err := s.bus.ServeLifecycle(m.a.ID, m.lifecycle)
+		if err != nil {
+			return err
+		}
+		lifeSrv = append(lifeSrv, cs)
+	}
+	for _, cs := range lifeSrv {
+		goInfra("lifecycle server", cs.Run)
+	}
+	var members sync.WaitGroup
+	for _, m := range s.members {
+		members.Add(1)
+		go func() { defer members.Done(); m.run(ctx) }()
+	}
+	convCtx, stopConv := context.WithCancel(ctx)
+	var conv sync.WaitGroup
+	conv.Add(1)
+	go func() { defer conv.Done(); s.converge(convCtx) }()
+
+	close(s.ready)
+	s.log.Info("supervisor running", zap.String("fleet", s.cfg.Fleet), zap.Int("agents", len(s.members)),
+		zap.Object("nats", s.agentEP))
+	<-ctx.Done()
+	s.log.Info("supervisor stopping: stopping the agents")
+	stopConv()
+	conv.Wait()
+	members.Wait()
+	s.log.Info("supervisor stopped")
+	return nil
+}
+
+// connect joins or embeds the NATS server and prepares the fleet's streams and
+// buckets.
+func (s *Supervisor) connect(ctx context.Context) error {
+	nc := s.cfg.NATS
+	copts := natsbus.ConnectOptions{Name: "supervisor " + s.cfg.Name, Logger: s.log}
+	if nc.Endpoint.URL == "" {
+		// The server's notices (its banner) are not the operator's business; its
+		// warnings and errors are.
+		srv, err := natsbus.StartServer(ctx, natsbus.ServerConfig{StoreDir: nc.StoreDir, Port: nc.Port, Name: "pitboss-" + s.cfg.Fleet,
+			Logger: s.log.WithOptions(zap.IncreaseLevel(zap.WarnLevel))})
+		if err != nil {
+			return fmt.Errorf("supervisor: embedded NATS: %w", err)
+		}
+		s.server = srv
+		bus, err := srv.Connect(ctx, natsbus.RoleSupervisor, copts)
+		if err != nil {
+			srv.Shutdown()
+			return fmt.Errorf("supervisor: %w", err)
+		}
+		s.bus, s.agentEP = bus, srv.Endpoint(natsbus.RoleAgent)
+	} else {
+		bus, err := natsbus.Connect(ctx, nc.Endpoint, copts)
+		if err != nil {
+			return fmt.Errorf("supervisor: %w", err)
+		}
+		s.bus, s.agentEP = bus, nc.AgentEndpoint
+		if s.agentEP.URL == "" {
+			s.agentEP = nc.Endpoint
+		}
+	}
+	fail := func(err error) error {
+		s.disconnect()
+		return fmt.Errorf("supervisor: %w", err)
+	}
+	if err := s.bus.EnsureAudit(ctx, natsbus.AuditConfig{}); err != nil {
+		return fail(err)
+	}
+	locks, err := s.bus.EnsureLocks(ctx, natsbus.LockConfig{TTL: s.cfg.LockTTL})
+	if err != nil {
+		return fail(err)
+	}
+	s.locks = locks
+	desired, err := s.bus.EnsureDesired(ctx, 0)
+	if err != nil {
+		return fail(err)
+	}
+	s.desired = desired
+	budget, err := s.bus.EnsureBudget(ctx, natsbus.BudgetConfig{Key: s.cfg.Budget.Key, Limit: s.cfg.Budget.Limit, Reserve: s.cfg.Budget.Reserve})
+	if err != nil {
+		return fail(err)
+	}
+	s.budget = budget
+	if f := nc.CtlFile; f != "" {
+		if err := s.Endpoint().WriteFile(f); err != nil {
+			return fail(fmt.Errorf("write the ctl endpoint file: %w", err))
+		}
+	}
+	return nil
+}
+
+func (s *Supervisor) disconnect() {
+	if s.cfg.NATS.CtlFile != "" {
+		_ = os.Remove(s.cfg.NATS.CtlFile)
+	}
+	if s.bus != nil {
+		s.bus.Close()
+	}
+	if s.server != nil {
+		s.server.Shutdown()
+	}
+}
+
+// onRoster logs liveness changes (the roster's goroutine).
+func (s *Supervisor) onRoster(c natsbus.RosterChange) {
+	fields := []zap.Field{zap.String("agent", string(c.Agent)), zap.Stringer("from", c.From), zap.Stringer("to", c.To)}
+	switch c.To {
+	case natsbus.LivenessDead:
+		s.log.Warn("agent heartbeats stopped: agent is dead", fields...)
+	case natsbus.LivenessAlive:
+		s.log.Info("agent heartbeats", fields...)
+	default:
+		s.log.Info("agent liveness", fields...)
+	}
+}
+
+// watchDesired follows the desired-state bucket and tells the members, retrying
+// after a failed watch.
+func (s *Supervisor) watchDesired(ctx context.Context) error {
+	for ctx.Err() == nil {
+		err := s.desired.Watch(ctx, func(id market.AgentID, d natsbus.Desired, cleared bool) {
+			if id == "" {
+				s.mu.Lock()
+				s.fleet = d
+				s.mu.Unlock()
+				for _, m := range s.members {
+					m.desiredChanged()
+				}
+				return
+			}
+			if m := s.byID[id]; m != nil {
+				m.setAgentDesired(d)
+			}
+		})
+		if err != nil && ctx.Err() == nil {
+			s.log.Warn("desired-state watch failed, retrying", zap.Error(err))
+			t := time.NewTimer(time.Second)
+			select {
+			case <-ctx.Done():
+			case <-t.C:
+			}
+			t.Stop()
+		}
+	}
+	return nil
+}
+
+func (s *Supervisor) fleetDesired() natsbus.Desired {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.fleet
+}
+
+// converge sends kill and pause to running agents whose reported state is less
+// restrictive than their desired state (a kill switch thrown while they were away),
+// every heartbeat interval, until ctx ends. It never resumes an agent on its own:
+// a resume is always an operator's explicit request.
+func (s *Supervisor) converge(ctx context.Context) {
+	t := time.NewTicker(s.cfg.Heartbeat)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		for _, m := range s.members {
+			if ctx.Err() != nil {
+				return
+			}
+			m.converge(ctx)
+		}
+	}
+}
+
+// KillResult is the outcome of a fleet-wide kill switch.
+type KillResult struct {
+	Replies []natsbus.ControlReply `json:"replies"`
+	// Missing are agents that were alive and did not answer; the desired state
+	// reaches them when they come back (their supervisors converge them).
+	Missing []market.AgentID `json:"missing,omitempty"`
+}
+
+// KillAll throws the fleet-wide kill switch: it records the fleet's desired state
+// as killed (so it survives restarts and reaches agents that are away) and sends
+// kill to every agent of the fleet, waiting for the replies of those alive.
+func (s *Supervisor) KillAll(ctx context.Context, by, reason string) (KillResult, error) {
+	if reason == "" {
+		reason = "fleet kill switch"
+	}
+	if err := s.desired.Set(ctx, "", natsbus.Desired{State: natsbus.DesiredKilled, By: by, Reason: reason, Time: time.Now().UnixMilli()}); err != nil {
+		return KillResult{}, err
+	}
+	var expect []market.AgentID
+	for _, e := range s.roster.Snapshot() {
+		if e.Liveness == natsbus.LivenessAlive {
+			expect = append(expect, e.Status.Agent)
+		}
+	}
+	cctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	if len(expect) == 0 {
+		cctx, cancel = context.WithTimeout(ctx, 500*time.Millisecond)
+		defer cancel()
+	}
+	reps, err := s.bus.ControlAll(cctx, natsbus.ControlRequest{Op: natsbus.OpKill, Reason: reason, From: by, Time: time.Now().UnixMilli()}, expect)
+	res := KillResult{Replies: reps}
+	var me *natsbus.MissingRepliesError
+	if errors.As(err, &me) {
+		res.Missing = me.Missing
+		err = nil
+	}
+	s.log.Warn("fleet kill switch thrown", zap.String("by", by), zap.Int("replies", len(reps)), zap.Int("missing", len(res.Missing)))
+	return res, err
+}
+
+// View returns what this supervisor knows of its agents: process, locks, desired
+// state, and each agent's last status and heartbeat age.
+func (s *Supervisor) View() FleetView {
+	now := time.Now()
+	v := FleetView{V: 1, Fleet: s.cfg.Fleet, Supervisor: s.cfg.Name, Host: s.host, Time: now.UnixMilli(),
+		FleetDesired: s.fleetDesired().State}
+	for _, m := range s.members {
+		v.Agents = append(v.Agents, m.view(now))
+	}
+	return v
+}
+
+// rosterRequests bounds the pending list requests. Overflow policy: nats.go drops
+// the newest (the requester sees fewer supervisors and may ask again).
+const rosterRequests = 64
+
+// serveRoster answers `pitboss ctl list` (SubjectRoster) with View. It subscribes
+// before returning.
+func (s *Supervisor) serveRoster() (func(context.Context) error, error) {
+	ch := make(chan *nats.Msg, rosterRequests)
+	sub, err := s.bus.Conn().ChanSubscribe(SubjectRoster, ch)
+	if err != nil {
+		return nil, fmt.Errorf("supervisor: roster subject: %w", err)
+	}
+	if err := s.bus.Conn().Flush(); err != nil {
+		_ = sub.Unsubscribe()
+		return nil, fmt.Errorf("supervisor: roster subject: %w", err)
+	}
+	return func(ctx context.Context) error {
+		defer func() { _ = sub.Unsubscribe() }()
+		for {
+			select {
+			case <-ctx.Done():
+				return nil
+			case m := <-ch:
+				if m.Reply == "" {
+					continue
+				}
+				data, err := json.Marshal(s.View())
+				if err != nil {
+					continue
+				}
+				_ = m.Respond(data)
+			}
+		}
+	}, nil
+}
+
+// SubjectRoster is where supervisors answer list requests (`pitboss ctl list`, the
+// dashboard of another supervisor) with their FleetView. It is under
+// "pitboss.fleet.", which the agent role may not publish to.
+const SubjectRoster = natsbus.Prefix + ".fleet.roster"
+
+// Fleet asks every supervisor of the fleet (this one included) for its view: the
+// dashboard's data. It waits 250 ms for the answers.
+func (s *Supervisor) Fleet(ctx context.Context) (Fleet, error) {
+	return NewClient(s.bus, "supervisor "+s.cfg.Name).List(ctx, 250*time.Millisecond)
+}
