@@ -2,6 +2,7 @@ package tape
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"io"
 	"math/rand/v2"
@@ -115,6 +116,35 @@ func BenchmarkWrite(b *testing.B) {
 			b.Fatal(err)
 		}
 		i++
+	}
+	b.ReportMetric(float64(i)/b.Elapsed().Seconds(), "events/s")
+}
+
+// BenchmarkRecorder hands events to a Recorder (copy into a queue slot, hand-off to
+// the writer goroutine, encoding, zstd): what `pitboss record` spends per event.
+func BenchmarkRecorder(b *testing.B) {
+	evs := benchEvents(100_000)
+	w, err := NewWriter(io.Discard, Session{}, WriterOptions{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	now := int64(0)
+	rec, err := NewRecorder(w, RecorderConfig{Now: func() int64 { now++; return now }})
+	if err != nil {
+		b.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- rec.Run(ctx) }()
+	b.ReportAllocs()
+	i := 0
+	for b.Loop() {
+		rec.Event(&evs[i%len(evs)])
+		i++
+	}
+	cancel()
+	if err := <-done; err != nil {
+		b.Fatal(err)
 	}
 	b.ReportMetric(float64(i)/b.Elapsed().Seconds(), "events/s")
 }

@@ -1,0 +1,105 @@
+package tape
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"testing"
+	"time"
+
+	"github.com/pitbossdev/pitboss/market"
+)
+
+// killChildEnv, when set to a file path, turns the test binary into a recorder that
+// appends to that tape until it is killed.
+const killChildEnv = "PITBOSS_TAPE_KILL_CHILD"
+
+func TestMain(m *testing.M) {
+	if path := os.Getenv(killChildEnv); path != "" {
+		os.Exit(killChild(path))
+	}
+	os.Exit(m.Run())
+}
+
+// killChild records synthetic events through a Recorder, flushing small blocks,
+// until the parent kills it (or a minute passes).
+func killChild(path string) int {
+	w, _, err := Append(path, Session{Source: "kill test"}, WriterOptions{BlockBytes: 512, NoSync: true})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 2
+	}
+	t := int64(1_700_000_000_000)
+	rec, err := NewRecorder(w, RecorderConfig{Now: func() int64 { t++; return t }, FlushEvery: time.Millisecond})
+	if err != nil {
+		return 3
+	}
+	go rec.Run(context.Background()) //nolint:errcheck // the process is killed
+	info := infoA()
+	rec.Market(&info)
+	deadline := time.Now().Add(time.Minute)
+	for i := 0; time.Now().Before(deadline); i++ {
+		ev := market.Event{Kind: market.EventLastTrade, Seq: uint64(i), Time: 1_700_000_000_000 + int64(i), Market: condA,
+			Token: yesA, Price: market.Micros(400_000 + i%100*1000), Size: market.One, Side: market.Buy}
+		rec.Event(&ev)
+	}
+	return 4
+}
+
+// TestKilledRecorderLeavesAReadableTape kills a recording process (SIGKILL) at
+// several moments; each time the file opens as a valid tape, and the next recorder
+// continues it.
+func TestKilledRecorderLeavesAReadableTape(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("no SIGKILL")
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "killed.tape")
+	var records int64
+	for round, size := range []int64{2_000, 20_000, 60_000} {
+		before := int64(0)
+		if fi, err := os.Stat(path); err == nil {
+			before = fi.Size()
+		}
+		cmd := exec.Command(exe, "-test.run=^$")
+		cmd.Env = append(os.Environ(), killChildEnv+"="+path)
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		deadline := time.Now().Add(30 * time.Second)
+		for {
+			fi, err := os.Stat(path)
+			if err == nil && fi.Size() >= before+size {
+				break
+			}
+			if time.Now().After(deadline) {
+				cmd.Process.Kill()
+				cmd.Wait()
+				t.Fatalf("round %d: the child wrote nothing", round)
+			}
+			time.Sleep(time.Millisecond)
+		}
+		if err := cmd.Process.Kill(); err != nil {
+			t.Fatal(err)
+		}
+		var ee *exec.ExitError
+		if err := cmd.Wait(); !errors.As(err, &ee) {
+			t.Fatalf("round %d: the child ended by itself: %v", round, err)
+		}
+		sum, err := Summarize(path)
+		if err != nil {
+			t.Fatalf("round %d: %v", round, err)
+		}
+		if len(sum.Sessions) != round+1 || sum.Records <= records {
+			t.Fatalf("round %d: %d sessions, %d records (had %d)", round, len(sum.Sessions), sum.Records, records)
+		}
+		records = sum.Records
+	}
+}
