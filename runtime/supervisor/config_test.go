@@ -1,4 +1,4 @@
-package supervisor
+package supervisor_test
 
 import (
 	"errors"
@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/pitbossdev/pitboss/agents"
+	. "github.com/pitbossdev/pitboss/runtime/supervisor"
 )
 
 var testOpts = Options{Getenv: func(k string) string {

@@ -33,9 +33,10 @@ type outLine struct {
 // output writes the children's lines, prefixed "<agent> | ", to one writer from
 // one goroutine. Lines are queued without blocking the readers.
 type output struct {
-	w       io.Writer
-	ch      chan outLine
-	dropped atomic.Uint64
+	w        io.Writer
+	ch       chan outLine
+	dropped  atomic.Uint64
+	reported uint64 // dropped lines already reported (owned by run)
 }
 
 func newOutput(w io.Writer) *output {
@@ -44,11 +45,10 @@ func newOutput(w io.Writer) *output {
 
 // run writes queued lines until ctx ends and then what is still queued.
 func (o *output) run(ctx context.Context) {
-	var reported uint64
 	write := func(l outLine) {
-		if d := o.dropped.Load(); d > reported {
-			_, _ = io.WriteString(o.w, "supervisor | "+strconv.FormatUint(d-reported, 10)+" lines of agent output dropped (output too slow)\n")
-			reported = d
+		if d := o.dropped.Load(); d > o.reported {
+			_, _ = io.WriteString(o.w, "supervisor | "+strconv.FormatUint(d-o.reported, 10)+" lines of agent output dropped (output too slow)\n")
+			o.reported = d
 		}
 		prefix := l.agent
 		if l.stream == "stderr" {

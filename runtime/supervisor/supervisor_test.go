@@ -1,4 +1,4 @@
-package supervisor
+package supervisor_test
 
 import (
 	"errors"
@@ -15,14 +15,16 @@ import (
 
 	"github.com/pitbossdev/pitboss/adapters/natsbus"
 	"github.com/pitbossdev/pitboss/market"
+	. "github.com/pitbossdev/pitboss/runtime/supervisor"
+	"github.com/pitbossdev/pitboss/runtime/supervisor/supervisortest"
 )
 
 func TestAgentsStartHeartbeatAndAreListed(t *testing.T) {
-	f := startFleet(t, []Agent{fakeAgentSpec("a", 1, "run"), fakeAgentSpec("b", 2, "run")})
+	f := supervisortest.Start(t, []Agent{supervisortest.AgentSpec("a", 1, "run"), supervisortest.AgentSpec("b", 2, "run")})
 	for _, id := range []string{"a", "b"} {
-		f.waitAgent(id, "heartbeats", 20*time.Second, alive)
+		f.WaitAgent(id, "heartbeats", 20*time.Second, supervisortest.Alive)
 	}
-	fl, err := f.client.List(ctxT(t, 5*time.Second), 300*time.Millisecond)
+	fl, err := f.Client.List(supervisortest.Ctx(t, 5*time.Second), 300*time.Millisecond)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -34,13 +36,13 @@ func TestAgentsStartHeartbeatAndAreListed(t *testing.T) {
 		t.Fatalf("list: %v (%d supervisors)", ids, len(fl.Supervisors))
 	}
 	a := fl.Agents()[0]
-	if a.Wallet != addr(1) || a.PID == 0 || a.HeartbeatAgeMS < 0 || a.Status.Supervisor != f.sup.Name() || a.PnL() != market.One/2 {
+	if a.Wallet != supervisortest.Addr(1) || a.PID == 0 || a.HeartbeatAgeMS < 0 || a.Status.Supervisor != f.Sup.Name() || a.PnL() != market.One/2 {
 		t.Fatalf("view of a: %+v", a)
 	}
-	if !strings.Contains(f.out.String(), "a | fake agent starting: run") {
-		t.Fatalf("child output not captured with its prefix:\n%s", f.out.String())
+	if !strings.Contains(f.Out.String(), "a | fake agent starting: run") {
+		t.Fatalf("child output not captured with its prefix:\n%s", f.Out.String())
 	}
-	ev := auditEvents(t, f.client, "a")
+	ev := supervisortest.AuditEvents(t, f.Client, "a")
 	if len(ev) == 0 || ev[0] != "started" {
 		t.Fatalf("lifecycle records of a: %v", ev)
 	}
@@ -49,20 +51,20 @@ func TestAgentsStartHeartbeatAndAreListed(t *testing.T) {
 // TestKilledAgentComesBack SIGKILLs an agent's process: the supervisor sees it
 // crash and starts it again after the backoff.
 func TestKilledAgentComesBack(t *testing.T) {
-	f := startFleet(t, []Agent{fakeAgentSpec("a", 1, "run"), fakeAgentSpec("b", 2, "run")})
-	v := f.waitAgent("a", "heartbeats", 20*time.Second, alive)
-	f.waitAgent("b", "heartbeats", 20*time.Second, alive)
+	f := supervisortest.Start(t, []Agent{supervisortest.AgentSpec("a", 1, "run"), supervisortest.AgentSpec("b", 2, "run")})
+	v := f.WaitAgent("a", "heartbeats", 20*time.Second, supervisortest.Alive)
+	f.WaitAgent("b", "heartbeats", 20*time.Second, supervisortest.Alive)
 	if err := syscall.Kill(v.PID, syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
-	back := f.waitAgent("a", "a new process", 20*time.Second, func(n AgentView) bool { return alive(n) && n.PID != v.PID && n.Restarts == 1 })
+	back := f.WaitAgent("a", "a new process", 20*time.Second, func(n AgentView) bool { return supervisortest.Alive(n) && n.PID != v.PID && n.Restarts == 1 })
 	if !strings.Contains(back.LastExit, "killed") {
 		t.Fatalf("last exit %q", back.LastExit)
 	}
-	if b := f.agent("b"); b.Restarts != 0 || !alive(b) {
+	if b := f.Agent("b"); b.Restarts != 0 || !supervisortest.Alive(b) {
 		t.Fatalf("b was touched: %+v", b)
 	}
-	ev := auditEvents(t, f.client, "a")
+	ev := supervisortest.AuditEvents(t, f.Client, "a")
 	want := []string{"started", "crashed", "restarting", "started"}
 	if len(ev) < 4 || !slices.Equal(ev[:4], want) {
 		t.Fatalf("lifecycle records %v, want %v", ev, want)
@@ -71,8 +73,8 @@ func TestKilledAgentComesBack(t *testing.T) {
 
 func TestCrashLoopStopsRestartsUntilAnOperatorRestarts(t *testing.T) {
 	reg := prometheus.NewRegistry()
-	f := startFleet(t, []Agent{fakeAgentSpec("c", 3, "crash")}, func(c *Config) { c.Registry = reg })
-	v := f.waitAgent("c", "crash loop", 30*time.Second, func(v AgentView) bool { return v.Process == ProcCrashLoop })
+	f := supervisortest.Start(t, []Agent{supervisortest.AgentSpec("c", 3, "crash")}, func(c *Config) { c.Registry = reg })
+	v := f.WaitAgent("c", "crash loop", 30*time.Second, func(v AgentView) bool { return v.Process == ProcCrashLoop })
 	if v.Restarts != 3 || v.CrashLoops != 1 || !strings.Contains(v.Message, "crashed 4 times") || !strings.Contains(v.Message, "something broke") {
 		t.Fatalf("crash-loop view: %+v", v)
 	}
@@ -81,18 +83,18 @@ func TestCrashLoopStopsRestartsUntilAnOperatorRestarts(t *testing.T) {
 	}
 	// Nothing restarts it by itself.
 	time.Sleep(400 * time.Millisecond)
-	if n := f.agent("c"); n.Restarts != 3 {
+	if n := f.Agent("c"); n.Restarts != 3 {
 		t.Fatalf("restarted during a crash loop: %+v", n)
 	}
-	ev := auditEvents(t, f.client, "c")
+	ev := supervisortest.AuditEvents(t, f.Client, "c")
 	if ev[len(ev)-1] != "crash_loop" || !slices.Contains(ev, "restarting") {
 		t.Fatalf("lifecycle records %v", ev)
 	}
-	res, err := f.client.Control(ctxT(t, 5*time.Second), "restart", "c", "fixed", "")
+	res, err := f.Client.Control(supervisortest.Ctx(t, 5*time.Second), "restart", "c", "fixed", "")
 	if err != nil || !res.Replies[0].OK {
 		t.Fatalf("restart: %+v %v", res, err)
 	}
-	f.waitAgent("c", "a second crash loop", 30*time.Second, func(v AgentView) bool { return v.CrashLoops == 2 })
+	f.WaitAgent("c", "a second crash loop", 30*time.Second, func(v AgentView) bool { return v.CrashLoops == 2 })
 }
 
 // metricValue returns the value of metric name (with label agent, if not empty).
@@ -143,33 +145,33 @@ func seriesCount(t *testing.T, reg *prometheus.Registry, names ...string) int {
 }
 
 func TestRestartPolicies(t *testing.T) {
-	never := fakeAgentSpec("n", 4, "crash")
+	never := supervisortest.AgentSpec("n", 4, "crash")
 	never.Restart.Policy = RestartNever
-	clean := fakeAgentSpec("e", 5, "exit0")
-	always := fakeAgentSpec("w", 6, "exit0")
+	clean := supervisortest.AgentSpec("e", 5, "exit0")
+	always := supervisortest.AgentSpec("w", 6, "exit0")
 	always.Restart.Policy = RestartAlways
 	always.Restart.CrashLoop = -1
-	f := startFleet(t, []Agent{never, clean, always})
-	if v := f.waitAgent("n", "failed", 20*time.Second, func(v AgentView) bool { return v.Process == ProcFailed }); v.Restarts != 0 {
+	f := supervisortest.Start(t, []Agent{never, clean, always})
+	if v := f.WaitAgent("n", "failed", 20*time.Second, func(v AgentView) bool { return v.Process == ProcFailed }); v.Restarts != 0 {
 		t.Fatalf("never: %+v", v)
 	}
-	if v := f.waitAgent("e", "exited", 20*time.Second, func(v AgentView) bool { return v.Process == ProcExited }); v.Restarts != 0 {
+	if v := f.WaitAgent("e", "exited", 20*time.Second, func(v AgentView) bool { return v.Process == ProcExited }); v.Restarts != 0 {
 		t.Fatalf("on-failure after a clean exit: %+v", v)
 	}
-	f.waitAgent("w", "restarts", 20*time.Second, func(v AgentView) bool { return v.Restarts >= 2 })
+	f.WaitAgent("w", "restarts", 20*time.Second, func(v AgentView) bool { return v.Restarts >= 2 })
 }
 
 func TestSecondAgentOnOneWalletIsRefused(t *testing.T) {
-	f := startFleet(t, []Agent{fakeAgentSpec("first", 7, "run"), fakeAgentSpec("second", 7, "run")})
+	f := supervisortest.Start(t, []Agent{supervisortest.AgentSpec("first", 7, "run"), supervisortest.AgentSpec("second", 7, "run")})
 	var running, refused AgentView
 	deadline := time.Now().Add(20 * time.Second)
 	for {
-		a, b := f.agent("first"), f.agent("second")
-		if alive(a) && b.Process == ProcRefused {
+		a, b := f.Agent("first"), f.Agent("second")
+		if supervisortest.Alive(a) && b.Process == ProcRefused {
 			running, refused = a, b
 			break
 		}
-		if alive(b) && a.Process == ProcRefused {
+		if supervisortest.Alive(b) && a.Process == ProcRefused {
 			running, refused = b, a
 			break
 		}
@@ -178,11 +180,11 @@ func TestSecondAgentOnOneWalletIsRefused(t *testing.T) {
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
-	want := "wallet " + addr(7).String() + " is already held by agent " + string(running.ID) + " (supervisor " + f.sup.Name()
+	want := "wallet " + supervisortest.Addr(7).String() + " is already held by agent " + string(running.ID) + " (supervisor " + f.Sup.Name()
 	if !strings.Contains(refused.Message, want) {
 		t.Fatalf("refusal %q does not name the holder (%q)", refused.Message, want)
 	}
-	if ev := auditEvents(t, f.client, string(refused.ID)); !slices.Equal(ev, []string{"lock_refused"}) {
+	if ev := supervisortest.AuditEvents(t, f.Client, string(refused.ID)); !slices.Equal(ev, []string{"lock_refused"}) {
 		t.Fatalf("lifecycle records of the refused agent: %v", ev)
 	}
 }
@@ -190,11 +192,11 @@ func TestSecondAgentOnOneWalletIsRefused(t *testing.T) {
 // TestControlReachesTheRightAgent pauses, resumes and kills one agent and checks
 // that the others are untouched; then kill-all and resume-after-kill --all.
 func TestControlReachesTheRightAgent(t *testing.T) {
-	f := startFleet(t, []Agent{fakeAgentSpec("a", 1, "run"), fakeAgentSpec("b", 2, "run"), fakeAgentSpec("c", 3, "run")})
+	f := supervisortest.Start(t, []Agent{supervisortest.AgentSpec("a", 1, "run"), supervisortest.AgentSpec("b", 2, "run"), supervisortest.AgentSpec("c", 3, "run")})
 	for _, id := range []string{"a", "b", "c"} {
-		f.waitAgent(id, "heartbeats", 20*time.Second, alive)
+		f.WaitAgent(id, "heartbeats", 20*time.Second, supervisortest.Alive)
 	}
-	ctx := ctxT(t, 30*time.Second)
+	ctx := supervisortest.Ctx(t, 30*time.Second)
 	steps := []struct {
 		op     Op
 		target string
@@ -209,7 +211,7 @@ func TestControlReachesTheRightAgent(t *testing.T) {
 	}
 	for _, s := range steps {
 		t.Run(string(s.op)+" "+s.target, func(t *testing.T) {
-			res, err := f.client.Control(ctx, s.op, market.AgentID(s.target), "test", "")
+			res, err := f.Client.Control(ctx, s.op, market.AgentID(s.target), "test", "")
 			if err != nil {
 				t.Fatalf("%s: %v", s.op, err)
 			}
@@ -221,30 +223,30 @@ func TestControlReachesTheRightAgent(t *testing.T) {
 				t.Fatalf("replies %+v", res)
 			}
 			for id, st := range s.want {
-				f.waitAgent(id, string(st), 10*time.Second, stateIs(st))
+				f.WaitAgent(id, string(st), 10*time.Second, supervisortest.StateIs(st))
 			}
 		})
 	}
 	t.Run("kill-all", func(t *testing.T) {
-		res, err := f.sup.KillAll(ctx, "test", "")
+		res, err := f.Sup.KillAll(ctx, "test", "")
 		if err != nil || len(res.Replies) != 3 || len(res.Missing) != 0 {
 			t.Fatalf("kill-all: %+v %v", res, err)
 		}
 		for _, id := range []string{"a", "b", "c"} {
-			f.waitAgent(id, "killed", 10*time.Second, stateIs(natsbus.StateKilled))
+			f.WaitAgent(id, "killed", 10*time.Second, supervisortest.StateIs(natsbus.StateKilled))
 		}
-		if d := f.sup.View().FleetDesired; d != natsbus.DesiredKilled {
+		if d := f.Sup.View().FleetDesired; d != natsbus.DesiredKilled {
 			t.Fatalf("fleet desired %q", d)
 		}
 		// One agent cannot be re-armed while the fleet's switch is thrown.
-		if _, err := f.client.Control(ctx, "resume_after_kill", "a", "", ""); err == nil || !strings.Contains(err.Error(), "whole fleet is killed") {
+		if _, err := f.Client.Control(ctx, "resume_after_kill", "a", "", ""); err == nil || !strings.Contains(err.Error(), "whole fleet is killed") {
 			t.Fatalf("resume_after_kill of one agent under a fleet kill: %v", err)
 		}
-		if _, err := f.client.Control(ctx, "resume_after_kill", "", "", ""); err != nil {
+		if _, err := f.Client.Control(ctx, "resume_after_kill", "", "", ""); err != nil {
 			t.Fatal(err)
 		}
 		for _, id := range []string{"a", "b", "c"} {
-			f.waitAgent(id, "running", 10*time.Second, stateIs(natsbus.StateRunning))
+			f.WaitAgent(id, "running", 10*time.Second, supervisortest.StateIs(natsbus.StateRunning))
 		}
 	})
 }
@@ -253,22 +255,22 @@ func TestControlReachesTheRightAgent(t *testing.T) {
 // control request: the supervisor converges the running agent, and a restarted one
 // starts killed.
 func TestDesiredKillReachesAnAgentThatMissedIt(t *testing.T) {
-	f := startFleet(t, []Agent{fakeAgentSpec("a", 1, "run"), fakeAgentSpec("b", 2, "run")})
-	v := f.waitAgent("a", "heartbeats", 20*time.Second, alive)
-	f.waitAgent("b", "heartbeats", 20*time.Second, alive)
-	ds, err := f.sup.Bus().OpenDesired(ctxT(t, 5*time.Second))
+	f := supervisortest.Start(t, []Agent{supervisortest.AgentSpec("a", 1, "run"), supervisortest.AgentSpec("b", 2, "run")})
+	v := f.WaitAgent("a", "heartbeats", 20*time.Second, supervisortest.Alive)
+	f.WaitAgent("b", "heartbeats", 20*time.Second, supervisortest.Alive)
+	ds, err := f.Sup.Bus().OpenDesired(supervisortest.Ctx(t, 5*time.Second))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := ds.Set(ctxT(t, 5*time.Second), "a", natsbus.Desired{State: natsbus.DesiredKilled, By: "test"}); err != nil {
+	if err := ds.Set(supervisortest.Ctx(t, 5*time.Second), "a", natsbus.Desired{State: natsbus.DesiredKilled, By: "test"}); err != nil {
 		t.Fatal(err)
 	}
-	f.waitAgent("a", "killed by convergence", 10*time.Second, stateIs(natsbus.StateKilled))
+	f.WaitAgent("a", "killed by convergence", 10*time.Second, supervisortest.StateIs(natsbus.StateKilled))
 	if err := syscall.Kill(v.PID, syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
-	f.waitAgent("a", "restarted killed", 20*time.Second, func(n AgentView) bool { return n.PID != v.PID && stateIs(natsbus.StateKilled)(n) })
-	if b := f.agent("b"); b.Status.State != natsbus.StateRunning {
+	f.WaitAgent("a", "restarted killed", 20*time.Second, func(n AgentView) bool { return n.PID != v.PID && supervisortest.StateIs(natsbus.StateKilled)(n) })
+	if b := f.Agent("b"); b.Status.State != natsbus.StateRunning {
 		t.Fatalf("b: %+v", b.Status)
 	}
 }
@@ -279,39 +281,39 @@ func TestDesiredKillReachesAnAgentThatMissedIt(t *testing.T) {
 func TestStopIsDurableAndStartUndoesIt(t *testing.T) {
 	store := t.TempDir()
 	useStore := func(c *Config) { c.NATS.StoreDir = store }
-	f := startFleet(t, []Agent{fakeAgentSpec("a", 1, "run")}, useStore)
-	v := f.waitAgent("a", "heartbeats", 20*time.Second, alive)
-	res, err := f.client.Control(ctxT(t, 5*time.Second), "stop", "a", "maintenance", "")
+	f := supervisortest.Start(t, []Agent{supervisortest.AgentSpec("a", 1, "run")}, useStore)
+	v := f.WaitAgent("a", "heartbeats", 20*time.Second, supervisortest.Alive)
+	res, err := f.Client.Control(supervisortest.Ctx(t, 5*time.Second), "stop", "a", "maintenance", "")
 	if err != nil || res.Replies[0].State != natsbus.StateStopping {
 		t.Fatalf("stop: %+v %v", res, err)
 	}
-	f.waitAgent("a", "stopped", 20*time.Second, func(v AgentView) bool { return v.Process == ProcStopped })
+	f.WaitAgent("a", "stopped", 20*time.Second, func(v AgentView) bool { return v.Process == ProcStopped })
 	if err := syscall.Kill(v.PID, 0); !errors.Is(err, syscall.ESRCH) {
 		t.Fatalf("process %d still there: %v", v.PID, err)
 	}
-	f.stop()
+	f.Stop()
 
-	g := startFleet(t, []Agent{fakeAgentSpec("a", 1, "run")}, useStore)
+	g := supervisortest.Start(t, []Agent{supervisortest.AgentSpec("a", 1, "run")}, useStore)
 	time.Sleep(300 * time.Millisecond)
-	if n := g.agent("a"); n.Process != ProcStopped || n.Desired != natsbus.DesiredStopped {
+	if n := g.Agent("a"); n.Process != ProcStopped || n.Desired != natsbus.DesiredStopped {
 		t.Fatalf("a started again despite the desired state: %+v", n)
 	}
-	if _, err := g.client.Control(ctxT(t, 5*time.Second), OpStart, "a", "", ""); err != nil {
+	if _, err := g.Client.Control(supervisortest.Ctx(t, 5*time.Second), OpStart, "a", "", ""); err != nil {
 		t.Fatal(err)
 	}
-	g.waitAgent("a", "running again", 20*time.Second, alive)
+	g.WaitAgent("a", "running again", 20*time.Second, supervisortest.Alive)
 }
 
 // TestStopTimeoutEndsInSIGKILL: an agent that ignores SIGTERM is killed after the
 // stop timeout.
 func TestStopTimeoutEndsInSIGKILL(t *testing.T) {
-	f := startFleet(t, []Agent{fakeAgentSpec("stubborn", 1, "ignore-term")}, func(c *Config) { c.StopTimeout = 300 * time.Millisecond })
-	v := f.waitAgent("stubborn", "heartbeats", 20*time.Second, alive)
+	f := supervisortest.Start(t, []Agent{supervisortest.AgentSpec("stubborn", 1, "ignore-term")}, func(c *Config) { c.StopTimeout = 300 * time.Millisecond })
+	v := f.WaitAgent("stubborn", "heartbeats", 20*time.Second, supervisortest.Alive)
 	start := time.Now()
-	if _, err := f.client.Control(ctxT(t, 5*time.Second), "stop", "stubborn", "", ""); err != nil {
+	if _, err := f.Client.Control(supervisortest.Ctx(t, 5*time.Second), "stop", "stubborn", "", ""); err != nil {
 		t.Fatal(err)
 	}
-	n := f.waitAgent("stubborn", "stopped", 20*time.Second, func(v AgentView) bool { return v.Process == ProcStopped })
+	n := f.WaitAgent("stubborn", "stopped", 20*time.Second, func(v AgentView) bool { return v.Process == ProcStopped })
 	if took := time.Since(start); took < 300*time.Millisecond {
 		t.Fatalf("stopped after %s, before the stop timeout", took)
 	}
@@ -330,27 +332,27 @@ func TestChildGetsOnlyItsEnvironment(t *testing.T) {
 	if runtime.GOOS != "linux" {
 		t.Skip("reads /proc")
 	}
-	a := fakeAgentSpec("a", 1, "run")
+	a := supervisortest.AgentSpec("a", 1, "run")
 	a.EnvVars = []string{"A_WALLET_KEY"}
 	nice := 3
 	a.Limits = Limits{OpenFiles: 200, AddressSpace: 64 << 30, Nice: &nice, Memory: 256 << 20}
-	f := startFleet(t, []Agent{a}, func(c *Config) {
+	f := supervisortest.Start(t, []Agent{a}, func(c *Config) {
 		c.Environ = []string{"PATH=/usr/bin:/bin", "HOME=/home/x", "LC_ALL=C", "AWS_SECRET_ACCESS_KEY=aws-secret", "PITBOSS_API_SECRET=api-secret",
 			"A_WALLET_KEY=wallet-secret", "B_WALLET_KEY=other-wallet"}
 	})
-	v := f.waitAgent("a", "heartbeats", 20*time.Second, alive)
+	v := f.WaitAgent("a", "heartbeats", 20*time.Second, supervisortest.Alive)
 	env, err := os.ReadFile("/proc/" + strconv.Itoa(v.PID) + "/environ")
 	if err != nil {
 		t.Fatal(err)
 	}
 	vars := strings.Split(string(env), "\x00")
-	pw := f.sup.AgentEndpoint().Password
+	pw := f.Sup.AgentEndpoint().Password
 	checks := []struct {
 		name string
 		ok   bool
 	}{
 		{"nats password in the environment", slices.Contains(vars, natsbus.EnvPassword+"="+pw)},
-		{"no supervisor password", !strings.Contains(string(env), f.sup.Endpoint().Password)},
+		{"no supervisor password", !strings.Contains(string(env), f.Sup.Endpoint().Password)},
 		{"no aws secret", !strings.Contains(string(env), "aws-secret")},
 		{"no api secret", !strings.Contains(string(env), "api-secret")},
 		{"no other wallet", !strings.Contains(string(env), "other-wallet")},
@@ -393,9 +395,9 @@ func TestChildGetsOnlyItsEnvironment(t *testing.T) {
 
 func TestMetricsOfTheFleet(t *testing.T) {
 	reg := prometheus.NewRegistry()
-	f := startFleet(t, []Agent{fakeAgentSpec("a", 1, "run"), fakeAgentSpec("b", 2, "run")}, func(c *Config) { c.Registry = reg })
-	f.waitAgent("a", "heartbeats", 20*time.Second, alive)
-	f.waitAgent("b", "heartbeats", 20*time.Second, alive)
+	f := supervisortest.Start(t, []Agent{supervisortest.AgentSpec("a", 1, "run"), supervisortest.AgentSpec("b", 2, "run")}, func(c *Config) { c.Registry = reg })
+	f.WaitAgent("a", "heartbeats", 20*time.Second, supervisortest.Alive)
+	f.WaitAgent("b", "heartbeats", 20*time.Second, supervisortest.Alive)
 	deadline := time.Now().Add(10 * time.Second)
 	for {
 		n := seriesCount(t, reg, "pitboss_fleet_agents", "pitboss_fleet_agent_up", "pitboss_fleet_heartbeat_age_seconds",
@@ -417,33 +419,33 @@ func TestMetricsOfTheFleet(t *testing.T) {
 // an external cluster: each runs its agents, a client lists and controls all of
 // them, and a wallet taken by one supervisor is refused to the other.
 func TestTwoSupervisorsOneFleet(t *testing.T) {
-	f1 := startFleet(t, []Agent{fakeAgentSpec("a", 1, "run")})
+	f1 := supervisortest.Start(t, []Agent{supervisortest.AgentSpec("a", 1, "run")})
 	ext := func(c *Config) {
-		c.NATS = NATSConfig{Endpoint: f1.sup.Endpoint(), AgentEndpoint: f1.sup.AgentEndpoint()}
+		c.NATS = NATSConfig{Endpoint: f1.Sup.Endpoint(), AgentEndpoint: f1.Sup.AgentEndpoint()}
 		c.Name = "second"
 	}
-	f2 := startFleet(t, []Agent{fakeAgentSpec("b", 2, "run"), fakeAgentSpec("a-copy", 1, "run")}, ext)
-	f1.waitAgent("a", "heartbeats", 20*time.Second, alive)
-	f2.waitAgent("b", "heartbeats", 20*time.Second, alive)
-	v := f2.waitAgent("a-copy", "refused", 20*time.Second, func(v AgentView) bool { return v.Process == ProcRefused })
-	if !strings.Contains(v.Message, "held by agent a (supervisor "+f1.sup.Name()) {
+	f2 := supervisortest.Start(t, []Agent{supervisortest.AgentSpec("b", 2, "run"), supervisortest.AgentSpec("a-copy", 1, "run")}, ext)
+	f1.WaitAgent("a", "heartbeats", 20*time.Second, supervisortest.Alive)
+	f2.WaitAgent("b", "heartbeats", 20*time.Second, supervisortest.Alive)
+	v := f2.WaitAgent("a-copy", "refused", 20*time.Second, func(v AgentView) bool { return v.Process == ProcRefused })
+	if !strings.Contains(v.Message, "held by agent a (supervisor "+f1.Sup.Name()) {
 		t.Fatalf("refusal: %q", v.Message)
 	}
-	fl, err := f1.client.List(ctxT(t, 5*time.Second), 300*time.Millisecond)
+	fl, err := f1.Client.List(supervisortest.Ctx(t, 5*time.Second), 300*time.Millisecond)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(fl.Supervisors) != 2 || len(fl.Agents()) != 3 {
 		t.Fatalf("list: %+v", fl)
 	}
-	if _, err := f1.client.Control(ctxT(t, 10*time.Second), "pause", "", "", ""); err != nil {
+	if _, err := f1.Client.Control(supervisortest.Ctx(t, 10*time.Second), "pause", "", "", ""); err != nil {
 		t.Fatal(err)
 	}
-	f1.waitAgent("a", "paused", 10*time.Second, stateIs(natsbus.StatePaused))
-	f2.waitAgent("b", "paused", 10*time.Second, stateIs(natsbus.StatePaused))
+	f1.WaitAgent("a", "paused", 10*time.Second, supervisortest.StateIs(natsbus.StatePaused))
+	f2.WaitAgent("b", "paused", 10*time.Second, supervisortest.StateIs(natsbus.StatePaused))
 	// A lifecycle request reaches the supervisor that runs the agent.
-	if _, err := f1.client.Control(ctxT(t, 10*time.Second), "stop", "b", "", ""); err != nil {
+	if _, err := f1.Client.Control(supervisortest.Ctx(t, 10*time.Second), "stop", "b", "", ""); err != nil {
 		t.Fatal(err)
 	}
-	f2.waitAgent("b", "stopped", 20*time.Second, func(v AgentView) bool { return v.Process == ProcStopped })
+	f2.WaitAgent("b", "stopped", 20*time.Second, func(v AgentView) bool { return v.Process == ProcStopped })
 }

@@ -1,4 +1,12 @@
-package supervisor
+// Package supervisortest runs supervisors of fake agents for tests: the test binary
+// acts as the agent process (FakeAgent, a light stand-in for `pitboss run
+// --supervised` that speaks the fleet's protocol — status, control, desired state —
+// without a market), so that the supervisor, its client and the dashboard are
+// tested with real processes, signals and an embedded nats-server in seconds.
+//
+// A test package that uses it calls RunChildIfRequested first thing in its
+// TestMain.
+package supervisortest
 
 import (
 	"bytes"
@@ -18,22 +26,28 @@ import (
 
 	"github.com/pitbossdev/pitboss/adapters/natsbus"
 	"github.com/pitbossdev/pitboss/market"
+	"github.com/pitbossdev/pitboss/runtime/supervisor"
 )
 
-// fakeChildEnv makes the test binary act as an agent process (fakeAgent) instead of
-// running the tests: a light stand-in for `pitboss run --supervised` that speaks the
-// fleet's protocol (status, control, desired state) without a market.
-const fakeChildEnv = "SUPERVISOR_TEST_CHILD"
+// ChildEnv makes the test binary act as an agent process (FakeAgent) instead of
+// running the tests.
+const ChildEnv = "PITBOSS_SUPERVISORTEST_CHILD"
 
-// TestMain runs the tests, or the fake agent, and then checks that no goroutine of
-// nats-server, nats.go or this package survived the tests.
-func TestMain(m *testing.M) {
-	if os.Getenv(fakeChildEnv) != "" {
-		os.Exit(fakeAgent())
+// RunChildIfRequested runs FakeAgent and exits when the process was started as a
+// fake agent; otherwise it returns at once. Call it first in TestMain.
+func RunChildIfRequested() {
+	if os.Getenv(ChildEnv) != "" {
+		os.Exit(FakeAgent())
 	}
+}
+
+// Main is a TestMain: the fake agent when requested, else the tests, followed by a
+// check that no goroutine of nats-server, nats.go or the supervisor survived them.
+func Main(m *testing.M) {
+	RunChildIfRequested()
 	code := m.Run()
 	if code == 0 {
-		if leaked := waitNoLeaks(10 * time.Second); leaked != "" {
+		if leaked := WaitNoLeaks(10 * time.Second); leaked != "" {
 			fmt.Fprintf(os.Stderr, "goroutines leaked by the tests:\n%s\n", leaked)
 			code = 1
 		}
@@ -43,14 +57,16 @@ func TestMain(m *testing.M) {
 
 var leakMarkers = []string{"nats-io/nats-server", "nats-io/nats.go", "runtime/supervisor.("}
 
-func waitNoLeaks(d time.Duration) string {
+// WaitNoLeaks polls until no goroutine runs code of nats-server, nats.go or package
+// supervisor, and returns the offending stacks if some remain after d.
+func WaitNoLeaks(d time.Duration) string {
 	deadline := time.Now().Add(d)
 	for {
 		buf := make([]byte, 1<<20)
 		buf = buf[:runtime.Stack(buf, true)]
 		var bad []string
 		for _, g := range strings.Split(string(buf), "\n\n") {
-			if strings.Contains(g, "waitNoLeaks") {
+			if strings.Contains(g, "WaitNoLeaks") {
 				continue
 			}
 			for _, m := range leakMarkers {
@@ -70,10 +86,13 @@ func waitNoLeaks(d time.Duration) string {
 	}
 }
 
-// fakeAgent is the child's main. Its behaviour is the last argument (the agent
+// FakeAgent is the child's main. Its behaviour is the last argument (the agent
 // "file"): run (until SIGTERM), crash (exit 3 at once), exit0 (exit 0 at once),
-// ignore-term (run, ignoring SIGTERM), sleep (run without NATS).
-func fakeAgent() int {
+// ignore-term (run, ignoring SIGTERM). It reads the fleet's environment
+// (supervisor.ChildFromEnv), starts killed or paused as the desired state says,
+// answers pause, resume, kill and resume_after_kill, and publishes its status every
+// heartbeat and after each request.
+func FakeAgent() int {
 	mode := os.Args[len(os.Args)-1]
 	fmt.Println("fake agent starting:", mode)
 	switch mode {
@@ -89,7 +108,7 @@ func fakeAgent() int {
 	} else {
 		signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT)
 	}
-	cc, err := ChildFromEnv(os.Getenv)
+	cc, err := supervisor.ChildFromEnv(os.Getenv)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "fake agent:", err)
 		return 2
@@ -175,73 +194,81 @@ func fakeAgent() int {
 	}
 }
 
-// fleetT is a supervisor under test with fake agents.
-type fleetT struct {
-	t      *testing.T
-	sup    *Supervisor
-	client *Client
-	out    *syncBuffer
+// Fleet is a supervisor under test with fake agents.
+type Fleet struct {
+	T      *testing.T
+	Sup    *supervisor.Supervisor
+	Client *supervisor.Client
+	Out    *SyncBuffer // the children's output
 	cancel context.CancelFunc
 	done   chan error
 }
 
-type syncBuffer struct {
+// SyncBuffer is a bytes.Buffer safe for concurrent use.
+type SyncBuffer struct {
 	mu sync.Mutex
 	b  bytes.Buffer
 }
 
-func (s *syncBuffer) Write(p []byte) (int, error) {
+// Write implements io.Writer.
+func (s *SyncBuffer) Write(p []byte) (int, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.b.Write(p)
 }
 
-func (s *syncBuffer) String() string {
+// String returns what was written.
+func (s *SyncBuffer) String() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.b.String()
 }
 
-func testLogger(t testing.TB) *zap.Logger {
+// Logger logs to the test with -v, else nowhere.
+func Logger(t testing.TB) *zap.Logger {
 	if testing.Verbose() {
 		return zaptest.NewLogger(t, zaptest.Level(zap.InfoLevel))
 	}
 	return zap.NewNop()
 }
 
-func addr(n byte) market.Address {
+// Addr is a test wallet address ending in n.
+func Addr(n byte) market.Address {
 	var a market.Address
 	a[19] = n
 	a[0] = 0xaa
 	return a
 }
 
-// fakeAgentSpec is an agent run by the fake child in the given mode.
-func fakeAgentSpec(id string, wallet byte, mode string) Agent {
-	return Agent{ID: market.AgentID(id), Wallet: addr(wallet), WalletRef: "keyring:" + id, File: mode,
-		Restart: Restart{Backoff: 50 * time.Millisecond, MaxBackoff: 200 * time.Millisecond, CrashLoop: 4, CrashWindow: time.Minute}}
+// AgentSpec is an agent run by the fake child in the given mode (see FakeAgent),
+// trading wallet Addr(wallet), with a quick restart policy (50 ms backoff, crash
+// loop at 4 crashes).
+func AgentSpec(id string, wallet byte, mode string) supervisor.Agent {
+	return supervisor.Agent{ID: market.AgentID(id), Wallet: Addr(wallet), WalletRef: "keyring:" + id, File: mode,
+		Restart: supervisor.Restart{Backoff: 50 * time.Millisecond, MaxBackoff: 200 * time.Millisecond, CrashLoop: 4, CrashWindow: time.Minute}}
 }
 
-// startFleet runs a supervisor of agents with fake children on an embedded server
-// (or on ep when its URL is set) and stops it at the end of the test.
-func startFleet(t *testing.T, agents []Agent, mod ...func(*Config)) *fleetT {
+// Start runs a supervisor of agents with fake children on an embedded server
+// (mod may change the configuration, e.g. to join another supervisor's server) and
+// stops it at the end of the test.
+func Start(t *testing.T, agents []supervisor.Agent, mod ...func(*supervisor.Config)) *Fleet {
 	t.Helper()
-	out := &syncBuffer{}
-	cfg := Config{Fleet: "test", Name: "sup-" + strings.ReplaceAll(t.Name(), "/", "_"), Agents: agents,
-		NATS:      NATSConfig{StoreDir: t.TempDir()},
+	out := &SyncBuffer{}
+	cfg := supervisor.Config{Fleet: "test", Name: "sup-" + strings.ReplaceAll(t.Name(), "/", "_"), Agents: agents,
+		NATS:      supervisor.NATSConfig{StoreDir: t.TempDir()},
 		Heartbeat: 100 * time.Millisecond, StopTimeout: 3 * time.Second, LockTTL: 3 * time.Second,
-		Command: []string{os.Args[0]}, ExtraEnv: []string{fakeChildEnv + "=1"}, Output: out, Logger: testLogger(t)}
+		Command: []string{os.Args[0]}, ExtraEnv: []string{ChildEnv + "=1"}, Output: out, Logger: Logger(t)}
 	for _, f := range mod {
 		f(&cfg)
 	}
-	s, err := New(cfg)
+	s, err := supervisor.New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	f := &fleetT{t: t, sup: s, out: out, cancel: cancel, done: make(chan error, 1)}
+	f := &Fleet{T: t, Sup: s, Out: out, cancel: cancel, done: make(chan error, 1)}
 	go func() { f.done <- s.Run(ctx) }()
-	t.Cleanup(f.stop)
+	t.Cleanup(f.Stop)
 	select {
 	case <-s.Ready():
 	case err := <-f.done:
@@ -249,11 +276,13 @@ func startFleet(t *testing.T, agents []Agent, mod ...func(*Config)) *fleetT {
 	case <-time.After(30 * time.Second):
 		t.Fatal("supervisor not ready")
 	}
-	f.client = NewClient(s.Bus(), "test")
+	f.Client = supervisor.NewClient(s.Bus(), "test")
 	return f
 }
 
-func (f *fleetT) stop() {
+// Stop stops the supervisor (and its agents) and waits for it; the test's cleanup
+// calls it too.
+func (f *Fleet) Stop() {
 	if f.cancel == nil {
 		return
 	}
@@ -262,59 +291,62 @@ func (f *fleetT) stop() {
 	select {
 	case err := <-f.done:
 		if err != nil {
-			f.t.Errorf("supervisor: %v", err)
+			f.T.Errorf("supervisor: %v", err)
 		}
 	case <-time.After(30 * time.Second):
-		f.t.Error("supervisor did not stop")
+		f.T.Error("supervisor did not stop")
 	}
 }
 
-// agent returns this supervisor's view of id.
-func (f *fleetT) agent(id string) AgentView {
-	for _, a := range f.sup.View().Agents {
+// Agent returns this supervisor's view of id.
+func (f *Fleet) Agent(id string) supervisor.AgentView {
+	for _, a := range f.Sup.View().Agents {
 		if string(a.ID) == id {
 			return a
 		}
 	}
-	f.t.Fatalf("no agent %s", id)
-	return AgentView{}
+	f.T.Fatalf("no agent %s", id)
+	return supervisor.AgentView{}
 }
 
-// waitAgent polls until cond holds for agent id.
-func (f *fleetT) waitAgent(id, what string, d time.Duration, cond func(AgentView) bool) AgentView {
-	f.t.Helper()
+// WaitAgent polls until cond holds for agent id and returns the view.
+func (f *Fleet) WaitAgent(id, what string, d time.Duration, cond func(supervisor.AgentView) bool) supervisor.AgentView {
+	f.T.Helper()
 	deadline := time.Now().Add(d)
 	for {
-		v := f.agent(id)
+		v := f.Agent(id)
 		if cond(v) {
 			return v
 		}
 		if time.Now().After(deadline) {
-			f.t.Fatalf("timed out after %s waiting for %s of %s; view %+v\noutput:\n%s", d, what, id, v, f.out.String())
+			f.T.Fatalf("timed out after %s waiting for %s of %s; view %+v\noutput:\n%s", d, what, id, v, f.Out.String())
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
 }
 
-func alive(v AgentView) bool {
-	return v.Process == ProcRunning && v.Liveness == "alive" && v.Status != nil
+// Alive: the process runs and its heartbeats arrive.
+func Alive(v supervisor.AgentView) bool {
+	return v.Process == supervisor.ProcRunning && v.Liveness == "alive" && v.Status != nil
 }
 
-func stateIs(st natsbus.AgentState) func(AgentView) bool {
-	return func(v AgentView) bool { return alive(v) && v.Status.State == st }
+// StateIs: alive and reporting st.
+func StateIs(st natsbus.AgentState) func(supervisor.AgentView) bool {
+	return func(v supervisor.AgentView) bool { return Alive(v) && v.Status.State == st }
 }
 
-func ctxT(t testing.TB, d time.Duration) context.Context {
+// Ctx is a context that ends after d or with the test.
+func Ctx(t testing.TB, d time.Duration) context.Context {
 	ctx, cancel := context.WithTimeout(context.Background(), d)
 	t.Cleanup(cancel)
 	return ctx
 }
 
-// auditEvents returns the lifecycle events recorded for agent id.
-func auditEvents(t *testing.T, c *Client, id string) []string {
+// AuditEvents returns the lifecycle events recorded for agent id.
+func AuditEvents(t *testing.T, c *supervisor.Client, id string) []string {
 	t.Helper()
 	var ev []string
-	err := c.Tail(ctxT(t, 10*time.Second), natsbus.AuditFilter{Agent: market.AgentID(id), Kinds: []natsbus.AuditKind{natsbus.AuditLifecycle}},
+	err := c.Tail(Ctx(t, 10*time.Second), natsbus.AuditFilter{Agent: market.AgentID(id), Kinds: []natsbus.AuditKind{natsbus.AuditLifecycle}},
 		func(e natsbus.AuditEntry) error {
 			ev = append(ev, e.Record.Lifecycle.Event)
 			return nil
