@@ -1,0 +1,392 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"go.uber.org/zap/zapcore"
+	"golang.org/x/term"
+
+	"github.com/pitbossdev/pitboss/agents"
+	"github.com/pitbossdev/pitboss/market"
+	"github.com/pitbossdev/pitboss/runtime/backtest"
+	"github.com/pitbossdev/pitboss/runtime/wire"
+	"github.com/pitbossdev/pitboss/sandbox/sim"
+)
+
+func init() {
+	register(command{name: "backtest", summary: "replay a recording or synthetic flow through an agent and report (metrics, HTML, CSV, sweeps)", run: runBacktest})
+}
+
+const backtestUsage = `[flags] --data FILE | --sim SEED  AGENT.yaml
+
+Replays market data through the agent the file describes — the same strategy,
+guards, reconciler and paper venue (fill model) as its dry run — and reports PnL,
+return, Sharpe, Sortino, drawdown, win rate, profit factor, turnover, fills, fees,
+exposure, per-market results, settlement PnL and a Brier score where the strategy
+declares a probability. Event time is the only clock: the same inputs give the same
+report, byte for byte.
+
+  pitboss backtest --data agents/examples/testdata/sample.tape agents/examples/quoter/agent.yaml
+  pitboss backtest --sim 7 --duration 12h --html report.html --csv fills.csv agents/examples/quoter/agent.yaml
+  pitboss backtest --data rec.tape --sweep half_spread=0.01:0.05:0.01 --sweep size=5:20:5 --metric sharpe AGENT.yaml
+
+Times (--from, --to) are RFC 3339 ("2024-05-01T12:00:00Z"), a date (UTC) or Unix
+milliseconds.`
+
+func runBacktest(ctx context.Context, args []string, io stdio) error {
+	fs := newFlagSet("backtest", backtestUsage, io)
+	data := fs.String("data", "", "a recording made by pitboss record")
+	simSeed := fs.String("sim", "", "replay synthetic flow from sandbox/sim with this seed instead of a recording")
+	duration := fs.Duration("duration", 6*time.Hour, "with --sim: how much event time to simulate")
+	simMarkets := fs.Int("sim-markets", 4, "with --sim: the number of synthetic markets")
+	simConfig := fs.String("sim-config", "", "with --sim: a sandbox/sim YAML configuration of the participants (docs/sim.md)")
+	fromS := fs.String("from", "", "start of the replay (event time); default: the data's start")
+	toS := fs.String("to", "", "end of the replay (event time, inclusive); default: the data's end")
+	latency := fs.Duration("latency", 0, "an order reaches the paper book this long (event time) after the event that caused it")
+	feeBps := fs.Int("fee-bps", -1, "taker fee rate in basis points for every market; -1: each market's own rate")
+	balance := fs.String("balance", "1000", "starting collateral of the paper account")
+	asJSON := fs.Bool("json", false, "print the report (or the sweep table) as JSON on stdout instead of text")
+	htmlOut := fs.String("html", "", "write the self-contained HTML report to this file")
+	csvOut := fs.String("csv", "", "write every fill as CSV to this file")
+	jsonOut := fs.String("out", "", "write the JSON report to this file as well")
+	title := fs.String("title", "", "the report's title (default: the agent and the data)")
+	var sweeps multiFlag
+	fs.Var(&sweeps, "sweep", "sweep a strategy parameter: NAME=FROM:TO:STEP (repeatable; the grid is every combination)")
+	metric := fs.String("metric", "pnl", "sort the sweep by: "+metricNames())
+	top := fs.Int("top", 20, "with --sweep: print the best N rows (0: all)")
+	workers := fs.Int("workers", 0, "with --sweep: runs in parallel (default: GOMAXPROCS)")
+	folds := fs.Int("walk-forward", 0, "with --sweep: N folds — fit each period, report the best point on the next")
+	quiet := fs.Bool("q", false, "no progress bar")
+	logPath := fs.String("log", "", "write the agent's log (event time, one line per decision that acts, order and fill) to this file")
+	logLevel := fs.String("log-level", "info", "with --log: debug, info, warn or error")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() != 1 {
+		return usagef("name one agent file")
+	}
+	if (*data == "") == (*simSeed == "") {
+		return usagef("give either --data FILE or --sim SEED")
+	}
+	from, err := parseEventTime(*fromS)
+	if err != nil {
+		return usagef("--from: %v", err)
+	}
+	to, err := parseEventTime(*toS)
+	if err != nil {
+		return usagef("--to: %v", err)
+	}
+	if from != 0 && to != 0 && to < from {
+		return usagef("--to is before --from")
+	}
+	bal, err := market.ParseMicros(*balance)
+	if err != nil || bal <= 0 {
+		return usagef("--balance must be a positive decimal amount, not %q", *balance)
+	}
+	if *latency < 0 || *feeBps < -1 || *feeBps > 10_000 || *top < 0 || *workers < 0 || *folds < 0 {
+		return usagef("--latency, --top, --workers and --walk-forward must not be negative; --fee-bps is -1 or 0 to 10000")
+	}
+	m, err := backtest.ParseMetric(*metric)
+	if err != nil {
+		return usagef("--metric: %v", err)
+	}
+	if *folds > 0 && len(sweeps) == 0 {
+		return usagef("--walk-forward needs at least one --sweep")
+	}
+
+	path := fs.Arg(0)
+	spec, err := agents.Options{Getenv: io.getenv}.Load(path)
+	if err != nil {
+		return agentProblems(io, "backtest", path, err)
+	}
+	var src backtest.Source
+	if *data != "" {
+		ts, err := backtest.OpenTape(*data)
+		if err != nil {
+			return err
+		}
+		src = ts
+	} else {
+		seed, err := strconv.ParseUint(*simSeed, 10, 64)
+		if err != nil {
+			return usagef("--sim takes a seed (a non-negative integer), not %q", *simSeed)
+		}
+		if *duration <= 0 || *simMarkets <= 0 {
+			return usagef("--duration and --sim-markets must be positive")
+		}
+		tc := sim.TapeConfig{Seed: seed, Duration: *duration}
+		if from != 0 {
+			tc.Start = from
+		}
+		tc.Markets = sim.SyntheticMarkets(*simMarkets, startOr(tc.Start)/1000)
+		if *simConfig != "" {
+			if tc.Sim, err = sim.LoadConfig(*simConfig); err != nil {
+				return err
+			}
+		}
+		if src, err = backtest.NewSimSource(tc); err != nil {
+			return err
+		}
+	}
+	cfg := backtest.Config{Spec: spec, Source: src, From: from, To: to, Latency: *latency, Balance: bal, Title: *title}
+	if *feeBps >= 0 {
+		f := uint32(*feeBps)
+		cfg.FeeBps = &f
+	}
+	showProgress := !*quiet && isTerminal(io.stderr)
+	if *logPath != "" {
+		lvl, err := zapcore.ParseLevel(*logLevel)
+		if err != nil {
+			return usagef("--log-level must be debug, info, warn or error, not %q", *logLevel)
+		}
+		f, err := os.Create(*logPath)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		if cfg.Logger, err = wire.NewLogger(f, wire.LogText, lvl, true); err != nil {
+			return err
+		}
+	}
+
+	if len(sweeps) > 0 {
+		st, err := spec.LoadStrategy()
+		if err != nil {
+			return err
+		}
+		axes, err := backtest.ParseSweeps(st, sweeps)
+		if err != nil {
+			return usagef("%v", err)
+		}
+		cfg.Strategy = st
+		sc := backtest.SweepConfig{Base: cfg, Axes: axes, Metric: m, Workers: *workers, Folds: *folds}
+		var bar *progressBar
+		if showProgress {
+			bar = newProgressBar(io.stderr, "runs")
+			sc.Done = func(done, total int) { bar.set(int64(done), int64(total)) }
+			defer bar.stop()
+		}
+		res, err := backtest.Sweep(ctx, sc)
+		bar.stop()
+		if err != nil {
+			return err
+		}
+		if *asJSON {
+			b, err := res.MarshalIndent()
+			if err != nil {
+				return err
+			}
+			_, err = io.stdout.Write(b)
+			return err
+		}
+		return res.WriteText(io.stdout, *top)
+	}
+
+	var prog backtest.Progress
+	cfg.Progress = &prog
+	var bar *progressBar
+	if showProgress {
+		bar = newProgressBar(io.stderr, "events")
+		bar.follow(func() (int64, int64) { return prog.Done(), prog.Total() })
+	}
+	res, err := backtest.Run(ctx, cfg)
+	bar.stop()
+	if err != nil {
+		return err
+	}
+	rep := res.Report
+	js, err := rep.MarshalIndent()
+	if err != nil {
+		return err
+	}
+	if *jsonOut != "" {
+		if err := os.WriteFile(*jsonOut, js, 0o644); err != nil {
+			return err
+		}
+	}
+	if *htmlOut != "" {
+		if err := writeFileWith(*htmlOut, rep.WriteHTML); err != nil {
+			return err
+		}
+	}
+	if *csvOut != "" {
+		if err := writeFileWith(*csvOut, rep.WriteFillsCSV); err != nil {
+			return err
+		}
+	}
+	if *asJSON {
+		_, err = io.stdout.Write(js)
+		return err
+	}
+	if err := rep.WriteText(io.stdout); err != nil {
+		return err
+	}
+	for _, f := range []struct{ what, path string }{{"html", *htmlOut}, {"csv", *csvOut}, {"json", *jsonOut}} {
+		if f.path != "" {
+			fmt.Fprintf(io.stdout, "%s report: %s\n", f.what, f.path)
+		}
+	}
+	return nil
+}
+
+// agentProblems prints an agent file's problems (as pitboss check would) and
+// returns exit status 1; other errors are returned as they are.
+func agentProblems(io stdio, cmd, path string, err error) error {
+	var probs agents.Problems
+	if errors.As(err, &probs) {
+		for _, p := range probs {
+			fmt.Fprintln(io.stderr, p.String())
+		}
+		fmt.Fprintf(io.stderr, "pitboss %s: %d problem(s) in %s (see pitboss check)\n", cmd, len(probs), path)
+		return &exitError{code: 1}
+	}
+	return err
+}
+
+func startOr(t int64) int64 {
+	if t == 0 {
+		return sim.DefaultTapeStart
+	}
+	return t
+}
+
+func metricNames() string {
+	names := make([]string, len(backtest.Metrics))
+	for i, m := range backtest.Metrics {
+		names[i] = string(m)
+	}
+	return strings.Join(names, ", ")
+}
+
+// parseEventTime reads RFC 3339, a date (UTC midnight) or Unix milliseconds; "" is 0.
+func parseEventTime(s string) (int64, error) {
+	if s == "" {
+		return 0, nil
+	}
+	if ms, err := strconv.ParseInt(s, 10, 64); err == nil {
+		if ms <= 0 {
+			return 0, fmt.Errorf("%q is not a positive Unix time in milliseconds", s)
+		}
+		return ms, nil
+	}
+	for _, layout := range []string{time.RFC3339Nano, "2006-01-02T15:04", "2006-01-02"} {
+		if t, err := time.Parse(layout, s); err == nil {
+			return t.UnixMilli(), nil
+		}
+	}
+	return 0, fmt.Errorf("%q is not RFC 3339, a date or Unix milliseconds", s)
+}
+
+// writeFileWith creates path and fills it with write.
+func writeFileWith(path string, write func(io.Writer) error) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if err := write(f); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+// multiFlag is a repeatable string flag.
+type multiFlag []string
+
+func (m *multiFlag) String() string     { return strings.Join(*m, " ") }
+func (m *multiFlag) Set(s string) error { *m = append(*m, s); return nil }
+
+// isTerminal reports whether w is a terminal (progress bars go only there).
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	return ok && term.IsTerminal(int(f.Fd()))
+}
+
+// progressBar draws a one-line progress bar on a terminal, redrawn at most five
+// times a second by its own goroutine (owned: stop ends and waits for it). A nil
+// *progressBar does nothing.
+type progressBar struct {
+	w     io.Writer
+	unit  string
+	mu    sync.Mutex
+	done  int64
+	total int64
+	get   func() (int64, int64)
+	quit  chan struct{}
+	wg    sync.WaitGroup
+	once  sync.Once
+	start time.Time
+}
+
+func newProgressBar(w io.Writer, unit string) *progressBar {
+	p := &progressBar{w: w, unit: unit, quit: make(chan struct{}), start: time.Now()}
+	p.wg.Add(1)
+	go p.loop()
+	return p
+}
+
+// follow makes the bar poll get for its figures.
+func (p *progressBar) follow(get func() (done, total int64)) {
+	p.mu.Lock()
+	p.get = get
+	p.mu.Unlock()
+}
+
+func (p *progressBar) set(done, total int64) {
+	p.mu.Lock()
+	p.done, p.total = done, total
+	p.mu.Unlock()
+}
+
+func (p *progressBar) loop() {
+	defer p.wg.Done()
+	t := time.NewTicker(200 * time.Millisecond)
+	defer t.Stop()
+	for {
+		select {
+		case <-p.quit:
+			fmt.Fprint(p.w, "\r\033[K")
+			return
+		case <-t.C:
+			p.draw()
+		}
+	}
+}
+
+func (p *progressBar) draw() {
+	p.mu.Lock()
+	done, total, get := p.done, p.total, p.get
+	p.mu.Unlock()
+	if get != nil {
+		done, total = get()
+	}
+	el := time.Since(p.start).Truncate(100 * time.Millisecond)
+	if total <= 0 {
+		fmt.Fprintf(p.w, "\r\033[K%d %s  %s", done, p.unit, el)
+		return
+	}
+	const width = 30
+	frac := min(float64(done)/float64(total), 1)
+	n := int(frac * width)
+	fmt.Fprintf(p.w, "\r\033[K[%s%s] %3.0f%%  %d/%d %s  %s", strings.Repeat("#", n), strings.Repeat(".", width-n),
+		frac*100, done, total, p.unit, el)
+}
+
+// stop erases the bar and waits for its goroutine.
+func (p *progressBar) stop() {
+	if p == nil {
+		return
+	}
+	p.once.Do(func() {
+		close(p.quit)
+		p.wg.Wait()
+	})
+}

@@ -1,0 +1,152 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/pitbossdev/pitboss/runtime/backtest"
+	"github.com/pitbossdev/pitboss/runtime/report"
+)
+
+const (
+	btSample = "../../" + backtest.SamplePath
+	btQuoter = "../../agents/examples/quoter/agent.yaml"
+)
+
+// TestBacktestTheSampleWithNoNetwork is the newcomer's first backtest: the bundled
+// recording, an example agent, a text report and the HTML and CSV files.
+func TestBacktestTheSampleWithNoNetwork(t *testing.T) {
+	dir := t.TempDir()
+	html, csv, js := filepath.Join(dir, "r.html"), filepath.Join(dir, "f.csv"), filepath.Join(dir, "r.json")
+	code, out, errOut := runCLI(t, "backtest", "--data", btSample, "--html", html, "--csv", csv, "--out", js, btQuoter)
+	if code != 0 {
+		t.Fatalf("code %d\nstdout %s\nstderr %s", code, out, errOut)
+	}
+	for _, want := range []string{"quoter on ", "pnl", "sharpe / sortino", "max drawdown", "fills", "html report: " + html} {
+		if !strings.Contains(out, want) {
+			t.Errorf("the text report lacks %q:\n%s", want, out)
+		}
+	}
+	if errOut != "" {
+		t.Errorf("stderr (no terminal, so no progress bar): %q", errOut)
+	}
+	page, err := os.ReadFile(html)
+	if err != nil || !strings.Contains(string(page), `<svg id="equity"`) {
+		t.Fatalf("html: %v", err)
+	}
+	rows, err := os.ReadFile(csv)
+	if err != nil || !strings.HasPrefix(string(rows), strings.Join(report.FillsHeader, ",")+"\n") {
+		t.Fatalf("csv: %v %q", err, rows)
+	}
+	var r report.Report
+	b, err := os.ReadFile(js)
+	if err != nil || json.Unmarshal(b, &r) != nil || r.Run.Agent != "quoter" {
+		t.Fatalf("json report: %v", err)
+	}
+}
+
+func TestBacktestJSONIsTheReportAndIsStable(t *testing.T) {
+	args := []string{"backtest", "--json", "--data", btSample, "--latency", "200ms", "--fee-bps", "100",
+		"--from", "2023-11-14T23:00:00Z", "--to", "1700010000000", btQuoter}
+	code1, out1, err1 := runCLI(t, args...)
+	code2, out2, _ := runCLI(t, args...)
+	if code1 != 0 || code2 != 0 {
+		t.Fatalf("codes %d %d: %s", code1, code2, err1)
+	}
+	if out1 != out2 {
+		t.Fatal("two identical backtests printed different JSON")
+	}
+	var r report.Report
+	if err := json.Unmarshal([]byte(out1), &r); err != nil {
+		t.Fatal(err)
+	}
+	if r.Run.LatencyMs != 200 || r.Run.From != 1_700_002_800_000 || r.Run.To != 1_700_010_000_000 {
+		t.Fatalf("run %+v", r.Run)
+	}
+}
+
+func TestBacktestSweepPrintsATable(t *testing.T) {
+	code, out, errOut := runCLI(t, "backtest", "--data", btSample, "--to", "1700003600000",
+		"--sweep", "half_spread=0.01:0.03:0.01", "--metric", "sharpe", "--top", "2", btQuoter)
+	if code != 0 {
+		t.Fatalf("code %d: %s", code, errOut)
+	}
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if len(lines) != 4 || !strings.Contains(lines[0], "sorted by sharpe") || !strings.Contains(lines[1], "half_spread") {
+		t.Fatalf("table:\n%s", out)
+	}
+	code, out, _ = runCLI(t, "backtest", "--json", "--data", btSample, "--to", "1700003600000",
+		"--sweep", "size=5:10:5", btQuoter)
+	var res backtest.SweepResult
+	if code != 0 || json.Unmarshal([]byte(out), &res) != nil || len(res.Rows) != 2 {
+		t.Fatalf("code %d, json %s", code, out)
+	}
+}
+
+func TestBacktestOnSyntheticFlow(t *testing.T) {
+	code, out, errOut := runCLI(t, "backtest", "--sim", "3", "--duration", "30m", "--sim-markets", "1", "--json", btQuoter)
+	if code != 0 {
+		t.Fatalf("code %d: %s", code, errOut)
+	}
+	var r report.Report
+	if err := json.Unmarshal([]byte(out), &r); err != nil || !strings.HasPrefix(r.Run.Data, "sim seed=3") || r.Run.Events == 0 {
+		t.Fatalf("report %+v (%v)", r.Run, err)
+	}
+}
+
+func TestBacktestUsageMistakes(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"no agent", []string{"--data", btSample}, "name one agent file"},
+		{"no data", []string{btQuoter}, "either --data FILE or --sim SEED"},
+		{"both", []string{"--data", btSample, "--sim", "1", btQuoter}, "either --data FILE or --sim SEED"},
+		{"bad time", []string{"--data", btSample, "--from", "yesterday", btQuoter}, "--from"},
+		{"reversed period", []string{"--data", btSample, "--from", "1700003600000", "--to", "1700000000000", btQuoter}, "before --from"},
+		{"bad metric", []string{"--data", btSample, "--sweep", "size=5:10:5", "--metric", "luck", btQuoter}, "--metric"},
+		{"walk-forward without sweep", []string{"--data", btSample, "--walk-forward", "2", btQuoter}, "--sweep"},
+		{"bad sweep", []string{"--data", btSample, "--sweep", "nope=1:2:1", btQuoter}, "no parameter"},
+		{"bad seed", []string{"--sim", "x", btQuoter}, "seed"},
+		{"bad balance", []string{"--data", btSample, "--balance", "-5", btQuoter}, "--balance"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			code, _, errOut := runCLI(t, append([]string{"backtest"}, tc.args...)...)
+			if code != 2 || !strings.Contains(errOut, tc.want) {
+				t.Fatalf("code %d, stderr %q; want 2 and %q", code, errOut, tc.want)
+			}
+		})
+	}
+}
+
+func TestBacktestMissingDataFails(t *testing.T) {
+	code, _, errOut := runCLI(t, "backtest", "--data", filepath.Join(t.TempDir(), "none.tape"), btQuoter)
+	if code != 1 || !strings.Contains(errOut, "none.tape") {
+		t.Fatalf("code %d, stderr %q", code, errOut)
+	}
+}
+
+func TestParseEventTime(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		want int64
+		ok   bool
+	}{
+		{"", 0, true},
+		{"1700000000000", 1_700_000_000_000, true},
+		{"2023-11-14T22:13:20Z", 1_700_000_000_000, true},
+		{"2023-11-14T22:13:20.5+00:00", 1_700_000_000_500, true},
+		{"2023-11-15", 1_700_006_400_000, true},
+		{"0", 0, false},
+		{"soon", 0, false},
+	} {
+		got, err := parseEventTime(tc.in)
+		if (err == nil) != tc.ok || got != tc.want {
+			t.Errorf("%q: %d, %v", tc.in, got, err)
+		}
+	}
+}

@@ -1,0 +1,128 @@
+package backtest
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/pitbossdev/pitboss/market"
+	"github.com/pitbossdev/pitboss/policies"
+	"github.com/pitbossdev/pitboss/runtime/agent"
+	"github.com/pitbossdev/pitboss/runtime/paper"
+	"github.com/pitbossdev/pitboss/runtime/wire"
+	"github.com/pitbossdev/pitboss/strategy"
+)
+
+// parts are the pieces of one backtest's agent, composed as a dry run composes
+// them (runtime/wire): the strategy bound to the agent file's markets, the guard
+// chain, the paper venue.
+type parts struct {
+	cfg      *Config
+	strategy *strategy.Strategy
+	decider  agent.Decider
+	guards   *wire.Guards
+	venue    *paper.Venue
+	wallet   market.Address
+	infos    []market.Info // the bound markets' metadata, in binding order
+	conds    []market.ConditionID
+}
+
+// catalog is the data's markets as the paper venue's market source, with the fee
+// override applied.
+type catalog []market.Info
+
+func (c catalog) Markets(_ context.Context, ids []market.ConditionID) ([]market.Info, error) {
+	out := make([]market.Info, 0, len(ids))
+	for _, id := range ids {
+		found := false
+		for i := range c {
+			if c[i].Condition == id {
+				out = append(out, c[i])
+				found = true
+				break
+			}
+		}
+		if !found {
+			return nil, fmt.Errorf("backtest: market %s: %w", id, market.ErrMarketNotFound)
+		}
+	}
+	return out, nil
+}
+
+func compose(cfg *Config) (*parts, error) {
+	spec := cfg.Spec
+	p := &parts{cfg: cfg}
+	markets := catalog(cfg.Source.Markets())
+	if cfg.FeeBps != nil {
+		for i := range markets {
+			markets[i].FeeBps = *cfg.FeeBps
+		}
+	}
+	first, _ := spanOf(cfg.Source, cfg.From, cfg.To)
+	binds, err := wire.BindMarkets(&spec.Markets, markets, first)
+	if err != nil {
+		return nil, fmt.Errorf("%s (markets of the recording): %w", spec.File, err)
+	}
+	st := cfg.Strategy
+	if st == nil {
+		if st, err = spec.LoadStrategy(); err != nil {
+			return nil, err
+		}
+	}
+	p.strategy = st
+	inst, err := st.NewInstance(binds)
+	if err != nil {
+		return nil, err
+	}
+	p.decider = inst
+	for _, b := range binds {
+		p.conds = append(p.conds, b.Market)
+		for _, m := range markets {
+			if m.Condition == b.Market {
+				p.infos = append(p.infos, m)
+			}
+		}
+	}
+	p.wallet = wire.PaperAddress(spec.Wallet)
+	p.guards, err = wire.NewGuards(spec.Guards, policies.WithAgent(spec.Name), policies.WithAddress(p.wallet),
+		policies.WithGeoblock(policies.Geoblock{Status: policies.GeoAllowed, Country: "backtest"}))
+	if err != nil {
+		return nil, err
+	}
+	balance := cfg.Balance
+	if balance == 0 {
+		balance = wire.DefaultBalance
+	}
+	p.venue, err = paper.New(paper.Config{Address: p.wallet, Balance: balance, Latency: cfg.Latency}, markets)
+	if err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+// agent builds the agent over feed, with the strategy behind d.
+func (p *parts) agent(feed agent.Feed, d agent.Decider) (*agent.Agent, error) {
+	id, err := market.ParseAgentID(p.cfg.Spec.Name)
+	if err != nil {
+		return nil, err
+	}
+	cfg := agent.Config{ID: id, Wallet: p.wallet, DryRun: true, Markets: p.conds, Heartbeat: p.cfg.Spec.Heartbeat}
+	return agent.New(cfg, agent.Deps{Venue: ephemeral{p.venue}, Feed: feed, Decider: d, Guards: p.guards,
+		Store: discard{}, Logger: p.cfg.Logger, Clock: agent.EventClock})
+}
+
+// filter returns whether an event concerns one of the bound markets (by condition
+// id, else by token).
+func (p *parts) filter() func(ev *market.Event) bool {
+	conds := map[market.ConditionID]bool{}
+	tokens := map[market.TokenID]bool{}
+	for _, m := range p.infos {
+		conds[m.Condition] = true
+		tokens[m.Tokens[market.Yes]], tokens[m.Tokens[market.No]] = true, true
+	}
+	return func(ev *market.Event) bool {
+		if ev.Market != "" {
+			return conds[ev.Market]
+		}
+		return tokens[ev.Token] || tokens[ev.Winner]
+	}
+}
