@@ -150,3 +150,25 @@ func TestParseEventTime(t *testing.T) {
 		}
 	}
 }
+
+func TestProgressBarDrawsAndStops(t *testing.T) {
+	var buf lockedBuffer
+	p := newProgressBar(&buf, "events")
+	p.set(25, 100)
+	p.draw()
+	p.follow(func() (int64, int64) { return 7, 0 })
+	p.draw()
+	p.stop()
+	p.stop() // twice is fine
+	var none *progressBar
+	none.stop() // a nil bar does nothing
+	out := buf.String()
+	for _, want := range []string{"[#######.......................]  25%  25/100 events", "\r\033[K7 events", "\r\033[K"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("progress output %q lacks %q", out, want)
+		}
+	}
+	if isTerminal(&buf) {
+		t.Error("a buffer is not a terminal")
+	}
+}

@@ -1,0 +1,246 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/url"
+	"regexp"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/pitbossdev/pitboss/adapters/clob"
+	"github.com/pitbossdev/pitboss/adapters/wsfeed"
+	"github.com/pitbossdev/pitboss/market"
+	"github.com/pitbossdev/pitboss/runtime/tape"
+)
+
+func init() {
+	register(command{name: "record", summary: "record a venue's market channel to a compact, resumable recording for backtests", run: runRecord})
+}
+
+const recordUsage = `[flags] --out FILE MARKET...
+
+Subscribes to the market channel of a venue (the service, or a local
+pitboss exchange) for the given markets — condition ids (0x…) or token ids; both
+tokens of each market are recorded — and appends every book snapshot, level change,
+trade, tick-size change and resolution to FILE with the venue's time and the receive
+time, after each market's metadata. Runs until Ctrl-C (or --duration, --events).
+
+FILE is created, or continued with a new session when it exists (a torn tail left by
+a killed recorder is cut first). Recording is safe to kill at any moment: at most the
+last second of data is lost. Replay it with pitboss backtest --data FILE.
+
+  pitboss exchange --sim &                       # a local venue with live flow
+  pitboss record --venue http://127.0.0.1:8080 --out rec.tape 0x…`
+
+var conditionRE = regexp.MustCompile(`^0x[0-9a-fA-F]{64}$`)
+
+func runRecord(ctx context.Context, args []string, io stdio) error {
+	fs := newFlagSet("record", recordUsage, io)
+	venue := fs.String("venue", "http://127.0.0.1:8080", "base URL of the venue's CLOB service (market metadata, book resyncs)")
+	wsURL := fs.String("ws", "", "WebSocket base of the market channel (default: --venue with http→ws)")
+	out := fs.String("out", "", "the recording to create or continue (required)")
+	duration := fs.Duration("duration", 0, "stop after this long (wall clock); 0: until Ctrl-C")
+	events := fs.Int64("events", 0, "stop after this many events; 0: no limit")
+	span := fs.Duration("block-span", tape.DefaultBlockSpan, "seal a block after this much receive time: the most a kill can lose")
+	noSync := fs.Bool("no-sync", false, "do not fsync each block (a killed process still loses nothing; a machine crash may)")
+	quiet := fs.Bool("q", false, "no status line")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if *out == "" {
+		return usagef("--out FILE is required")
+	}
+	if fs.NArg() == 0 {
+		return usagef("name at least one market (a condition id or a token id)")
+	}
+	if *duration < 0 || *events < 0 || *span <= 0 {
+		return usagef("--duration and --events must not be negative, --block-span must be positive")
+	}
+	base, err := url.Parse(*venue)
+	if err != nil || (base.Scheme != "http" && base.Scheme != "https") || base.Host == "" {
+		return usagef("--venue must be an http(s) URL, not %q", *venue)
+	}
+	ws := *wsURL
+	if ws == "" {
+		u := *base
+		u.Scheme = map[string]string{"http": "ws", "https": "wss"}[base.Scheme]
+		ws = u.String()
+	}
+	ids := fs.Args()
+	for _, id := range ids {
+		if !conditionRE.MatchString(id) && strings.Trim(id, "0123456789") != "" {
+			return usagef("%q is neither a condition id (0x + 64 hex digits) nor a token id (digits)", id)
+		}
+	}
+
+	// Market metadata first: the recording must say what it recorded.
+	client, err := clob.New(clob.Config{CLOBURL: *venue})
+	if err != nil {
+		return err
+	}
+	infos, err := resolveMarkets(ctx, client, ids)
+	if err != nil {
+		return err
+	}
+	var tokens []market.TokenID
+	for _, m := range infos {
+		tokens = append(tokens, m.Tokens[market.Yes], m.Tokens[market.No])
+	}
+
+	now := func() int64 { return time.Now().UnixMilli() }
+	w, res, err := tape.Append(*out, tape.Session{Source: redact(ws) + "/ws/market", Tool: "pitboss record",
+		Tokens: tokens, Started: now()}, tape.WriterOptions{BlockSpan: *span, NoSync: *noSync})
+	if err != nil {
+		return err
+	}
+	switch {
+	case res.Existed && res.Cut > 0:
+		fmt.Fprintf(io.stderr, "pitboss record: %s: cut a torn tail of %d bytes (a previous recorder was killed), continuing after %d frames\n", *out, res.Cut, res.Frames)
+	case res.Existed:
+		fmt.Fprintf(io.stderr, "pitboss record: %s: continuing after %d frames\n", *out, res.Frames)
+	}
+	rec, err := tape.NewRecorder(w, tape.RecorderConfig{Now: now})
+	if err != nil {
+		w.Close()
+		return err
+	}
+
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	if *duration > 0 {
+		var stop context.CancelFunc
+		ctx, stop = context.WithTimeout(ctx, *duration)
+		defer stop()
+	}
+	var wg sync.WaitGroup
+	recErr := make(chan error, 1)
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		recErr <- rec.Run(ctx)
+	}()
+	for i := range infos {
+		rec.Market(&infos[i])
+	}
+	var n int64
+	feed, err := wsfeed.New(wsfeed.Config{URL: ws, BookURL: *venue, Assets: tokens, CustomFeatures: true,
+		Handler: func(ev *market.Event) {
+			switch ev.Kind {
+			case market.EventBook, market.EventPriceChange, market.EventLastTrade, market.EventTickSize, market.EventResolved:
+			default:
+				return
+			}
+			if !rec.Event(ev) {
+				cancel()
+				return
+			}
+			n++
+			if *events > 0 && n >= *events {
+				cancel()
+			}
+		},
+		OnState: func(ch wsfeed.Channel, s wsfeed.State, err error) {
+			if s == wsfeed.Disconnected && ctx.Err() == nil { // not the shutdown's own
+				reason := "disconnected"
+				if err != nil {
+					reason += ": " + err.Error()
+				}
+				rec.Gap(reason)
+			}
+			if !*quiet {
+				fmt.Fprintf(io.stderr, "pitboss record: %s channel %s\n", ch, s)
+			}
+		}})
+	if err != nil {
+		cancel()
+		wg.Wait()
+		return err
+	}
+	if !*quiet {
+		fmt.Fprintf(io.stderr, "pitboss record: recording %d market(s), %d token(s) from %s to %s\n", len(infos), len(tokens), redact(ws), *out)
+	}
+	ferr := feed.Run(ctx)
+	cancel()
+	wg.Wait()
+	rerr := <-recErr
+	st := rec.Stats()
+	fmt.Fprintf(io.stdout, "recorded %d events, %d gaps to %s (%d bytes)\n", st.Events, st.Gaps, *out, st.Bytes)
+	if ferr != nil && !errors.Is(ferr, context.Canceled) {
+		return ferr
+	}
+	return rerr
+}
+
+// resolveMarkets returns the metadata of the named markets (condition ids, or
+// token ids looked up in the venue's market list), in order, each once.
+func resolveMarkets(ctx context.Context, c *clob.Client, ids []string) ([]market.Info, error) {
+	var out []market.Info
+	seen := map[market.ConditionID]bool{}
+	add := func(info market.Info) {
+		if !seen[info.Condition] {
+			seen[info.Condition] = true
+			out = append(out, info)
+		}
+	}
+	var tokens []market.TokenID
+	for _, id := range ids {
+		if !conditionRE.MatchString(id) {
+			tokens = append(tokens, market.TokenID(id))
+			continue
+		}
+		m, err := c.Market(ctx, market.ConditionID(strings.ToLower(id)))
+		if err != nil {
+			return nil, fmt.Errorf("market %s: %w", id, err)
+		}
+		info, err := m.Info()
+		if err != nil {
+			return nil, fmt.Errorf("market %s: %w", id, err)
+		}
+		add(info)
+	}
+	if len(tokens) == 0 {
+		return out, nil
+	}
+	want := map[market.TokenID]bool{}
+	for _, t := range tokens {
+		want[t] = true
+	}
+	for m, err := range c.Markets(ctx) {
+		if err != nil {
+			return nil, err
+		}
+		info, err := m.Info()
+		if err != nil {
+			continue
+		}
+		for _, t := range info.Tokens {
+			if want[t] {
+				add(info)
+				delete(want, t)
+			}
+		}
+		if len(want) == 0 {
+			break
+		}
+	}
+	for _, t := range tokens {
+		if want[t] {
+			return nil, fmt.Errorf("token %s: %w", t, market.ErrMarketNotFound)
+		}
+	}
+	return out, nil
+}
+
+// redact drops user information from a URL, so that credentials never reach the
+// recording or the terminal.
+func redact(s string) string {
+	u, err := url.Parse(s)
+	if err != nil {
+		return "(unparsable URL)"
+	}
+	u.User = nil
+	return u.String()
+}
