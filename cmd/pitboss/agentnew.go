@@ -3,33 +3,25 @@ package main
 import (
 	"bytes"
 	"context"
-	"embed"
 	"errors"
 	"fmt"
 	"io"
 	iofs "io/fs"
 	"os"
 	"path/filepath"
-	"sort"
 	"strings"
 	"unicode/utf8"
 
 	yaml "go.yaml.in/yaml/v3"
 
 	"github.com/pitbossdev/pitboss/agents"
+	"github.com/pitbossdev/pitboss/agents/examples"
 	"github.com/pitbossdev/pitboss/market"
 )
 
-// agentTemplates are the example agents of agents/examples, embedded so that an
-// installed binary can scaffold from them. The directory is a verbatim copy,
-// checked byte for byte against agents/examples by
-// TestAgentTemplatesMatchTheExamples (which also refreshes it with
-// -update-templates): the examples stay the one source.
-//
-//go:embed agenttemplates
-var agentTemplates embed.FS
-
-const agentTemplatesDir = "agenttemplates"
+// agentTemplates are the example agents of agents/examples, embedded in the binary by
+// that package so that `pitboss agent new` works anywhere.
+var agentTemplates = examples.FS()
 
 // discard is io.Discard, for functions whose stdio parameter shadows package io.
 var discard io.Writer = io.Discard
@@ -62,20 +54,7 @@ func runAgent(ctx context.Context, args []string, io stdio) error {
 }
 
 // templateNames lists the embedded templates, sorted.
-func templateNames() []string {
-	entries, err := agentTemplates.ReadDir(agentTemplatesDir)
-	if err != nil {
-		return nil
-	}
-	var out []string
-	for _, e := range entries {
-		if e.IsDir() {
-			out = append(out, e.Name())
-		}
-	}
-	sort.Strings(out)
-	return out
-}
+func templateNames() []string { return examples.Names() }
 
 // interspersed moves flags after the positional NAME to the front, so that both
 // `agent new NAME --template T` and `agent new --template T NAME` work.
@@ -140,7 +119,7 @@ func runAgentNew(_ context.Context, args []string, io stdio) error {
 		return err
 	}
 
-	agentSrc, err := agentTemplates.ReadFile(agentTemplatesDir + "/" + *tmpl + "/agent.yaml")
+	agentSrc, err := iofs.ReadFile(agentTemplates, *tmpl+"/agent.yaml")
 	if err != nil {
 		return err
 	}
@@ -163,7 +142,7 @@ func runAgentNew(_ context.Context, args []string, io stdio) error {
 	if err := os.Chmod(tmp, 0o755); err != nil {
 		return err
 	}
-	sub, err := iofs.Sub(agentTemplates, agentTemplatesDir+"/"+*tmpl)
+	sub, err := iofs.Sub(agentTemplates, *tmpl)
 	if err != nil {
 		return err
 	}

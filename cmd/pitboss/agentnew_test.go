@@ -2,7 +2,7 @@ package main
 
 import (
 	"bytes"
-	"flag"
+	iofs "io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -15,68 +15,8 @@ import (
 	"github.com/pitbossdev/pitboss/market"
 )
 
-var updateTemplates = flag.Bool("update-templates", false, "copy agents/examples into cmd/pitboss/agenttemplates")
-
-// examplesDir is the source of the embedded templates.
+// examplesDir is where the embedded templates come from.
 const examplesDir = "../../agents/examples"
-
-// TestAgentTemplatesMatchTheExamples keeps the embedded copy identical to
-// agents/examples (run with -update-templates to refresh it).
-func TestAgentTemplatesMatchTheExamples(t *testing.T) {
-	entries, err := os.ReadDir(examplesDir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var examples []string
-	for _, e := range entries {
-		if _, err := os.Stat(filepath.Join(examplesDir, e.Name(), "agent.yaml")); e.IsDir() && err == nil {
-			examples = append(examples, e.Name())
-		}
-	}
-	if *updateTemplates {
-		if err := os.RemoveAll(agentTemplatesDir); err != nil {
-			t.Fatal(err)
-		}
-		for _, ex := range examples {
-			files, _ := os.ReadDir(filepath.Join(examplesDir, ex))
-			if err := os.MkdirAll(filepath.Join(agentTemplatesDir, ex), 0o755); err != nil {
-				t.Fatal(err)
-			}
-			for _, f := range files {
-				if f.IsDir() {
-					continue
-				}
-				b, err := os.ReadFile(filepath.Join(examplesDir, ex, f.Name()))
-				if err != nil {
-					t.Fatal(err)
-				}
-				if err := os.WriteFile(filepath.Join(agentTemplatesDir, ex, f.Name()), b, 0o644); err != nil {
-					t.Fatal(err)
-				}
-			}
-		}
-		t.Log("agenttemplates refreshed from agents/examples; rebuild to embed them")
-		return
-	}
-	const fix = "run: go test ./cmd/pitboss -run TestAgentTemplatesMatchTheExamples -update-templates"
-	if got := templateNames(); strings.Join(got, ",") != strings.Join(examples, ",") {
-		t.Fatalf("templates %v, examples %v: %s", got, examples, fix)
-	}
-	for _, ex := range examples {
-		files, _ := os.ReadDir(filepath.Join(examplesDir, ex))
-		embedded, _ := agentTemplates.ReadDir(agentTemplatesDir + "/" + ex)
-		if len(embedded) != len(files) {
-			t.Errorf("%s: %d files embedded, %d in the example: %s", ex, len(embedded), len(files), fix)
-		}
-		for _, f := range files {
-			want, _ := os.ReadFile(filepath.Join(examplesDir, ex, f.Name()))
-			got, err := agentTemplates.ReadFile(agentTemplatesDir + "/" + ex + "/" + f.Name())
-			if err != nil || !bytes.Equal(got, want) {
-				t.Errorf("%s/%s differs from agents/examples: %s", ex, f.Name(), fix)
-			}
-		}
-	}
-}
 
 // TestAgentNewFromEveryTemplate scaffolds an agent from each example and checks
 // the result: named, dry run, a wallet reference, the example's strategy, passing
@@ -227,7 +167,7 @@ func TestRewriteAgent(t *testing.T) {
 // FuzzRewriteAgent: for any valid name and wallet reference the rewritten file
 // reads back with exactly those values and dry_run: true.
 func FuzzRewriteAgent(f *testing.F) {
-	tmpl, _ := agentTemplates.ReadFile(agentTemplatesDir + "/quoter/agent.yaml")
+	tmpl, _ := iofs.ReadFile(agentTemplates, "quoter/agent.yaml")
 	f.Add("mm-1", "keyring:pitboss-mm-1")
 	f.Add("2024", "keystore:/a b/#c: d.json")
 	f.Add("true", "env:NULL")
