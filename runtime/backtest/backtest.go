@@ -72,8 +72,9 @@ type Result struct {
 }
 
 // Forecaster is implemented by deciders that declare a probability of YES for the
-// markets they trade (the strategy's fair value). A backtest records it after every
-// event and scores it with a Brier score when the market resolves.
+// markets they trade (strategy.Instance: the strategy's value named "fair"). A
+// backtest reads it just before a market's resolution is applied, scores it with a
+// Brier score, and reports every market's last declaration.
 type Forecaster interface {
 	Forecast(m market.ConditionID) (p float64, ok bool)
 }
@@ -144,6 +145,9 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	if status.State == agent.StateFailed || status.State == agent.StateKilled {
 		col.Note("the agent ended %s: %s", status.State, status.Reason)
 	}
+	for _, m := range parts.infos {
+		obs.forecast(m.Condition) // the last declaration of the markets still open
+	}
 	rep := col.Finish(obs.st, run)
 	rep.Title = cfg.Title
 	if rep.Title == "" {
@@ -195,21 +199,29 @@ type observer struct {
 }
 
 func (o *observer) Decide(ev *market.Event, st *market.State, out []market.Intent) ([]market.Intent, error) {
-	out, err := o.inner.Decide(ev, st, out)
 	if o.st == nil {
 		o.st = st
 		o.col.Begin(ev.Time, st, o.markets)
 	}
+	if ev.Kind == market.EventResolved {
+		o.forecast(ev.Market) // the last declaration before the outcome is known
+	}
+	out, err := o.inner.Decide(ev, st, out)
 	if ev.Kind == market.EventFill {
 		o.col.Fill(&ev.Fill)
 	}
-	if o.fc != nil && ev.Market != "" {
-		if p, ok := o.fc.Forecast(ev.Market); ok {
-			o.col.Forecast(ev.Market, p)
-		}
-	}
 	o.col.Event(ev, st)
 	return out, err
+}
+
+// forecast records the strategy's declared probability of YES for m, if any.
+func (o *observer) forecast(m market.ConditionID) {
+	if o.fc == nil || m == "" {
+		return
+	}
+	if p, ok := o.fc.Forecast(m); ok {
+		o.col.Forecast(m, p)
+	}
 }
 
 func params(s *strategy.Strategy) []report.Param {

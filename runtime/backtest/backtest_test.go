@@ -237,3 +237,34 @@ func TestSimSourceReplaysTheSameFlow(t *testing.T) {
 		t.Fatal("the synthetic flow and its recording give different reports")
 	}
 }
+
+// TestBrierScoresTheDeclaredProbability binds the quoter (whose indicator "fair" is
+// its probability of YES) to the sample's market that resolves, and checks the
+// report scores the declaration it made just before the resolution.
+func TestBrierScoresTheDeclaredProbability(t *testing.T) {
+	src := sample(t)
+	resolving := src.Markets()[1].Condition
+	dir := t.TempDir()
+	strat, err := filepath.Abs("../../agents/examples/quoter/strategy.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	agent := "name: forecaster\nwallet: keyring:test\nmarkets:\n  conditions: [\"" + string(resolving) + "\"]\nstrategy:\n  file: " + strat + "\n"
+	path := filepath.Join(dir, "agent.yaml")
+	if err := os.WriteFile(path, []byte(agent), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	r := run(t, Config{Spec: loadAgent(t, path), Source: src})
+	m := r.Markets[0]
+	if !m.Resolved || !m.Forecast.Defined() || r.Summary.Forecasts != 1 {
+		t.Fatalf("market %+v, forecasts %d", m, r.Summary.Forecasts)
+	}
+	outcome := 0.0
+	if m.Winner == "YES" {
+		outcome = 1
+	}
+	want := (float64(m.Forecast) - outcome) * (float64(m.Forecast) - outcome)
+	if d := float64(r.Summary.Brier) - want; d > 1e-5 || d < -1e-5 || float64(m.Brier) != float64(r.Summary.Brier) {
+		t.Fatalf("brier %v (market %v), want (%v − %v)² = %v", r.Summary.Brier, m.Brier, m.Forecast, outcome, want)
+	}
+}
