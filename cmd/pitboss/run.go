@@ -53,6 +53,7 @@ func runRun(ctx context.Context, args []string, io stdio) error {
 	latency := fs.Duration("latency", 0, "paper venue: an order reaches the book this long (event time) after the event that caused it")
 	leave := fs.Bool("leave-orders", false, "on stop, leave open orders on the venue instead of cancelling them")
 	auditPath := fs.String("audit", "", "append every guard decision, order, fill and kill-switch event to this file (JSON lines)")
+	supervised := fs.Bool("supervised", false, "run as a member of a fleet (started by pitboss supervise; NATS from the PITBOSS_NATS_* environment)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -150,6 +151,9 @@ func runRun(ctx context.Context, args []string, io stdio) error {
 		}()
 	}
 
+	if *supervised {
+		return wire.RunSupervised(ctx, spec, opt)
+	}
 	r, err := wire.Build(spec, opt)
 	if err != nil {
 		return err

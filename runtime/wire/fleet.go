@@ -1,0 +1,400 @@
+package wire
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/base32"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/pitbossdev/pitboss/adapters/natsbus"
+	"github.com/pitbossdev/pitboss/agents"
+	"github.com/pitbossdev/pitboss/market"
+	"github.com/pitbossdev/pitboss/runtime/agent"
+	"github.com/pitbossdev/pitboss/runtime/supervisor"
+)
+
+// ResolveFleetAgent turns one agent of a fleet file into what the supervisor runs:
+// it loads the agent file, applies the fleet's overrides (id, wallet, state
+// directory, live) and computes the wallet address the supervisor locks — the same
+// address the agent trades, computed the same way as Build does. It refuses what
+// Build would refuse, so that a fleet does not start a child that can only crash:
+// live without `dry_run: false` in the file, dry_run: false without live, and the
+// remote venue (not available in this build).
+func ResolveFleetAgent(f *supervisor.File, e supervisor.AgentEntry, getenv func(string) string) (supervisor.Agent, error) {
+	spec, err := agents.Options{Getenv: getenv}.Load(e.File)
+	if err != nil {
+		return supervisor.Agent{}, err
+	}
+	a := supervisor.Agent{ID: market.AgentID(spec.Name), File: e.File, Live: e.Live, StateDir: e.StateDir,
+		Args: e.Args, Restart: f.Restart.Merge(e.Restart), Limits: f.Limits}
+	if e.Limits != nil {
+		a.Limits = a.Limits.Merge(*e.Limits)
+	}
+	if e.ID != "" {
+		a.ID = market.AgentID(e.ID)
+		if a.StateDir == "" && spec.StateDir != "" {
+			// The file's default state directory is named after the file's agent: a
+			// second id of the same file gets its own.
+			a.StateDir = filepath.Join(filepath.Dir(spec.StateDir), e.ID)
+		}
+	}
+	if e.Wallet != "" {
+		ref, err := agents.ParseWalletRef(e.Wallet)
+		if err != nil {
+			return supervisor.Agent{}, fmt.Errorf("%s: wallet: %w", e.File, err)
+		}
+		spec.Wallet, a.WalletOverride = ref, true
+	}
+	switch {
+	case e.Live && spec.DryRun():
+		return supervisor.Agent{}, fmt.Errorf("%s: live: true in the fleet file, but the agent file is a dry run: set dry_run: false in it to go live", e.File)
+	case !e.Live && !spec.DryRun():
+		return supervisor.Agent{}, fmt.Errorf("%s: the agent file says dry_run: false, but the fleet file does not say live: true: refusing to trade live", e.File)
+	case spec.Venue.Kind != agents.VenueEmbedded:
+		return supervisor.Agent{}, fmt.Errorf("%s: %w", e.File, ErrRemoteNotReady)
+	}
+	a.Wallet = PaperAddress(spec.Wallet)
+	a.WalletRef = spec.Wallet.String()
+	if spec.Wallet.Scheme == agents.WalletEnv {
+		a.EnvVars = []string{spec.Wallet.Value}
+	}
+	return a, nil
+}
+
+// RunSupervised runs the agent of spec as a member of a fleet (`pitboss run
+// --supervised`, started by `pitboss supervise`). From the environment the
+// supervisor set (supervisor.ChildFromEnv) it learns its id, wallet override, lease
+// and the fleet's NATS endpoint; then it
+//
+//   - refuses to start unless its supervisor holds the wallet's lock for it (the
+//     lease id must match; the local flock of Build is kept as well), and stops —
+//     returning an error matching market.ErrLockLost — when that lock is lost;
+//   - applies the fleet's desired state before trading (a kill switch or pause
+//     thrown while it was away holds from its first event);
+//   - writes every guard decision (with its intent), order, fill, kill-switch trip
+//     and control command to the AUDIT stream through a bounded background writer
+//     (a full backlog pauses the agent: what it does could no longer be recorded);
+//   - answers control requests (pause, resume, cancel_all, flatten, kill,
+//     resume_after_kill, status) and publishes its status every heartbeat interval
+//     and after each request;
+//   - stops cleanly when ctx ends, with a last status saying stopped.
+//
+// Market data: the embedded venue is the agent's own in-process market, so it
+// keeps its own feed even when the fleet fans market data out (docs/fleet.md);
+// FleetFeed is the fan-out's agent side, for venues with a remote feed.
+func RunSupervised(ctx context.Context, spec *agents.Spec, opt Options) error {
+	if opt.Getenv == nil {
+		opt.Getenv = os.Getenv
+	}
+	log := opt.Logger
+	if log == nil {
+		log = zap.NewNop()
+	}
+	cc, err := supervisor.ChildFromEnv(opt.Getenv)
+	if err != nil {
+		return err
+	}
+	if spec.Name != string(cc.Agent) {
+		spec.Name = string(cc.Agent)
+	}
+	if cc.Wallet != "" {
+		ref, err := agents.ParseWalletRef(cc.Wallet)
+		if err != nil {
+			return fmt.Errorf("%s: %w", supervisor.EnvWallet, err)
+		}
+		spec.Wallet = ref
+	}
+	id := cc.Agent
+	wallet := PaperAddress(spec.Wallet)
+
+	bus, err := natsbus.Connect(ctx, cc.Endpoint, natsbus.ConnectOptions{Name: "agent " + string(id), Logger: log})
+	if err != nil {
+		return fmt.Errorf("the fleet's NATS: %w", err)
+	}
+	defer bus.Close()
+	locks, err := bus.OpenLocks(ctx)
+	if err != nil {
+		return err
+	}
+	walletKey := natsbus.WalletLockKey(wallet)
+	if err := checkLease(ctx, locks, walletKey, id, cc.Lease); err != nil {
+		return err
+	}
+	desired, err := bus.OpenDesired(ctx)
+	if err != nil {
+		return err
+	}
+	eff, err := desired.EffectiveFor(ctx, id)
+	if err != nil {
+		return err
+	}
+
+	alog, err := bus.AuditLog(id, wallet, "r"+strconv.FormatUint(cc.Run, 10)+"-"+randomRun())
+	if err != nil {
+		return err
+	}
+	writer := alog.NewWriter(natsbus.AuditWriterConfig{})
+	sink := &fleetAudit{w: writer, wallet: wallet, next: opt.Audit, backlog: make(chan struct{}, 1)}
+	opt.Audit = sink
+
+	r, err := Build(spec, opt)
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	sink.dry = r.DryRun
+	if r.Wallet != wallet {
+		return fmt.Errorf("wire: the agent trades %s but its supervisor locked %s", r.Wallet, wallet)
+	}
+	if err := applyDesiredAtStart(r, eff, opt.Balance); err != nil {
+		return err
+	}
+	if cc.MarketData == supervisor.MarketDataFanout {
+		log.Info("the fleet fans market data out; the embedded venue keeps its own in-process market")
+	}
+
+	conds := make([]market.ConditionID, len(r.Bindings))
+	for i, b := range r.Bindings {
+		conds[i] = b.Info.Condition
+	}
+	host, _ := os.Hostname()
+	// The agent refreshes its status snapshot every StatusInterval (10 s) and on
+	// every control request: a status request before each heartbeat keeps the
+	// fleet's view (positions, PnL, last event) fresh. A busy loop that does not
+	// answer within half an interval still gets its last snapshot sent.
+	snapshot := func() natsbus.Status {
+		cctx, cancel := context.WithTimeout(context.Background(), cc.Heartbeat/2)
+		_, _ = r.Agent.Control(cctx, agent.ControlRequest{Op: agent.OpStatus, From: "fleet heartbeat"})
+		cancel()
+		return fleetStatus(r.Agent.Status(), conds, host, cc.Supervisor)
+	}
+
+	runCtx, stopRun := context.WithCancelCause(ctx)
+	defer stopRun(nil)
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	// The audit writer outlives the agent: it stores the records of the shutdown
+	// (cancels, the last checkpoint's control records) and drains for up to 5 s.
+	writerCtx, stopWriter := context.WithCancel(context.Background())
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		if err := writer.Run(writerCtx); err != nil {
+			log.Error("audit records lost at shutdown", zap.Error(err))
+		}
+	}()
+	defer stopWriter()
+
+	sideCtx, stopSide := context.WithCancel(context.Background())
+	kick := make(chan struct{}, 1)
+	ctl, err := bus.ServeAgentControl(id, func(ctx context.Context, req natsbus.ControlRequest) (natsbus.AgentState, error) {
+		st, err := r.Agent.Control(ctx, agent.ControlRequest{Op: agent.ControlOp(req.Op), Market: req.Market, Reason: req.Reason, From: req.From})
+		select {
+		case kick <- struct{}{}:
+		default:
+		}
+		return natsbus.AgentState(st), err
+	})
+	if err != nil {
+		stopSide()
+		return err
+	}
+	side := func(fn func()) {
+		wg.Add(1)
+		go func() { defer wg.Done(); fn() }()
+	}
+	side(func() { _ = ctl.Run(sideCtx) })
+	side(func() { heartbeat(sideCtx, bus, cc.Heartbeat, snapshot, kick, log) })
+	side(func() {
+		if err := watchLease(runCtx, locks, walletKey, id, cc.Lease, log); err != nil {
+			stopRun(err)
+		}
+	})
+	side(func() {
+		select {
+		case <-runCtx.Done():
+		case <-sink.backlog:
+			log.Error("audit backlog full: pausing the agent (what it does could no longer be recorded)")
+			cctx, cancel := context.WithTimeout(runCtx, 5*time.Second)
+			_, _ = r.Agent.Control(cctx, agent.ControlRequest{Op: agent.OpPause, Reason: "audit backlog full", From: "fleet"})
+			cancel()
+		}
+	})
+
+	log.Info("supervised", zap.String("agent", string(id)), zap.String("supervisor", cc.Supervisor),
+		zap.Stringer("wallet", wallet), zap.String("desired", string(eff)), zap.Uint64("run", cc.Run))
+	runErr := r.Agent.Run(runCtx)
+	stopSide()
+	// The last word: stopped (the roster marks the agent stopped, not dead).
+	final := snapshot()
+	final.Time, final.IntervalMS = time.Now().UnixMilli(), cc.Heartbeat.Milliseconds()
+	if err := bus.PublishStatus(&final); err != nil {
+		log.Warn("last status not sent", zap.Error(err))
+	}
+	stopWriter()
+	if cause := context.Cause(runCtx); runErr == nil && cause != nil && !errors.Is(cause, context.Canceled) {
+		runErr = cause
+	}
+	return runErr
+}
+
+// fleetStatus converts the agent's status for the fleet.
+func fleetStatus(s agent.Status, markets []market.ConditionID, host, sup string) natsbus.Status {
+	st := natsbus.Status{Agent: s.Agent, Wallet: s.Wallet, State: natsbus.AgentState(s.State), DryRun: s.DryRun,
+		Markets: markets, OpenOrders: s.OpenOrders, Balance: natsbus.Amount(s.Balance), Reserved: natsbus.Amount(s.Reserved),
+		Realized: natsbus.Amount(s.Realized), Unrealized: natsbus.Amount(s.Unrealized), LastEvent: s.Time,
+		PID: os.Getpid(), Host: host, Supervisor: sup}
+	if s.State == agent.StateFailed || s.State == agent.StateKilled || s.Halted {
+		st.Error = s.Reason
+	}
+	for _, p := range s.Positions {
+		st.Positions = append(st.Positions, natsbus.PositionStatus{Market: p.Market, Token: p.Token, Outcome: p.Outcome.String(),
+			Size: natsbus.Amount(p.Size), AvgPrice: natsbus.Amount(p.AvgPrice), Mark: natsbus.Amount(p.Mark),
+			Realized: natsbus.Amount(p.Realized), Unrealized: natsbus.Amount(p.Unrealized)})
+	}
+	return st
+}
+
+// heartbeat publishes snapshot() every interval, and at once after a control
+// request (kick), until ctx ends.
+func heartbeat(ctx context.Context, bus *natsbus.Bus, interval time.Duration, snapshot func() natsbus.Status, kick <-chan struct{}, log *zap.Logger) {
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	var seq uint64
+	for {
+		st := snapshot()
+		seq++
+		st.Seq, st.Time, st.IntervalMS = seq, time.Now().UnixMilli(), interval.Milliseconds()
+		if err := bus.PublishStatus(&st); err != nil {
+			log.Warn("status not sent", zap.Error(err))
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		case <-kick:
+		}
+	}
+}
+
+// checkLease verifies that the wallet's lock is held for agent id under lease.
+func checkLease(ctx context.Context, locks *natsbus.Locks, key string, id market.AgentID, lease string) error {
+	h, held, err := locks.Holder(ctx, key)
+	if err != nil {
+		return err
+	}
+	what := strings.Replace(key, ".", " ", 1)
+	switch {
+	case !held:
+		return fmt.Errorf("refusing to start: %s is not locked for agent %s (a supervised agent trades only under its supervisor's lock)", what, id)
+	case h.Agent != id || h.Lease != lease:
+		return fmt.Errorf("refusing to start: %w", market.Errorf(market.CodeLockHeld, what, h.String()))
+	}
+	return nil
+}
+
+// watchLease checks the wallet's lock every TTL/3 until ctx ends (nil) or the lock
+// is gone or someone else's (an error matching market.ErrLockLost). A check that
+// fails (NATS unreachable) is not a loss: the agent keeps trading and the venue's
+// own heartbeat still protects its orders; the supervisor's lease expires only if
+// the supervisor is gone too.
+func watchLease(ctx context.Context, locks *natsbus.Locks, key string, id market.AgentID, lease string, log *zap.Logger) error {
+	t := time.NewTicker(max(locks.TTL()/3, 100*time.Millisecond))
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-t.C:
+		}
+		cctx, cancel := context.WithTimeout(ctx, locks.TTL()/3)
+		h, held, err := locks.Holder(cctx, key)
+		cancel()
+		switch {
+		case err != nil:
+			if ctx.Err() == nil {
+				log.Warn("wallet lock not checked", zap.Error(err))
+			}
+		case !held || h.Agent != id || h.Lease != lease:
+			err := fmt.Errorf("stopping: %w", market.Errorf(market.CodeLockLost, strings.Replace(key, ".", " ", 1)))
+			log.Error("wallet lock lost", zap.Error(err))
+			return err
+		}
+	}
+}
+
+// applyDesiredAtStart makes a killed or paused desired state hold from the agent's
+// first event: the state is written into the checkpoint startup restores (the kill
+// switch tripped, or paused). A first start without a checkpoint gets one that only
+// carries this state, with the starting balance as its start equity (what the
+// embedded venue funds); a kill switch is tripped on the guards directly, which
+// startup keeps when there is no checkpoint to restore.
+func applyDesiredAtStart(r *Runnable, eff natsbus.DesiredState, balance market.Micros) error {
+	if eff != natsbus.DesiredKilled && eff != natsbus.DesiredPaused {
+		return nil
+	}
+	store, err := agent.NewFileStore(r.StateDir)
+	if err != nil {
+		return err
+	}
+	cp, err := store.Load()
+	if err != nil {
+		return err
+	}
+	reason := "fleet desired state: " + string(eff)
+	var t int64
+	if cp != nil {
+		t = cp.Time
+	}
+	if eff == natsbus.DesiredKilled {
+		if r.Guards.Halted() {
+			return nil
+		}
+		r.Guards.Trip(t, reason)
+		if cp == nil {
+			return nil
+		}
+		k, err := r.Guards.KillState()
+		if err != nil {
+			return err
+		}
+		cp.Kill = k
+		return store.Save(cp)
+	}
+	if cp == nil {
+		if balance == 0 {
+			balance = DefaultBalance
+		}
+		cp = &agent.Checkpoint{Version: agent.CheckpointVersion, Agent: r.Agent.Status().Agent, Wallet: r.Wallet,
+			StartEquity: agent.Amount(balance)}
+	}
+	if cp.Paused {
+		return nil
+	}
+	cp.Paused = true
+	return store.Save(cp)
+}
+
+// randomRun is a short random part of audit record ids (one process start).
+func randomRun() string {
+	var b [5]byte
+	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails (Go >= 1.24)
+	return base32.StdEncoding.WithPadding(base32.NoPadding).EncodeToString(b[:])
+}
+
+// FleetRuntimeDir returns (and creates, 0700) the per-user runtime directory where
+// `pitboss supervise` writes the ctl endpoint file of each fleet
+// (fleet-<name>.json) and `pitboss ctl` looks for it: $XDG_RUNTIME_DIR/pitboss, or
+// the temporary directory's pitboss-<uid> (the directory of the wallet locks).
+func FleetRuntimeDir(getenv func(string) string) (string, error) {
+	return runtimeDir(Options{Getenv: getenv})
+}
