@@ -38,7 +38,7 @@ func TestFeedMergesMarketDataWithTheWalletsOrdersAndFills(t *testing.T) {
 	ud := l.market(updown)
 	v, _, cr := l.venue("feeder", updown)
 	maker, _ := l.client(signer(t, "maker"))
-	f, err := remote.NewFeed(remote.FeedConfig{URL: l.wsURL, Tokens: ud.Tokens[:], Markets: []market.ConditionID{ud.Condition},
+	f, err := remote.NewFeed(remote.FeedConfig{URL: l.WSURL, Tokens: ud.Tokens[:], Markets: []market.ConditionID{ud.Condition},
 		User: creds(cr), Venue: v, Tune: fastWS})
 	if err != nil {
 		t.Fatal(err)
@@ -103,7 +103,7 @@ func TestFeedResyncsWhatTheUserChannelMissed(t *testing.T) {
 			return nil
 		}
 	}
-	f, err := remote.NewFeed(remote.FeedConfig{URL: l.wsURL, Tokens: fed.Tokens[:], User: creds(cr), Venue: v,
+	f, err := remote.NewFeed(remote.FeedConfig{URL: l.WSURL, Tokens: fed.Tokens[:], User: creds(cr), Venue: v,
 		ResyncInterval: 50 * time.Millisecond, Tune: tune})
 	if err != nil {
 		t.Fatal(err)
@@ -119,7 +119,7 @@ func TestFeedResyncsWhatTheUserChannelMissed(t *testing.T) {
 	gate.Store(true)
 	l.cutWS()
 	waitFor(t, "the disconnection", func() bool { return f.Stats().WS.Reconnects >= 2 })
-	other, err := clob.New(clob.Config{CLOBURL: l.http.URL, Address: v.Address(), Credentials: cr, Budget: clob.Unlimited()})
+	other, err := clob.New(clob.Config{CLOBURL: l.URL, Address: v.Address(), Credentials: cr, Budget: clob.Unlimited()})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -3,6 +3,7 @@ package remote_test
 import (
 	"context"
 	"errors"
+	"maps"
 	"net/http"
 	"testing"
 	"time"
@@ -26,15 +27,17 @@ func TestPrepareSignsDeterministicallyWithoutIO(t *testing.T) {
 	v, _, _ := l.venue("prepare", fedSlug)
 	fed := l.market(fedSlug)
 	req := request(fed, 1<<32|1, market.Buy, "0.40", "10", market.GTC)
+	before := l.Requests()
 	p1, err := v.Prepare(context.Background(), req)
 	if err != nil {
 		t.Fatal(err)
 	}
-	// No I/O: preparing with the exchange gone still works.
-	l.http.CloseClientConnections()
 	p2, err := v.Prepare(context.Background(), req)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if after := l.Requests(); !maps.Equal(before, after) {
+		t.Fatalf("Prepare sent requests: %v, then %v", before, after)
 	}
 	if p1.ID != p2.ID {
 		t.Fatalf("the same request gave ids %s and %s", p1.ID, p2.ID)
@@ -177,7 +180,7 @@ func TestSubmitNeverPlacesAnOrderTwice(t *testing.T) {
 	if counts[mic("0.30")] != 1 || counts[mic("0.31")] != 1 || len(counts) != 2 {
 		t.Fatalf("open orders by price: %v, want one at 0.30 and one at 0.31", counts)
 	}
-	if l.lost.Load() == 0 {
+	if l.Lost() == 0 {
 		t.Fatal("no answer was lost: the test tested nothing")
 	}
 }
@@ -264,7 +267,7 @@ func TestHeartbeatsKeepTheChainAndReportALapse(t *testing.T) {
 	}
 	// Another process of the wallet starts its own chain: this one's id is stale and
 	// is repaired from the venue's current id, without a lapse.
-	other, err := clob.New(clob.Config{CLOBURL: l.http.URL, Address: v.Address(), Credentials: cr, Budget: clob.Unlimited()})
+	other, err := clob.New(clob.Config{CLOBURL: l.URL, Address: v.Address(), Credentials: cr, Budget: clob.Unlimited()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -282,7 +285,7 @@ func TestHeartbeatsKeepTheChainAndReportALapse(t *testing.T) {
 		t.Fatal(err)
 	}
 	time.Sleep(300 * time.Millisecond) // past the exchange's 200 ms deadline, by its clock
-	if err := l.srv.CheckHeartbeats(ctxT(t, 5*time.Second)); err != nil {
+	if err := l.Server.CheckHeartbeats(ctxT(t, 5*time.Second)); err != nil {
 		t.Fatal(err)
 	}
 	if err := v.Heartbeat(ctxT(t, 5*time.Second)); !errors.Is(err, remote.ErrHeartbeatLapsed) {

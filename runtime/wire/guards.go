@@ -3,6 +3,7 @@ package wire
 import (
 	"encoding/json"
 	"fmt"
+	"sync/atomic"
 
 	"github.com/pitbossdev/pitboss/market"
 	"github.com/pitbossdev/pitboss/policies"
@@ -18,6 +19,7 @@ type Guards struct {
 	opts  []policies.Option
 	chain *policies.Chain
 	batch *policies.Batch
+	geo   atomic.Pointer[policies.Geoblock] // a status set from another goroutine, not yet applied
 }
 
 var _ agent.Guards = (*Guards)(nil)
@@ -34,12 +36,30 @@ func NewGuards(cfg policies.Config, opts ...policies.Option) (*Guards, error) {
 // Chain returns the chain (rebuilt by RestoreKill).
 func (g *Guards) Chain() *policies.Chain { return g.chain }
 
+// SetGeoblock hands the chain a new geoblock status (from a periodic /api/geoblock
+// check). It is safe from any goroutine; the agent's loop applies it at its next
+// Observe or Begin.
+func (g *Guards) SetGeoblock(geo policies.Geoblock) { g.geo.Store(&geo) }
+
+// applyGeoblock applies a status set by SetGeoblock (on the loop).
+func (g *Guards) applyGeoblock() {
+	if g.geo.Load() != nil {
+		if p := g.geo.Swap(nil); p != nil {
+			g.chain.SetGeoblock(*p)
+		}
+	}
+}
+
 // Observe implements agent.Guards.
-func (g *Guards) Observe(st *market.State) agent.Action { return action(g.chain.Observe(st)) }
+func (g *Guards) Observe(st *market.State) agent.Action {
+	g.applyGeoblock()
+	return action(g.chain.Observe(st))
+}
 
 // Begin implements agent.Guards. A trip found here is reported with the batch's
 // first Check.
 func (g *Guards) Begin(st *market.State) agent.Action {
+	g.applyGeoblock()
 	g.batch = g.chain.Batch(st)
 	return agent.Action{}
 }

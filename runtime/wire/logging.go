@@ -99,6 +99,11 @@ func render(e zapcore.Entry, f map[string]any, wall bool) string {
 		b.WriteString("            ")
 	}
 	b.WriteByte(' ')
+	if m, ok := f["mode"].(string); ok && m != "" { // LIVE on a live remote run: every line says so
+		b.WriteString(m)
+		b.WriteByte(' ')
+		delete(f, "mode")
+	}
 	tag := e.Message
 	switch {
 	case e.Level >= zapcore.WarnLevel:

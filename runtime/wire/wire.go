@@ -90,6 +90,9 @@ type Options struct {
 	Audit   agent.AuditSink
 	// Getenv reads XDG_RUNTIME_DIR. If nil, os.Getenv.
 	Getenv func(string) string
+	// Remote is what a run on the remote venue needs (wallet and credential
+	// lookup, key creation, rate budget). Ignored on the embedded venue.
+	Remote RemoteOptions
 }
 
 // Errors of Build that the command line explains.
@@ -99,7 +102,8 @@ var (
 	ErrLiveNotConfirmed = errors.New("the agent file says dry_run: false, but --live was not given: refusing to trade live (add --live to confirm, or set dry_run: true)")
 	// ErrLiveNotInFile: --live was given but the agent file is a dry run.
 	ErrLiveNotInFile = errors.New("--live was given, but the agent file is a dry run (dry_run is true or absent): set dry_run: false in the file to go live")
-	// ErrRemoteNotReady: the remote venue is not wired yet.
+	// ErrRemoteNotReady: the remote venue is not wired yet where this is returned
+	// (Build wires it; ResolveFleetAgent still refuses it in fleets).
 	ErrRemoteNotReady = errors.New("venue: remote is not available in this build yet (the remote venue comes with the service client); use venue: embedded")
 )
 
@@ -117,7 +121,9 @@ type Runnable struct {
 	DryRun   bool
 	StateDir string
 	Bindings []Binding
-	release  []func()
+	// Remote describes the remote venue's run (nil on the embedded venue).
+	Remote  *RemoteRun
+	release []func()
 }
 
 // Binding is one market the agent trades, under its strategy binding name.
@@ -146,22 +152,32 @@ func PaperAddress(ref agents.WalletRef) market.Address {
 	return a
 }
 
-// Build composes the agent of spec: the embedded market and its feed, the venue
+// Build is BuildContext with a background context.
+func Build(spec *agents.Spec, opt Options) (*Runnable, error) {
+	return BuildContext(context.Background(), spec, opt)
+}
+
+// BuildContext composes the agent of spec. On the remote venue (buildRemote, see
+// RemoteOptions) ctx bounds the start-up's requests: unlocking the wallet, finding
+// or creating the API credentials, the geoblock check and the markets; the embedded
+// venue does no I/O and ignores it.
+//
+// On the embedded venue: the embedded market and its feed, the venue
 // (paper in a dry run, the embedded engine in a live run), the strategy with its
 // overrides bound to the selected markets, the guard chain (geoblock: allowed on the
 // embedded venue; the wallet's address in account-mode denials), the state
 // directory's checkpoint store and the locks that keep a second process of the same
 // wallet (or state directory) from starting. It refuses a live run that is not
 // confirmed both in the file and by Options.Live.
-func Build(spec *agents.Spec, opt Options) (*Runnable, error) {
+func BuildContext(ctx context.Context, spec *agents.Spec, opt Options) (*Runnable, error) {
 	live := !spec.DryRun()
 	switch {
 	case live && !opt.Live:
 		return nil, ErrLiveNotConfirmed
 	case opt.Live && !live:
 		return nil, ErrLiveNotInFile
-	case spec.Venue.Kind != agents.VenueEmbedded:
-		return nil, ErrRemoteNotReady
+	case spec.Venue.Kind == agents.VenueRemote:
+		return buildRemote(ctx, spec, opt, live)
 	}
 	id, err := market.ParseAgentID(spec.Name)
 	if err != nil {
@@ -195,21 +211,9 @@ func Build(spec *agents.Spec, opt Options) (*Runnable, error) {
 	if err != nil {
 		return nil, err
 	}
-	holder := "pid " + strconv.Itoa(os.Getpid()) + " (agent " + spec.Name + ")"
-	rel, err := lockFile(filepath.Join(r.StateDir, "lock"), "state directory "+r.StateDir, holder)
-	if err != nil {
+	if err := r.lock(opt, spec.Name); err != nil {
 		return nil, err
 	}
-	r.release = append(r.release, rel)
-	rdir, err := runtimeDir(opt)
-	if err != nil {
-		return nil, err
-	}
-	rel, err = lockFile(filepath.Join(rdir, "wallet-"+r.Wallet.String()+".lock"), "wallet "+r.Wallet.String(), holder)
-	if err != nil {
-		return nil, err
-	}
-	r.release = append(r.release, rel)
 
 	// The embedded market.
 	xc := embedded.Config{Paced: opt.Clock == ClockWall, Speed: opt.Speed, Start: opt.Start,
