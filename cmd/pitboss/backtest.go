@@ -279,6 +279,9 @@ func parseEventTime(s string) (int64, error) {
 	}
 	for _, layout := range []string{time.RFC3339Nano, "2006-01-02T15:04", "2006-01-02"} {
 		if t, err := time.Parse(layout, s); err == nil {
+			if t.UnixMilli() <= 0 {
+				return 0, fmt.Errorf("%q is before 1970", s)
+			}
 			return t.UnixMilli(), nil
 		}
 	}

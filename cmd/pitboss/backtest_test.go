@@ -172,3 +172,17 @@ func TestProgressBarDrawsAndStops(t *testing.T) {
 		t.Error("a buffer is not a terminal")
 	}
 }
+
+// FuzzParseEventTime: --from and --to accept only what they document, and an
+// accepted time is positive.
+func FuzzParseEventTime(f *testing.F) {
+	for _, s := range []string{"", "1700000000000", "2023-11-14T22:13:20Z", "2023-11-15", "2023-11-15T10:00", "-5", "1e9"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		ms, err := parseEventTime(s)
+		if err == nil && !(s == "" && ms == 0 || ms > 0) {
+			t.Fatalf("%q parsed to %d", s, ms)
+		}
+	})
+}

@@ -36,7 +36,7 @@ func dryRunVersusBacktest(t *testing.T, latency time.Duration) {
 	spec := loadAgent(t, quoterAgent)
 	ctx := context.Background()
 	options := func(audit agent.AuditSink) wire.Options {
-		return wire.Options{Clock: wire.ClockSim, Seed: 5, Duration: 4 * time.Hour, StateDir: t.TempDir(),
+		return wire.Options{Clock: wire.ClockSim, Seed: 2, Duration: 90 * time.Minute, StateDir: t.TempDir(),
 			RuntimeDir: t.TempDir(), Audit: audit, Latency: latency, Getenv: func(string) string { return "" }}
 	}
 
