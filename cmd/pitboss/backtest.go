@@ -304,7 +304,10 @@ func writeFileWith(path string, write func(io.Writer) error) error {
 // multiFlag is a repeatable string flag.
 type multiFlag []string
 
-func (m *multiFlag) String() string     { return strings.Join(*m, " ") }
+// String implements flag.Value.
+func (m *multiFlag) String() string { return strings.Join(*m, " ") }
+
+// Set implements flag.Value.
 func (m *multiFlag) Set(s string) error { *m = append(*m, s); return nil }
 
 // isTerminal reports whether w is a terminal (progress bars go only there).

@@ -167,6 +167,7 @@ type feed struct {
 	err      error
 }
 
+// Run implements agent.Feed.
 func (f *feed) Run(ctx context.Context, emit func(ev *market.Event) bool) error {
 	err := f.src.Events(ctx, func(ev *market.Event) bool {
 		f.n++
@@ -198,6 +199,7 @@ type observer struct {
 	st      *market.State
 }
 
+// Decide implements agent.Decider: the strategy decides, then the collector looks.
 func (o *observer) Decide(ev *market.Event, st *market.State, out []market.Intent) ([]market.Intent, error) {
 	if o.st == nil {
 		o.st = st

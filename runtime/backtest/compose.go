@@ -30,6 +30,7 @@ type parts struct {
 // override applied.
 type catalog []market.Info
 
+// Markets implements paper.MarketSource.
 func (c catalog) Markets(_ context.Context, ids []market.ConditionID) ([]market.Info, error) {
 	out := make([]market.Info, 0, len(ids))
 	for _, id := range ids {

@@ -253,6 +253,7 @@ type window struct {
 	reached  bool // an event at or after from was seen
 }
 
+// Events delivers the window of the source (see window).
 func (w *window) Events(ctx context.Context, emit func(ev *market.Event) bool) error {
 	if w.from == 0 && w.to == 0 {
 		return w.src.Events(ctx, func(ev *market.Event) bool {

@@ -139,6 +139,7 @@ type FormatError struct {
 	Err    error
 }
 
+// Error implements error.
 func (e *FormatError) Error() string {
 	if e.Offset >= 0 {
 		return fmt.Sprintf("tape: frame %d at offset %d: %v", e.Seq, e.Offset, e.Err)
@@ -146,6 +147,7 @@ func (e *FormatError) Error() string {
 	return fmt.Sprintf("tape: frame %d: %v", e.Seq, e.Err)
 }
 
+// Unwrap returns the cause (wrapping ErrFormat).
 func (e *FormatError) Unwrap() error { return e.Err }
 
 func formatErr(format string, args ...any) error {
