@@ -7,6 +7,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -312,6 +313,21 @@ func TestAppendStartsAFileWithNothingValid(t *testing.T) {
 				t.Fatalf("summary %+v", sum)
 			}
 		})
+	}
+}
+
+func TestAppendNeverOverwritesAFileThatIsNotATape(t *testing.T) {
+	for _, data := range []string{"name: quoter\nwallet: keyring:x\n", "PITBOSS\x00JRNL", strings.Repeat("\x00", 100)} {
+		path := filepath.Join(t.TempDir(), "agent.yaml")
+		if err := os.WriteFile(path, []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if _, _, err := Append(path, Session{}, WriterOptions{}); !errors.Is(err, ErrFormat) {
+			t.Fatalf("%q: %v, want ErrFormat", data, err)
+		}
+		if got, _ := os.ReadFile(path); string(got) != data {
+			t.Fatalf("%q was changed to %q", data, got)
+		}
 	}
 }
 

@@ -208,7 +208,11 @@ func Append(path string, s Session, opts WriterOptions) (*Writer, Resumed, error
 		}
 		res.Torn = sc.Torn
 		if sc.End < journal.FileHeaderSize {
-			// Not even a header survived: nothing to keep.
+			// Not even a header survived. Only a torn first write of a tape is
+			// recreated; anything else is someone's file, never overwritten.
+			if !tornTapeStart(f, fi.Size()) {
+				return fail(fmt.Errorf("%w: %s is not a tape (and is not empty): refusing to overwrite it", ErrFormat, path))
+			}
 			res.Cut = fi.Size()
 			if err := f.Truncate(0); err != nil {
 				return fail(fmt.Errorf("tape: %w", err))
@@ -252,6 +256,21 @@ func Append(path string, s Session, opts WriterOptions) (*Writer, Resumed, error
 		return fail(err)
 	}
 	return w, res, nil
+}
+
+// tornTapeStart reports whether the size bytes of f can be the start of a tape's
+// first write cut short: fewer than a header's bytes, beginning like a tape header.
+func tornTapeStart(f *os.File, size int64) bool {
+	if size >= journal.FileHeaderSize {
+		return false
+	}
+	b := make([]byte, size)
+	if _, err := f.ReadAt(b, 0); err != nil {
+		return false
+	}
+	start := journal.AppendFileHeader(nil, journal.FileHeader{Kind: Kind, Base: 1})[:12] // magic and kind
+	n := min(len(b), len(start))
+	return string(b[:n]) == string(start[:n])
 }
 
 func (w *Writer) session(s Session) error {
