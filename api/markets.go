@@ -3,6 +3,7 @@ package api
 import (
 	"encoding/json"
 	"errors"
+	"time"
 
 	"github.com/pitbossdev/pitboss/market"
 )
@@ -112,8 +113,9 @@ func tokensOf(info *market.Info, prices [2]market.Micros) []MarketToken {
 var ErrNotBinary = errors.New("market does not have exactly two tokens")
 
 // Info converts the market into market.Info: tokens in wire order are YES then NO.
-// EndDate is left zero (api does not parse time). A resolved market is one with a
-// winner token.
+// EndDate comes from end_date_iso (RFC 3339, or a bare date meaning its midnight UTC);
+// an empty or unparseable value leaves it zero, since strategies treat zero as "no end
+// date". A resolved market is one with a winner token.
 func (m *Market) Info() (market.Info, error) {
 	if len(m.Tokens) != 2 {
 		return market.Info{}, ErrNotBinary
@@ -122,6 +124,7 @@ func (m *Market) Info() (market.Info, error) {
 		Condition: m.ConditionID, Question: m.Question, Slug: m.MarketSlug, TickSize: market.Micros(m.MinimumTickSize),
 		MinSize: market.Micros(m.MinimumOrderSize), FeeBps: m.TakerBaseFee, NegRisk: m.NegRisk, Active: m.Active,
 		Closed: m.Closed, Archived: m.Archived, AcceptingOrders: m.AcceptingOrders,
+		EndDate: parseEndDate(m.EndDateISO),
 	}
 	for i, t := range m.Tokens {
 		info.Tokens[i], info.Outcomes[i] = t.TokenID, t.Outcome
@@ -130,4 +133,17 @@ func (m *Market) Info() (market.Info, error) {
 		}
 	}
 	return info, nil
+}
+
+// parseEndDate reads an ISO 8601 end date as Unix seconds (0 when empty or invalid).
+func parseEndDate(s string) int64 {
+	if s == "" {
+		return 0
+	}
+	for _, layout := range [...]string{time.RFC3339Nano, "2006-01-02"} {
+		if t, err := time.Parse(layout, s); err == nil {
+			return t.Unix()
+		}
+	}
+	return 0
 }

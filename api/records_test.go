@@ -195,3 +195,22 @@ func TestCredentialShapesHideSecretsOutsideJSON(t *testing.T) {
 		t.Error("JSON must carry the secret: it is the wire shape")
 	}
 }
+
+func TestMarketInfoEndDate(t *testing.T) {
+	for _, tt := range []struct {
+		iso  string
+		want int64
+	}{
+		{"2026-12-31T23:59:59Z", 1798761599},
+		{"2026-12-31T20:00:00-04:00", 1798761600},
+		{"2026-12-31", 1798675200},
+		{"", 0},
+		{"soon", 0},
+	} {
+		m := Market{EndDateISO: tt.iso, Tokens: []MarketToken{{TokenID: "1"}, {TokenID: "2"}}}
+		info, err := m.Info()
+		if err != nil || info.EndDate != tt.want {
+			t.Errorf("%q: EndDate %d, %v; want %d", tt.iso, info.EndDate, err, tt.want)
+		}
+	}
+}
