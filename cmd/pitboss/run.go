@@ -34,8 +34,9 @@ position/PnL line every 10 s; a summary at the end. Ctrl-C cancels the agent's
 open orders, saves its state and exits 0.
 
 Dry run is the default: orders go to a paper account that mirrors the embedded
-market, and nothing needs a key. Going live needs dry_run: false in the file AND
---live here.`
+market (or, with venue: remote, the remote venue's market data), and nothing needs
+a key. Going live needs dry_run: false in the file AND --live here; on the remote
+venue a live run unlocks the wallet and finds (or creates) its API credentials.`
 
 func runRun(ctx context.Context, args []string, io stdio) error {
 	fs := newFlagSet("run", runUsage, io)
@@ -54,6 +55,8 @@ func runRun(ctx context.Context, args []string, io stdio) error {
 	leave := fs.Bool("leave-orders", false, "on stop, leave open orders on the venue instead of cancelling them")
 	auditPath := fs.String("audit", "", "append every guard decision, order, fill and kill-switch event to this file (JSON lines)")
 	supervised := fs.Bool("supervised", false, "run as a member of a fleet (started by pitboss supervise; NATS from the PITBOSS_NATS_* environment)")
+	var lf liveFlags
+	lf.register(fs)
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -151,10 +154,15 @@ func runRun(ctx context.Context, args []string, io stdio) error {
 		}()
 	}
 
+	closeSecrets, err := lf.apply(io, spec, &opt)
+	if err != nil {
+		return err
+	}
+	defer closeSecrets()
 	if *supervised {
 		return wire.RunSupervised(ctx, spec, opt)
 	}
-	r, err := wire.Build(spec, opt)
+	r, err := wire.BuildContext(ctx, spec, opt)
 	if err != nil {
 		return err
 	}
@@ -196,6 +204,18 @@ func runRun(ctx context.Context, args []string, io stdio) error {
 
 // header prints what is about to run.
 func header(w io.Writer, r *wire.Runnable, opt wire.Options, d time.Duration, events uint64) {
+	var stop []string
+	if d > 0 {
+		stop = append(stop, "after "+d.String())
+	}
+	if events > 0 {
+		stop = append(stop, fmt.Sprintf("after %d events", events))
+	}
+	stop = append(stop, "on Ctrl-C")
+	if r.Remote != nil {
+		remoteHeader(w, r, strings.Join(stop, " or "))
+		return
+	}
 	mode := "DRY RUN: orders go to a paper account, nothing leaves this process"
 	if !r.DryRun {
 		mode = "LIVE on the embedded venue (in-process engine; no real money)"
@@ -205,14 +225,6 @@ func header(w io.Writer, r *wire.Runnable, opt wire.Options, d time.Duration, ev
 	for _, b := range r.Bindings {
 		fmt.Fprintf(w, "  market %s: %q (tick %s, min size %s, fee %d bps)\n", b.Name, b.Info.Question, b.Info.TickSize, b.Info.MinSize, b.Info.FeeBps)
 	}
-	var stop []string
-	if d > 0 {
-		stop = append(stop, "after "+d.String())
-	}
-	if events > 0 {
-		stop = append(stop, fmt.Sprintf("after %d events", events))
-	}
-	stop = append(stop, "on Ctrl-C")
 	clock := "wall clock"
 	if opt.Clock == wire.ClockSim {
 		clock = "simulated clock (as fast as possible)"
