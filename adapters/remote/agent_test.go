@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/pitbossdev/pitboss/adapters/remote"
+	"github.com/pitbossdev/pitboss/adapters/remote/remotetest"
 	"github.com/pitbossdev/pitboss/market"
 	"github.com/pitbossdev/pitboss/runtime/agent"
 )
@@ -73,7 +74,7 @@ func TestAgentNeverPlacesTwiceWhenAnswersAreLost(t *testing.T) {
 			v, c, cr := l.venue("agent", fedSlug)
 			maker, _ := l.client(signer(t, "maker"))
 			var posts, lookups atomic.Int64
-			l.lose(func(r *http.Request) bool { return tc.lose(r, &posts, &lookups) })
+			l.lose(func(r *http.Request) bool { return remotetest.Sender(r) == v.Address() && tc.lose(r, &posts, &lookups) })
 			f, err := remote.NewFeed(remote.FeedConfig{URL: l.WSURL, Tokens: fed.Tokens[:], User: creds(cr), Venue: v, Tune: fastWS})
 			if err != nil {
 				t.Fatal(err)

@@ -70,9 +70,9 @@ type reqKey struct {
 	route string // "METHOD /path"
 }
 
-// sender is the wallet a request names in its SERVICE_ADDRESS (or POLY_ADDRESS)
+// Sender is the wallet a request names in its SERVICE_ADDRESS (or POLY_ADDRESS)
 // header, the zero address when none.
-func sender(r *http.Request) market.Address {
+func Sender(r *http.Request) market.Address {
 	for _, h := range []string{"SERVICE_ADDRESS", "POLY_ADDRESS"} {
 		if v := r.Header.Get(h); v != "" {
 			if a, err := market.ParseAddress(v); err == nil {
@@ -125,7 +125,7 @@ func Start(t testing.TB, opts ...func(*server.Config)) *Exchange {
 	handler := srv.Handler()
 	x.http = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		x.countMu.Lock()
-		x.counts[reqKey{sender(r), r.Method + " " + r.URL.Path}]++
+		x.counts[reqKey{Sender(r), r.Method + " " + r.URL.Path}]++
 		x.countMu.Unlock()
 		if f := x.lose.Load(); f != nil && (*f)(r) {
 			handler.ServeHTTP(httptest.NewRecorder(), r) // the exchange acts ...
