@@ -2,6 +2,7 @@ package remote_test
 
 import (
 	"context"
+	"runtime"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -152,4 +153,29 @@ func TestFeedResyncsWhatTheUserChannelMissed(t *testing.T) {
 	if open := openOrders(t, c); len(open) != 0 {
 		t.Fatalf("open orders left: %+v", open)
 	}
+}
+
+// TestFeedLeavesNoGoroutineBehind: a feed with both channels, resyncs and a cut
+// connection leaves no goroutine once Run returned (and the exchange stopped).
+func TestFeedLeavesNoGoroutineBehind(t *testing.T) {
+	before := runtime.NumGoroutine()
+	t.Run("session", func(t *testing.T) {
+		l := startLocal(t)
+		fed := l.market(fedSlug)
+		v, _, cr := l.venue("leaker", fedSlug)
+		if _, err := v.Account(ctxT(t, 5*time.Second)); err != nil {
+			t.Fatal(err)
+		}
+		f, err := remote.NewFeed(remote.FeedConfig{URL: l.WSURL, Tokens: fed.Tokens[:], User: creds(cr), Venue: v,
+			ResyncInterval: 10 * time.Millisecond, Tune: fastWS})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var col collector
+		runFeed(t, f, col.emit)
+		waitFor(t, "resyncs", func() bool { return f.Stats().Resyncs >= 3 })
+		l.cutWS()
+		waitFor(t, "the reconnection", func() bool { return f.Stats().WS.Reconnects >= 2 && f.Stats().Resyncs >= 6 })
+	})
+	waitFor(t, "the goroutines to end", func() bool { return runtime.NumGoroutine() <= before+2 })
 }

@@ -208,6 +208,12 @@ func startAgent(t *testing.T, bin string, env []string, args ...string) *process
 // walletClient is a client of the test wallet on the exchange, for the test's own
 // view of its orders and holdings (it derives the credentials the agent created).
 func walletClient(t *testing.T, x *exchangeProcess, key string) *clob.Client {
+	c, _ := walletClientCreds(t, x, key)
+	return c
+}
+
+// walletClientCreds is walletClient with the wallet's credentials.
+func walletClientCreds(t *testing.T, x *exchangeProcess, key string) (*clob.Client, auth.Credentials) {
 	t.Helper()
 	s, err := auth.NewKeySignerFromHex(key)
 	if err != nil {
@@ -226,7 +232,7 @@ func walletClient(t *testing.T, x *exchangeProcess, key string) *clob.Client {
 	if err := c.SetCredentials(cr); err != nil {
 		t.Fatal(err)
 	}
-	return c
+	return c, cr
 }
 
 func ctxFor(t *testing.T, d time.Duration) context.Context {
@@ -348,7 +354,7 @@ func liveKillRestart(t *testing.T, bin string, x *exchangeProcess) {
 	if first.logs("started") == nil || !strings.Contains(first.text(), `"mode":"LIVE"`) {
 		t.Fatalf("no LIVE start:\n%s", first.text())
 	}
-	c := walletClient(t, x, key)
+	c, creds := walletClientCreds(t, x, key)
 	stopWatch := watchQuotes(t, c)
 	defer stopWatch()
 
@@ -461,6 +467,14 @@ func liveKillRestart(t *testing.T, bin string, x *exchangeProcess) {
 	}
 	if !strings.Contains(restarted.text(), `"msg":"cancelling open orders"`) {
 		t.Fatalf("no cancel on the way out:\n%s", restarted.text())
+	}
+	// No secret in any output: not the wallet's key, not the API secret or passphrase.
+	for _, p := range []*process{first, second, restarted} {
+		for name, secret := range map[string]string{"wallet key": key, "API secret": creds.Secret, "API passphrase": creds.Passphrase} {
+			if strings.Contains(p.text(), secret) {
+				t.Errorf("the %s is in the output of pitboss run", name)
+			}
+		}
 	}
 }
 

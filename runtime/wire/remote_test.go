@@ -169,9 +169,14 @@ func TestRemoteLiveCreatesStoresAndReusesCredentials(t *testing.T) {
 		secrets.WithFileKDF(secrets.KDFInsecureTest))
 	defer store.Close()
 	spec := remoteFile(t, x.URL, fed, true)
+	var err error
 	opt := remoteOptions(t, env)
 	opt.Live = true
-	opt.Remote.Secrets = secrets.NewResolver(secrets.WithEnv(getenv), secrets.WithFileVault(store))
+	var logs lockedBuffer // everything at debug, to sweep for secrets
+	if opt.Logger, err = wire.NewLogger(&logs, wire.LogJSON, zapcore.DebugLevel, false); err != nil {
+		t.Fatal(err)
+	}
+	opt.Remote.Secrets = secrets.NewResolver(secrets.WithEnv(getenv), secrets.WithFileVault(store), secrets.WithLogger(opt.Logger))
 	opt.Remote.CreateKey = true
 	opt.Remote.CredentialStore = func(context.Context) (secrets.Vault, error) { return store, nil }
 
@@ -224,6 +229,23 @@ func TestRemoteLiveCreatesStoresAndReusesCredentials(t *testing.T) {
 	}
 	if n := keyRequests(); n != created {
 		t.Fatalf("the second start made %d key requests, want none", n-created)
+	}
+	// No secret reached a log line: not the wallet's key, not the API secret or
+	// passphrase.
+	sc, err := secrets.NewCredentialStore(store).Get(context.Background(), r2.Remote.VenueName, wallet)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sc.Destroy()
+	out := logs.String()
+	if !strings.Contains(out, `"mode":"LIVE"`) {
+		t.Fatalf("no LIVE log lines:\n%s", out)
+	}
+	for name, secret := range map[string]string{"wallet key": env["REMOTE_TEST_KEY"], "API secret": string(sc.Secret.Reveal()),
+		"API passphrase": string(sc.Passphrase.Reveal())} {
+		if secret == "" || strings.Contains(out, secret) {
+			t.Errorf("the %s is in the logs (or empty)", name)
+		}
 	}
 }
 
@@ -297,4 +319,22 @@ func waitUntil(t *testing.T, what string, cond func() bool) {
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
+}
+
+// lockedBuffer is a log destination safe for concurrent writers.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
 }
