@@ -102,8 +102,8 @@ var (
 	ErrLiveNotConfirmed = errors.New("the agent file says dry_run: false, but --live was not given: refusing to trade live (add --live to confirm, or set dry_run: true)")
 	// ErrLiveNotInFile: --live was given but the agent file is a dry run.
 	ErrLiveNotInFile = errors.New("--live was given, but the agent file is a dry run (dry_run is true or absent): set dry_run: false in the file to go live")
-	// ErrRemoteNotReady: the remote venue is not wired yet where this is returned
-	// (Build wires it; ResolveFleetAgent still refuses it in fleets).
+	// ErrRemoteNotReady: the remote venue is not wired where this is returned.
+	// Build no longer returns it (it composes the remote venue, see RemoteOptions).
 	ErrRemoteNotReady = errors.New("venue: remote is not available in this build yet (the remote venue comes with the service client); use venue: embedded")
 )
 
