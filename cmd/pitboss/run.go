@@ -167,6 +167,9 @@ func runRun(ctx context.Context, args []string, io stdio) error {
 		return err
 	}
 	defer r.Close()
+	if err := registerRemote(reg, r); err != nil {
+		return err
+	}
 
 	if *metricsAddr != "" {
 		reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))

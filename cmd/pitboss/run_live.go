@@ -7,8 +7,11 @@ import (
 	"io"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/pitbossdev/pitboss/adapters/secrets"
 	"github.com/pitbossdev/pitboss/agents"
+	"github.com/pitbossdev/pitboss/market"
 	"github.com/pitbossdev/pitboss/policies"
 	"github.com/pitbossdev/pitboss/runtime/wire"
 )
@@ -57,6 +60,14 @@ func (f *liveFlags) apply(io stdio, spec *agents.Spec, opt *wire.Options) (func(
 	opt.Remote.CreateKey = !f.noCreate
 	opt.Remote.KeyNonce = f.nonce
 	return env.Close, nil
+}
+
+// registerRemote exports the remote feed's counters with the agent's metrics.
+func registerRemote(reg prometheus.Registerer, r *wire.Runnable) error {
+	if r.Remote == nil {
+		return nil
+	}
+	return wire.RegisterRemoteMetrics(reg, market.AgentID(r.Spec.Name), r.Remote.Feed)
 }
 
 // remoteHeader prints what is about to run on the remote venue.

@@ -3,6 +3,7 @@ package wire_test
 import (
 	"context"
 	"encoding/hex"
+	"errors"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -12,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"go.uber.org/zap/zapcore"
 	"go.uber.org/zap/zaptest"
 
@@ -337,4 +339,81 @@ func (l *lockedBuffer) String() string {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.b.String()
+}
+
+// TestRemoteRefusals: what a run on the remote venue refuses before it sends
+// anything.
+func TestRemoteRefusals(t *testing.T) {
+	x := remotetest.Start(t)
+	fed := x.Market(remotetest.FedSlug)
+	tests := []struct {
+		name string
+		live bool
+		opt  func(o *wire.Options)
+		want error
+		text string
+	}{
+		{"a simulated clock", false, func(o *wire.Options) { o.Clock = wire.ClockSim }, nil, "--clock sim needs the embedded venue"},
+		{"live without a secret store", true, func(o *wire.Options) { o.Live = true }, wire.ErrNoSecrets, ""},
+		{"live in the file without --live", true, func(*wire.Options) {}, wire.ErrLiveNotConfirmed, ""},
+		{"--live with a dry file", false, func(o *wire.Options) { o.Live = true }, wire.ErrLiveNotInFile, ""},
+		{"no credentials and no key creation", true, func(o *wire.Options) {
+			o.Live = true
+			o.Remote.Secrets = secrets.NewResolver(secrets.WithEnv(func(k string) string {
+				if k == "REMOTE_TEST_KEY" {
+					return hex.EncodeToString(remotetest.Key("refused"))
+				}
+				return ""
+			}))
+		}, secrets.ErrNotFound, "pitboss keys create"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			before := x.Requests()
+			opt := remoteOptions(t, nil)
+			tc.opt(&opt)
+			r, err := wire.Build(remoteFile(t, x.URL, fed, tc.live), opt)
+			if err == nil {
+				r.Close()
+				t.Fatal("built")
+			}
+			if tc.want != nil && !errors.Is(err, tc.want) || tc.text != "" && !strings.Contains(err.Error(), tc.text) {
+				t.Fatalf("error %v; want %v %q", err, tc.want, tc.text)
+			}
+			for k, n := range x.Requests() {
+				if n != before[k] && !strings.HasPrefix(k, "GET ") {
+					t.Fatalf("a refused start sent %s", k)
+				}
+			}
+		})
+	}
+}
+
+// TestRegisterRemoteMetrics: the feed's counters are exported under the agent's
+// label.
+func TestRegisterRemoteMetrics(t *testing.T) {
+	x := remotetest.Start(t)
+	fed := x.Market(remotetest.FedSlug)
+	r, err := wire.Build(remoteFile(t, x.URL, fed, false), remoteOptions(t, nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	reg := prometheus.NewRegistry()
+	if err := wire.RegisterRemoteMetrics(reg, "remoter", r.Remote.Feed); err != nil {
+		t.Fatal(err)
+	}
+	mfs, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	names := map[string]bool{}
+	for _, mf := range mfs {
+		names[mf.GetName()] = mf.GetMetric()[0].GetLabel()[0].GetValue() == "remoter"
+	}
+	for _, n := range []string{"pitboss_agent_ws_reconnects_total", "pitboss_agent_user_resyncs_total", "pitboss_agent_user_duplicates_total"} {
+		if !names[n] {
+			t.Errorf("%s missing or unlabelled: %v", n, names)
+		}
+	}
 }
