@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
-	"time"
 
 	"github.com/pitbossdev/pitboss/adapters/clob"
 	"github.com/pitbossdev/pitboss/api"
@@ -97,10 +95,10 @@ func (k *Catalog) List(ctx context.Context, limit int) ([]market.Info, error) {
 	return out, nil
 }
 
-// MarketInfo converts the CLOB's market object into market.Info, with the end date
-// parsed from end_date_iso (RFC 3339, or a bare date meaning its midnight UTC; an
-// empty or unreadable date leaves EndDate zero). Errors: api.ErrNotBinary, and a
-// tick size that is not one of market.TickSizes.
+// MarketInfo converts the CLOB's market object into market.Info (api.Market.Info,
+// which also reads the end date) and refuses what an agent cannot trade: a market
+// that is not binary (api.ErrNotBinary) or whose tick size is not one of
+// market.TickSizes.
 func MarketInfo(m *api.Market) (market.Info, error) {
 	info, err := m.Info()
 	if err != nil {
@@ -109,29 +107,10 @@ func MarketInfo(m *api.Market) (market.Info, error) {
 	if !market.ValidTick(info.TickSize) {
 		return market.Info{}, fmt.Errorf("market %s: tick size %s: %w", info.Condition, info.TickSize, errBadTick)
 	}
-	info.EndDate = parseEndDate(m.EndDateISO)
 	return info, nil
 }
 
 var errBadTick = errors.New("not one of 0.1, 0.01, 0.001, 0.0001")
-
-// parseEndDate reads an ISO 8601 end date into Unix seconds (0 when empty or not a
-// date).
-func parseEndDate(s string) int64 {
-	s = strings.TrimSpace(s)
-	if s == "" || len(s) > 64 {
-		return 0
-	}
-	for _, layout := range []string{time.RFC3339Nano, "2006-01-02T15:04:05", "2006-01-02"} {
-		if t, err := time.Parse(layout, s); err == nil {
-			if t.Year() < 1970 || t.Year() > 9999 {
-				return 0
-			}
-			return t.Unix()
-		}
-	}
-	return 0
-}
 
 // isNotFound reports a 404 answer (or the catalog's not-found codes).
 func isNotFound(err error) bool {
