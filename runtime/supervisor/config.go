@@ -76,6 +76,11 @@ type Limits struct {
 	// Memory is the Go runtime's soft memory limit (GOMEMLIMIT) in bytes: the
 	// garbage collector works harder near it; it is not a hard cap.
 	Memory int64
+	// GoMaxProcs is the agent's GOMAXPROCS: how many threads run Go code at once.
+	// With more agents than cores, 1 keeps 50 agents on 2 cores from fighting over
+	// them (the fan-out's p99 went from 13 ms to 3.5 ms at 1,000 events/s;
+	// docs/benchmarks.md). If zero, Go's default (the number of cores).
+	GoMaxProcs int
 	// OpenFiles is RLIMIT_NOFILE (descriptors).
 	OpenFiles uint64
 	// CPUSeconds is RLIMIT_CPU: the kernel sends SIGXCPU, then SIGKILL, after this much
@@ -93,6 +98,9 @@ func (l Limits) Merge(o Limits) Limits {
 	}
 	if o.Memory != 0 {
 		l.Memory = o.Memory
+	}
+	if o.GoMaxProcs != 0 {
+		l.GoMaxProcs = o.GoMaxProcs
 	}
 	if o.OpenFiles != 0 {
 		l.OpenFiles = o.OpenFiles
@@ -180,6 +188,11 @@ type AgentEntry struct {
 	// Args are extra `pitboss run` flags (e.g. ["--speed", "10"]); --live,
 	// --supervised and --state-dir are set from the other fields.
 	Args []string
+	// Env names variables of the supervisor's environment this agent needs and gets
+	// (e.g. PITBOSS_KEYSTORE_PASSPHRASE for a live keystore wallet, the variables of
+	// its API credentials). Nothing else of that environment is passed beyond the
+	// basics (docs/fleet.md).
+	Env []string
 	// Restart and Limits override the fleet's defaults field by field.
 	Restart *Restart
 	Limits  *Limits
@@ -584,7 +597,7 @@ func (d *fdec) restart(n *yaml.Node, where string, r *Restart) {
 }
 
 func (d *fdec) limits(n *yaml.Node, where string, l *Limits) {
-	d.fields(n, where, []string{"address_space", "memory", "open_files", "cpu_seconds", "nice"}, func(key string, v *yaml.Node) {
+	d.fields(n, where, []string{"address_space", "memory", "gomaxprocs", "open_files", "cpu_seconds", "nice"}, func(key string, v *yaml.Node) {
 		switch key {
 		case "address_space":
 			d.size(v, where+".address_space", &l.AddressSpace)
@@ -593,6 +606,10 @@ func (d *fdec) limits(n *yaml.Node, where string, l *Limits) {
 			}
 		case "memory":
 			d.size(v, where+".memory", &l.Memory)
+		case "gomaxprocs":
+			var x int64
+			d.integer(v, where+".gomaxprocs", 1, 1024, &x)
+			l.GoMaxProcs = int(x)
 		case "open_files":
 			var x int64
 			d.integer(v, where+".open_files", 16, 1<<20, &x)
@@ -655,7 +672,9 @@ func (d *fdec) budget(n *yaml.Node, b *Budget) {
 	}
 }
 
-var agentKeys = []string{"file", "id", "wallet", "live", "state_dir", "args", "restart", "limits"}
+var agentKeys = []string{"file", "id", "wallet", "live", "state_dir", "args", "env", "restart", "limits"}
+
+var envName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]{0,127}$`)
 
 // reservedArgs are `pitboss run` flags the fleet sets itself.
 var reservedArgs = []string{"--live", "-live", "--supervised", "-supervised", "--state-dir", "-state-dir", "--log-format", "-log-format"}
@@ -714,6 +733,26 @@ func (d *fdec) agents(n *yaml.Node, f *File) {
 							}
 						}
 						e.Args = append(e.Args, s)
+					}
+				case "env":
+					if v.Kind != yaml.SequenceNode {
+						d.errorf(v, "%s.env: must be a list of variable names", where)
+						return
+					}
+					for _, a := range v.Content {
+						s, ok := d.scalar(resolve(a), where+".env")
+						if !ok {
+							continue
+						}
+						switch {
+						case !envName.MatchString(s):
+							// Not quoted: it may be NAME=secret.
+							d.errorf(a, "%s.env: not a variable name: list names only (A-Z, 0-9, _); the values come from the supervisor's environment", where)
+						case strings.HasPrefix(s, "PITBOSS_NATS_") || strings.HasPrefix(s, "PITBOSS_FLEET_"):
+							d.errorf(a, "%s.env: %s is set by the supervisor", where, s)
+						default:
+							e.Env = append(e.Env, s)
+						}
 					}
 				case "restart":
 					e.Restart = &Restart{}

@@ -38,6 +38,7 @@ restart:
 limits:
   address_space: 4GiB
   memory: 512MiB
+  gomaxprocs: 1
   open_files: 256
   cpu_seconds: 3600
   nice: 5
@@ -56,6 +57,7 @@ agents:
     live: true
     state_dir: st/mm2b
     args: [--speed, "10"]
+    env: [PITBOSS_KEYSTORE_PASSPHRASE]
     restart: {policy: never}
     limits: {open_files: 128}
 `
@@ -81,6 +83,7 @@ func TestParseFullFleetFile(t *testing.T) {
 		{"restart", f.Restart, Restart{Policy: RestartAlways, Backoff: 500 * time.Millisecond, MaxBackoff: 30 * time.Second, CrashLoop: 3, CrashWindow: time.Minute}},
 		{"limits address space", f.Limits.AddressSpace, int64(4 << 30)},
 		{"limits memory", f.Limits.Memory, int64(512 << 20)},
+		{"limits gomaxprocs", f.Limits.GoMaxProcs, 1},
 		{"limits files", f.Limits.OpenFiles, uint64(256)},
 		{"limits cpu", f.Limits.CPUSeconds, uint64(3600)},
 		{"limits nice", *f.Limits.Nice, nice},
@@ -94,6 +97,7 @@ func TestParseFullFleetFile(t *testing.T) {
 		{"live", f.Agents[1].Live, true},
 		{"state dir", f.Agents[1].StateDir, "/etc/pitboss/st/mm2b"},
 		{"args", strings.Join(f.Agents[1].Args, " "), "--speed 10"},
+		{"env", strings.Join(f.Agents[1].Env, " "), "PITBOSS_KEYSTORE_PASSPHRASE"},
 		{"agent restart", f.Restart.Merge(f.Agents[1].Restart).Policy, RestartNever},
 		{"agent limits", f.Limits.Merge(*f.Agents[1].Limits).OpenFiles, uint64(128)},
 		{"agent limits keep the rest", f.Limits.Merge(*f.Agents[1].Limits).Memory, int64(512 << 20)},
@@ -162,6 +166,8 @@ func TestParseReportsEveryProblemWithItsPosition(t *testing.T) {
 		{"agent without file", "name: f\nagents: [{id: x}]\n", "agents[0]: file is required", 2, 10},
 		{"bad agent id", "name: f\nagents: [{file: a, id: 'x y'}]\n", `agents[0].id: "x y"`, 2, 24},
 		{"duplicate id", "name: f\nagents:\n - {file: a, id: x}\n - {file: b, id: x}\n", `id "x" is used twice (first at line 3)`, 4, 4},
+		{"env value instead of a name", "name: f\nagents: [{file: a, env: ['A=b']}]\n", "agents[0].env: not a variable name", 2, 26},
+		{"env of the fleet", "name: f\nagents: [{file: a, env: [PITBOSS_NATS_PASSWORD]}]\n", "PITBOSS_NATS_PASSWORD is set by the supervisor", 2, 26},
 		{"reserved arg", "name: f\nagents: [{file: a, args: [--live]}]\n", "--live is set by the fleet file", 2, 27},
 		{"wallet looks like a key", "name: f\nagents: [{file: a, wallet: 4c0883a69102937d6231471b5dbb6204fe5129617082792ae468d01a3f362318}]\n", "never put a key", 2, 28},
 		{"not yaml", "name: [\n", "not valid YAML", 1, 1},

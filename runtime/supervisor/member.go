@@ -49,6 +49,7 @@ type member struct {
 	crashes                 []time.Time
 	backoffN                int
 	lastRefusal             string
+	firstLock               error // the outcome of prepare's lock attempt
 
 	mu           sync.Mutex
 	state        ProcState
@@ -122,14 +123,15 @@ func (m *member) effectiveDesired() natsbus.DesiredState {
 // run is the member's loop: until ctx ends it keeps the agent's process running as
 // the restart policy and the desired state say. On the way out it stops the
 // process and releases the locks.
-func (m *member) run(ctx context.Context) {
+// prepare reads the agent's desired state and, unless it is stopped, takes its
+// locks. Run calls it for every agent in file order before starting any loop, so
+// that of two agents of one supervisor on one wallet the first listed wins.
+func (m *member) prepare(ctx context.Context) {
 	var err error
 	m.audit, err = m.s.bus.AuditLog(m.a.ID, m.a.Wallet, "sup-"+m.s.cfg.Name)
 	if err != nil {
 		m.log.Error("no audit log", zap.Error(err))
 	}
-	defer m.unlock()
-	// The desired state decides whether to start at all.
 	rctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	eff, err := m.s.desired.EffectiveFor(rctx, m.a.ID)
 	cancel()
@@ -143,8 +145,22 @@ func (m *member) run(ctx context.Context) {
 	}
 	wanted := m.effective != natsbus.DesiredStopped
 	m.mu.Unlock()
+	if wanted {
+		m.firstLock = m.lock(ctx)
+	}
+}
+
+// run is the member's loop: until ctx ends it keeps the agent's process running as
+// the restart policy and the desired state say. On the way out it stops the
+// process and releases the locks. prepare has run.
+func (m *member) run(ctx context.Context) {
+	defer m.unlock()
+	wanted := m.effectiveDesired() != natsbus.DesiredStopped
 	if !wanted {
 		m.set(ProcStopped, "desired state: stopped")
+	}
+	if err := m.firstLock; err != nil && wanted && ctx.Err() == nil {
+		wanted = m.refused(ctx, err)
 	}
 	for ctx.Err() == nil {
 		if !wanted {
@@ -374,6 +390,9 @@ func (m *member) spawn() (*proc, error) {
 	env = append(env, cc.Environ()...)
 	if m.a.Limits.Memory > 0 {
 		env = append(env, "GOMEMLIMIT="+strconv.FormatInt(m.a.Limits.Memory, 10))
+	}
+	if m.a.Limits.GoMaxProcs > 0 {
+		env = append(env, "GOMAXPROCS="+strconv.Itoa(m.a.Limits.GoMaxProcs))
 	}
 	env = append(env, m.s.cfg.ExtraEnv...)
 	args := append([]string(nil), m.s.cfg.Command[1:]...)

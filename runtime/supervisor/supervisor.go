@@ -189,6 +189,9 @@ func New(cfg Config) (*Supervisor, error) {
 	if cfg.MarketData.Mode == "" {
 		cfg.MarketData.Mode = MarketDataOwn
 	}
+	if cfg.Budget.Key == "" {
+		cfg.Budget.Key = "default"
+	}
 	if cfg.MarketData.Mode == MarketDataFanout && cfg.MarketData.Publish && cfg.VenueFeed == nil {
 		return nil, errors.New("supervisor: the market-data fan-out needs a venue feed")
 	}
@@ -352,6 +355,10 @@ func (s *Supervisor) Run(ctx context.Context) error {
 	}
 	for _, cs := range lifeSrv {
 		goInfra("lifecycle server", cs.Run)
+	}
+	// Locks in file order first, then every agent's loop.
+	for _, m := range s.members {
+		m.prepare(ctx)
 	}
 	var members sync.WaitGroup
 	for _, m := range s.members {

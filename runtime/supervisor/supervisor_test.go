@@ -335,7 +335,7 @@ func TestChildGetsOnlyItsEnvironment(t *testing.T) {
 	a := supervisortest.AgentSpec("a", 1, "run")
 	a.EnvVars = []string{"A_WALLET_KEY"}
 	nice := 3
-	a.Limits = Limits{OpenFiles: 200, AddressSpace: 64 << 30, Nice: &nice, Memory: 256 << 20}
+	a.Limits = Limits{OpenFiles: 200, AddressSpace: 64 << 30, Nice: &nice, Memory: 256 << 20, GoMaxProcs: 1}
 	f := supervisortest.Start(t, []Agent{a}, func(c *Config) {
 		c.Environ = []string{"PATH=/usr/bin:/bin", "HOME=/home/x", "LC_ALL=C", "AWS_SECRET_ACCESS_KEY=aws-secret", "PITBOSS_API_SECRET=api-secret",
 			"A_WALLET_KEY=wallet-secret", "B_WALLET_KEY=other-wallet"}
@@ -359,6 +359,7 @@ func TestChildGetsOnlyItsEnvironment(t *testing.T) {
 		{"its own wallet variable", slices.Contains(vars, "A_WALLET_KEY=wallet-secret")},
 		{"locale kept", slices.Contains(vars, "LC_ALL=C")},
 		{"go memory limit", slices.Contains(vars, "GOMEMLIMIT="+strconv.Itoa(256<<20))},
+		{"gomaxprocs", slices.Contains(vars, "GOMAXPROCS=1")},
 		{"lease", strings.Contains(string(env), EnvLease+"=")},
 	}
 	for _, c := range checks {

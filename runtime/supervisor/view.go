@@ -54,7 +54,7 @@ type AgentView struct {
 // State is the one word an operator wants first: the agent's own state when its
 // process runs and heartbeats arrive, "dead" when they stopped, else the process
 // state.
-func (v *AgentView) State() string {
+func (v AgentView) State() string {
 	if v.Process == ProcRunning {
 		switch {
 		case v.Liveness == natsbus.LivenessDead.String():
@@ -68,7 +68,7 @@ func (v *AgentView) State() string {
 }
 
 // PnL returns realized plus unrealized PnL from the last status (0 without one).
-func (v *AgentView) PnL() market.Micros {
+func (v AgentView) PnL() market.Micros {
 	if v.Status == nil {
 		return 0
 	}
