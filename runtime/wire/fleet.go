@@ -16,6 +16,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/pitbossdev/pitboss/adapters/natsbus"
+	"github.com/pitbossdev/pitboss/adapters/secrets"
 	"github.com/pitbossdev/pitboss/agents"
 	"github.com/pitbossdev/pitboss/market"
 	"github.com/pitbossdev/pitboss/runtime/agent"
@@ -24,12 +25,13 @@ import (
 
 // ResolveFleetAgent turns one agent of a fleet file into what the supervisor runs:
 // it loads the agent file, applies the fleet's overrides (id, wallet, state
-// directory, live) and computes the wallet address the supervisor locks — the same
-// address the agent trades, computed the same way as Build does. It refuses what
-// Build would refuse, so that a fleet does not start a child that can only crash:
-// live without `dry_run: false` in the file, dry_run: false without live, and the
-// remote venue (not available in this build).
-func ResolveFleetAgent(f *supervisor.File, e supervisor.AgentEntry, getenv func(string) string) (supervisor.Agent, error) {
+// directory, live, environment) and computes the wallet address the supervisor
+// locks — the address the agent trades, found the same way RunSupervised finds it
+// (FleetWallet). It refuses what Build would refuse, so that a fleet does not start
+// a child that can only crash: live without `dry_run: false` in the file, and
+// dry_run: false without live. res finds the address of a live remote agent's
+// wallet (see FleetWallet); it may be nil when there is none.
+func ResolveFleetAgent(ctx context.Context, f *supervisor.File, e supervisor.AgentEntry, getenv func(string) string, res *secrets.Resolver) (supervisor.Agent, error) {
 	spec, err := agents.Options{Getenv: getenv}.Load(e.File)
 	if err != nil {
 		return supervisor.Agent{}, err
@@ -59,13 +61,42 @@ func ResolveFleetAgent(f *supervisor.File, e supervisor.AgentEntry, getenv func(
 		return supervisor.Agent{}, fmt.Errorf("%s: live: true in the fleet file, but the agent file is a dry run: set dry_run: false in it to go live", e.File)
 	case !e.Live && !spec.DryRun():
 		return supervisor.Agent{}, fmt.Errorf("%s: the agent file says dry_run: false, but the fleet file does not say live: true: refusing to trade live", e.File)
-	case spec.Venue.Kind != agents.VenueEmbedded:
-		return supervisor.Agent{}, fmt.Errorf("%s: %w", e.File, ErrRemoteNotReady)
 	}
-	a.Wallet = PaperAddress(spec.Wallet)
+	if a.Wallet, err = FleetWallet(ctx, spec, e.Live, res); err != nil {
+		return supervisor.Agent{}, fmt.Errorf("%s: %w", e.File, err)
+	}
 	a.WalletRef = spec.Wallet.String()
 	if spec.Wallet.Scheme == agents.WalletEnv {
-		a.EnvVars = []string{spec.Wallet.Value}
+		a.EnvVars = append(a.EnvVars, spec.Wallet.Value)
+	}
+	a.EnvVars = append(a.EnvVars, e.Env...)
+	return a, nil
+}
+
+// ErrFleetWalletUnknown: a live agent on the remote venue whose wallet address
+// cannot be found without a secret store.
+var ErrFleetWalletUnknown = errors.New("a live agent on the remote venue needs its wallet's address before it starts (for the fleet's wallet lock), and no secret store was configured")
+
+// FleetWallet returns the address that spec's agent trades, the one its fleet
+// locks: the paper address of its wallet reference in a dry run and on the
+// embedded venue (as Build computes it), and the real address of the wallet for a
+// live run on the remote venue — read in the clear where it is recorded (a keystore
+// file's address, the keyring's index), else from the unlocked key (an env:
+// reference, the encrypted file store), through res.
+func FleetWallet(ctx context.Context, spec *agents.Spec, live bool, res *secrets.Resolver) (market.Address, error) {
+	if !live || spec.Venue.Kind != agents.VenueRemote {
+		return PaperAddress(spec.Wallet), nil
+	}
+	if res == nil {
+		return market.Address{}, ErrFleetWalletUnknown
+	}
+	ref, err := secrets.ParseRef(spec.Wallet.String())
+	if err != nil {
+		return market.Address{}, fmt.Errorf("wallet: %w", err)
+	}
+	a, err := res.WalletAddress(ctx, ref)
+	if err != nil {
+		return market.Address{}, fmt.Errorf("wallet %s: %w", spec.Wallet, err)
 	}
 	return a, nil
 }
@@ -88,9 +119,14 @@ func ResolveFleetAgent(f *supervisor.File, e supervisor.AgentEntry, getenv func(
 //     and after each request;
 //   - stops cleanly when ctx ends, with a last status saying stopped.
 //
+// On the remote venue, every request to the CLOB service takes a grant of the
+// fleet's request budget (natsbus.Budget as the client's limiter), unless the
+// caller set Options.Remote.Budget itself.
+//
 // Market data: the embedded venue is the agent's own in-process market, so it
-// keeps its own feed even when the fleet fans market data out (docs/fleet.md);
-// FleetFeed is the fan-out's agent side, for venues with a remote feed.
+// keeps its own feed even when the fleet fans market data out (docs/fleet.md); the
+// remote venue still reads its own market channel in this build. FleetFeed is the
+// fan-out's agent side.
 func RunSupervised(ctx context.Context, spec *agents.Spec, opt Options) error {
 	if opt.Getenv == nil {
 		opt.Getenv = os.Getenv
@@ -114,7 +150,10 @@ func RunSupervised(ctx context.Context, spec *agents.Spec, opt Options) error {
 		spec.Wallet = ref
 	}
 	id := cc.Agent
-	wallet := PaperAddress(spec.Wallet)
+	wallet, err := FleetWallet(ctx, spec, opt.Live, opt.Remote.Secrets)
+	if err != nil {
+		return err
+	}
 
 	bus, err := natsbus.Connect(ctx, cc.Endpoint, natsbus.ConnectOptions{Name: "agent " + string(id), Logger: log})
 	if err != nil {
@@ -146,7 +185,17 @@ func RunSupervised(ctx context.Context, spec *agents.Spec, opt Options) error {
 	sink := &fleetAudit{w: writer, wallet: wallet, next: opt.Audit, backlog: make(chan struct{}, 1)}
 	opt.Audit = sink
 
-	r, err := Build(spec, opt)
+	if spec.Venue.Kind == agents.VenueRemote && opt.Remote.Budget == nil {
+		// Every request to the CLOB service takes a grant of the fleet's budget
+		// (docs/design/0047): the fleet shares the venue's limit per IP.
+		budget, err := bus.OpenBudget(ctx, cc.Budget)
+		if err != nil {
+			return fmt.Errorf("the fleet's request budget: %w", err)
+		}
+		opt.Remote.Budget = budget
+	}
+
+	r, err := BuildContext(ctx, spec, opt)
 	if err != nil {
 		return err
 	}
@@ -159,7 +208,11 @@ func RunSupervised(ctx context.Context, spec *agents.Spec, opt Options) error {
 		return err
 	}
 	if cc.MarketData == supervisor.MarketDataFanout {
-		log.Info("the fleet fans market data out; the embedded venue keeps its own in-process market")
+		if spec.Venue.Kind == agents.VenueEmbedded {
+			log.Info("the fleet fans market data out; the embedded venue keeps its own in-process market")
+		} else {
+			log.Warn("the fleet fans market data out, but this build's remote venue reads its own market channel (docs/design/0123)")
+		}
 	}
 
 	conds := make([]market.ConditionID, len(r.Bindings))

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/pitbossdev/pitboss/adapters/natsbus"
+	"github.com/pitbossdev/pitboss/adapters/secrets"
 	"github.com/pitbossdev/pitboss/agents"
 	"github.com/pitbossdev/pitboss/market"
 	"github.com/pitbossdev/pitboss/runtime/supervisor"
@@ -388,47 +389,68 @@ func TestResolveFleetAgent(t *testing.T) {
 	spec := quoterFile(t, "")
 	live := quoterFile(t, "dry_run: false\n")
 	envWallet := withLine(t, spec, "wallet: keyring:pitboss-test-quoter", "wallet: env:MY_KEY")
-	remote := withLine(t, spec, "venue: embedded", "venue: {kind: remote, clob: 'https://clob.example', catalogue: 'https://cat.example', data: 'https://data.example', bridge: 'https://bridge.example'}")
+	const remoteVenue = "venue: {kind: remote, clob: 'https://clob.example', catalogue: 'https://cat.example', data: 'https://data.example', bridge: 'https://bridge.example'}"
+	remote := withLine(t, spec, "venue: embedded", remoteVenue)
+	remoteLive := withLine(t, withLine(t, envWallet, "venue: embedded", remoteVenue), "state_dir: state", "state_dir: state\ndry_run: false")
 	fleet := &supervisor.File{Restart: supervisor.Restart{Policy: supervisor.RestartAlways}, Limits: supervisor.Limits{OpenFiles: 64}}
 	getenv := func(string) string { return "" }
+	// The private key of the web3 documentation's example, and its address.
+	keyEnv := func(k string) string {
+		if k == "MY_KEY" {
+			return "4c0883a69102937d6231471b5dbb6204fe5129617082792ae468d01a3f362318"
+		}
+		return ""
+	}
+	res := secrets.NewResolver(secrets.WithEnv(keyEnv))
 	cases := []struct {
 		name  string
 		entry supervisor.AgentEntry
+		res   *secrets.Resolver
 		check func(t *testing.T, a supervisor.Agent)
 		err   string
 	}{
-		{"as the file says", supervisor.AgentEntry{File: spec.File}, func(t *testing.T, a supervisor.Agent) {
+		{"as the file says", supervisor.AgentEntry{File: spec.File}, nil, func(t *testing.T, a supervisor.Agent) {
 			if a.ID != "quoter" || a.Wallet != wire.PaperAddress(spec.Wallet) || a.StateDir != "" || a.WalletOverride || a.Restart.Policy != supervisor.RestartAlways || a.Limits.OpenFiles != 64 {
 				t.Fatalf("%+v", a)
 			}
 		}, ""},
-		{"id and wallet overridden", supervisor.AgentEntry{File: spec.File, ID: "q-2", Wallet: "keyring:other", Limits: &supervisor.Limits{OpenFiles: 32}},
+		{"id, wallet and environment overridden", supervisor.AgentEntry{File: spec.File, ID: "q-2", Wallet: "keyring:other", Limits: &supervisor.Limits{OpenFiles: 32}, Env: []string{"X_PASS"}}, nil,
 			func(t *testing.T, a supervisor.Agent) {
 				ref, _ := agents.ParseWalletRef("keyring:other")
 				if a.ID != "q-2" || a.Wallet != wire.PaperAddress(ref) || !a.WalletOverride || a.WalletRef != "keyring:other" ||
-					a.StateDir != filepath.Join(filepath.Dir(spec.StateDir), "q-2") || a.Limits.OpenFiles != 32 {
+					a.StateDir != filepath.Join(filepath.Dir(spec.StateDir), "q-2") || a.Limits.OpenFiles != 32 || !slices.Equal(a.EnvVars, []string{"X_PASS"}) {
 					t.Fatalf("%+v", a)
 				}
 			}, ""},
-		{"env wallet passes its variable", supervisor.AgentEntry{File: envWallet.File}, func(t *testing.T, a supervisor.Agent) {
+		{"env wallet passes its variable", supervisor.AgentEntry{File: envWallet.File}, nil, func(t *testing.T, a supervisor.Agent) {
 			if !slices.Equal(a.EnvVars, []string{"MY_KEY"}) {
 				t.Fatalf("%+v", a)
 			}
 		}, ""},
-		{"live confirmed twice", supervisor.AgentEntry{File: live.File, Live: true}, func(t *testing.T, a supervisor.Agent) {
-			if !a.Live {
-				t.Fatal("not live")
+		{"live confirmed twice", supervisor.AgentEntry{File: live.File, Live: true}, nil, func(t *testing.T, a supervisor.Agent) {
+			if !a.Live || a.Wallet != wire.PaperAddress(live.Wallet) {
+				t.Fatal("not live on the paper address of the embedded venue")
 			}
 		}, ""},
-		{"live only in the fleet", supervisor.AgentEntry{File: spec.File, Live: true}, nil, "the agent file is a dry run"},
-		{"live only in the file", supervisor.AgentEntry{File: live.File}, nil, "does not say live: true"},
-		{"remote venue", supervisor.AgentEntry{File: remote.File}, nil, "remote is not available"},
-		{"bad wallet", supervisor.AgentEntry{File: spec.File, Wallet: "plain"}, nil, "must be keyring:NAME"},
-		{"missing file", supervisor.AgentEntry{File: filepath.Join(t.TempDir(), "none.yaml")}, nil, "no such file"},
+		{"remote dry run: the paper address", supervisor.AgentEntry{File: remote.File}, nil, func(t *testing.T, a supervisor.Agent) {
+			if a.Wallet != wire.PaperAddress(remote.Wallet) {
+				t.Fatalf("%+v", a)
+			}
+		}, ""},
+		{"remote live: the wallet's own address", supervisor.AgentEntry{File: remoteLive.File, Live: true}, res, func(t *testing.T, a supervisor.Agent) {
+			if a.Wallet.String() != "0x2c7536e3605d9c16a7a3d7b1898e529396a65c23" {
+				t.Fatalf("address %s", a.Wallet)
+			}
+		}, ""},
+		{"remote live without a secret store", supervisor.AgentEntry{File: remoteLive.File, Live: true}, nil, nil, "no secret store was configured"},
+		{"live only in the fleet", supervisor.AgentEntry{File: spec.File, Live: true}, nil, nil, "the agent file is a dry run"},
+		{"live only in the file", supervisor.AgentEntry{File: live.File}, nil, nil, "does not say live: true"},
+		{"bad wallet", supervisor.AgentEntry{File: spec.File, Wallet: "plain"}, nil, nil, "must be keyring:NAME"},
+		{"missing file", supervisor.AgentEntry{File: filepath.Join(t.TempDir(), "none.yaml")}, nil, nil, "no such file"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			a, err := wire.ResolveFleetAgent(fleet, c.entry, getenv)
+			a, err := wire.ResolveFleetAgent(context.Background(), fleet, c.entry, getenv, c.res)
 			if c.err != "" {
 				if err == nil || !strings.Contains(err.Error(), c.err) {
 					t.Fatalf("got %v, want %q", err, c.err)
