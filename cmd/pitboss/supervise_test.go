@@ -1,0 +1,593 @@
+//go:build unix
+
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/pitbossdev/pitboss/adapters/natsbus"
+	"github.com/pitbossdev/pitboss/market"
+	"github.com/pitbossdev/pitboss/runtime/supervisor"
+)
+
+// fleetFile writes a fleet file and returns its path. agents are YAML list items.
+func fleetFile(t *testing.T, dir, name, extra string, agents ...string) string {
+	t.Helper()
+	src := "name: " + name + "\nheartbeat: 250ms\nstop_timeout: 10s\nlock_ttl: 3s\nrestart: {backoff: 200ms, max_backoff: 1s}\n" + extra + "agents:\n"
+	for _, a := range agents {
+		src += "  - " + a + "\n"
+	}
+	path := filepath.Join(dir, name+".yaml")
+	if err := os.WriteFile(path, []byte(src), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// superviseProc is `pitboss supervise` running as a child process.
+type superviseProc struct {
+	*process
+	runtimeDir string
+}
+
+func startSupervise(t *testing.T, bin, runtimeDir string, args ...string) *superviseProc {
+	t.Helper()
+	p := &process{t: t, cmd: exec.Command(bin, append([]string{"supervise"}, args...)...)}
+	p.cmd.Env = append(os.Environ(), "XDG_RUNTIME_DIR="+runtimeDir)
+	p.cmd.Stdout, p.cmd.Stderr = &syncWriter{b: &p.out}, &syncWriter{b: &p.out}
+	if err := p.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if p.cmd.ProcessState == nil {
+			_ = p.cmd.Process.Signal(syscall.SIGTERM)
+			done := make(chan struct{})
+			go func() { _ = p.cmd.Wait(); close(done) }()
+			select {
+			case <-done:
+			case <-time.After(30 * time.Second):
+				_ = p.cmd.Process.Kill()
+				<-done
+			}
+		}
+	})
+	return &superviseProc{process: p, runtimeDir: runtimeDir}
+}
+
+// ctl runs `pitboss ctl` in-process with the given runtime directory and returns
+// its exit code and output.
+func ctl(t *testing.T, runtimeDir string, args ...string) (int, string, string) {
+	t.Helper()
+	var out, errb strings.Builder
+	code := runMain(context.Background(), append([]string{"ctl"}, args...), stdio{stdin: strings.NewReader(""), stdout: &out, stderr: &errb,
+		getenv: func(k string) string {
+			if k == "XDG_RUNTIME_DIR" {
+				return runtimeDir
+			}
+			return ""
+		}})
+	return code, out.String(), errb.String()
+}
+
+// list returns the agents `pitboss ctl list --json` shows, by id (none while ctl
+// fails: the supervisor may not be up yet).
+func list(t *testing.T, runtimeDir string, args ...string) map[string]supervisor.AgentView {
+	t.Helper()
+	code, out, errOut := ctl(t, runtimeDir, append(args, "--json", "list", "--wait", "400ms")...)
+	if code != 0 {
+		t.Logf("ctl list: %d %s %s", code, out, errOut)
+		return nil
+	}
+	var fl supervisor.Fleet
+	if err := json.Unmarshal([]byte(out), &fl); err != nil {
+		t.Fatalf("ctl list --json: %v\n%s", err, out)
+	}
+	m := map[string]supervisor.AgentView{}
+	for _, a := range fl.Agents() {
+		m[string(a.ID)] = a
+	}
+	return m
+}
+
+// waitList polls ctl list until cond holds.
+func waitList(t *testing.T, p *process, what string, d time.Duration, ls func() map[string]supervisor.AgentView, cond func(map[string]supervisor.AgentView) bool) map[string]supervisor.AgentView {
+	t.Helper()
+	deadline := time.Now().Add(d)
+	for {
+		m := ls()
+		if cond(m) {
+			return m
+		}
+		if time.Now().After(deadline) {
+			var rows []string
+			for id, a := range m {
+				rows = append(rows, id+": "+a.State()+" "+string(a.Process)+" "+a.Message)
+			}
+			sort.Strings(rows)
+			t.Fatalf("timed out after %s waiting for %s:\n%s\nsupervisor output:\n%s", d, what, strings.Join(rows, "\n"), p.text())
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+func states(want map[string]string) func(map[string]supervisor.AgentView) bool {
+	return func(m map[string]supervisor.AgentView) bool {
+		for id, st := range want {
+			a, ok := m[id]
+			if !ok || a.State() != st {
+				return false
+			}
+		}
+		return true
+	}
+}
+
+// TestSuperviseAFleet runs `pitboss supervise` with three agents and a fourth on
+// the first one's wallet, all real `pitboss run --supervised` processes on the
+// embedded nats-server: the fourth is refused naming the holder; one agent killed
+// with SIGKILL comes back; pause, resume and the kill switch reach the right agent;
+// after the supervisor stopped, the AUDIT stream holds every order each agent
+// recorded in its own audit file.
+func TestSuperviseAFleet(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binary and runs a fleet")
+	}
+	bin := buildPitboss(t)
+	dir, rt := t.TempDir(), t.TempDir()
+	store := filepath.Join(dir, "nats")
+	var entries []string
+	for _, id := range []string{"a1", "a2", "a3"} {
+		f := agentFile(t, id, "")
+		entries = append(entries, "{file: "+f+", args: [--speed, '20', --audit, "+filepath.Join(dir, id+".audit")+"]}")
+	}
+	entries = append(entries, "{file: "+agentFile(t, "dup", "")+", wallet: 'keyring:pitboss-test-a1'}")
+	fleet := fleetFile(t, dir, "main", "nats: {store_dir: "+store+"}\nhttp_addr: off\n", entries...)
+	sup := startSupervise(t, bin, rt, fleet)
+	ls := func() map[string]supervisor.AgentView { return list(t, rt) }
+
+	m := waitList(t, sup.process, "three agents running, the fourth refused", 60*time.Second, ls, func(m map[string]supervisor.AgentView) bool {
+		return states(map[string]string{"a1": "running", "a2": "running", "a3": "running", "dup": "refused"})(m)
+	})
+	if msg := m["dup"].Message; !strings.Contains(msg, "is already held by agent a1 (supervisor ") {
+		t.Fatalf("refusal does not name the holder: %q", msg)
+	}
+
+	t.Run("an agent killed with SIGKILL comes back", func(t *testing.T) {
+		pid := m["a2"].PID
+		if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+			t.Fatal(err)
+		}
+		back := waitList(t, sup.process, "a2 back", 60*time.Second, ls, func(m map[string]supervisor.AgentView) bool {
+			a := m["a2"]
+			return a.State() == "running" && a.PID != pid && a.Restarts == 1
+		})
+		if a1 := back["a1"]; a1.Restarts != 0 || a1.State() != "running" {
+			t.Fatalf("a1 touched: %+v", a1)
+		}
+	})
+
+	steps := []struct {
+		args []string
+		want map[string]string
+	}{
+		{[]string{"pause", "a1"}, map[string]string{"a1": "paused", "a2": "running", "a3": "running"}},
+		{[]string{"resume", "a1"}, map[string]string{"a1": "running", "a2": "running", "a3": "running"}},
+		{[]string{"kill", "a3", "--reason", "test"}, map[string]string{"a1": "running", "a2": "running", "a3": "killed"}},
+	}
+	for _, s := range steps {
+		t.Run(strings.Join(s.args, " "), func(t *testing.T) {
+			code, out, errOut := ctl(t, rt, s.args...)
+			if code != 0 || !strings.Contains(out, s.args[1]+": ok") {
+				t.Fatalf("ctl %v: %d %q %q", s.args, code, out, errOut)
+			}
+			waitList(t, sup.process, strings.Join(s.args, " "), 20*time.Second, ls, states(s.want))
+		})
+	}
+	t.Run("text list", func(t *testing.T) {
+		code, out, _ := ctl(t, rt, "list")
+		if code != 0 || !strings.Contains(out, "AGENT") || !strings.Contains(out, "killed") || !strings.Contains(out, "4 agent(s), 1 supervisor(s)") {
+			t.Fatalf("list: %d\n%s", code, out)
+		}
+	})
+
+	// Let them trade, then stop the supervisor: it stops every agent.
+	waitAudit := time.Now().Add(60 * time.Second)
+	for countOrders(t, filepath.Join(dir, "a1.audit")) < 3 && time.Now().Before(waitAudit) {
+		time.Sleep(200 * time.Millisecond)
+	}
+	pids := []int{}
+	for _, a := range ls() {
+		if a.PID != 0 {
+			pids = append(pids, a.PID)
+		}
+	}
+	if err := sup.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	if code := sup.wait(); code != 0 {
+		t.Fatalf("supervise exited %d:\n%s", code, sup.text())
+	}
+	for _, pid := range pids {
+		if err := syscall.Kill(pid, 0); !errors.Is(err, syscall.ESRCH) {
+			t.Fatalf("agent process %d survived its supervisor", pid)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(rt, "pitboss", "fleet-main.json")); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("the ctl endpoint file was left behind: %v", err)
+	}
+
+	t.Run("the audit stream holds every order", func(t *testing.T) {
+		stream := streamOrders(t, store)
+		for _, id := range []string{"a1", "a3"} { // a2's first life ended in SIGKILL
+			local := fileOrders(t, filepath.Join(dir, id+".audit"))
+			if len(local) == 0 {
+				t.Fatalf("%s recorded no orders", id)
+			}
+			if !slices.Equal(local, stream[id]) {
+				t.Fatalf("%s: the agent recorded %d order records, the stream holds %d\nlocal  %v\nstream %v", id, len(local), len(stream[id]), local, stream[id])
+			}
+		}
+		if len(stream["a2"]) == 0 {
+			t.Fatal("no order of a2 in the stream")
+		}
+	})
+}
+
+// countOrders counts the order records of a local audit file.
+func countOrders(t *testing.T, path string) int { return len(fileOrders(t, path)) }
+
+// fileOrders returns "op id" of every order record of a local audit file (pitboss
+// run --audit), sorted.
+func fileOrders(t *testing.T, path string) []string {
+	t.Helper()
+	f, err := os.Open(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var out []string
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		var l struct {
+			Kind  string `json:"kind"`
+			Op    string `json:"op"`
+			Order *struct {
+				ID string `json:"id"`
+			} `json:"order"`
+		}
+		if json.Unmarshal(sc.Bytes(), &l) == nil && l.Kind == "order" && l.Order != nil {
+			out = append(out, l.Op+" "+l.Order.ID)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// streamOrders opens the fleet's store with a new server and returns "op id" of
+// every order record of the AUDIT stream, by agent, sorted.
+func streamOrders(t *testing.T, store string) map[string][]string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	srv, err := natsbus.StartServer(ctx, natsbus.ServerConfig{StoreDir: store, InProcessOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Shutdown()
+	bus, err := srv.Connect(ctx, natsbus.RoleSupervisor, natsbus.ConnectOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer bus.Close()
+	out := map[string][]string{}
+	err = bus.TailAudit(ctx, natsbus.AuditFilter{Kinds: []natsbus.AuditKind{natsbus.AuditOrder}}, func(e natsbus.AuditEntry) error {
+		out[string(e.Record.Agent)] = append(out[string(e.Record.Agent)], e.Record.Order.Action+" "+string(e.Record.Order.ID))
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, v := range out {
+		sort.Strings(v)
+	}
+	return out
+}
+
+// TestTwoSupervisorsOneNATS runs a nats-server in the test process and two `pitboss
+// supervise --nats` processes on it, two agents each: `pitboss ctl` sees the four
+// agents of both and controls them, fleet-wide and one by one, lifecycle included.
+func TestTwoSupervisorsOneNATS(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binary and runs two supervisors")
+	}
+	bin := buildPitboss(t)
+	dir := t.TempDir()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	srv, err := natsbus.StartServer(ctx, natsbus.ServerConfig{StoreDir: filepath.Join(dir, "nats")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(srv.Shutdown) // after the supervisors (cleanups run last-in first-out)
+	supCreds, agentCreds := filepath.Join(dir, "sup.json"), filepath.Join(dir, "agent.json")
+	if err := srv.Endpoint(natsbus.RoleSupervisor).WriteFile(supCreds); err != nil {
+		t.Fatal(err)
+	}
+	if err := srv.Endpoint(natsbus.RoleAgent).WriteFile(agentCreds); err != nil {
+		t.Fatal(err)
+	}
+	var procs []*superviseProc
+	for _, s := range []string{"east", "west"} {
+		entries := []string{"{file: " + agentFile(t, s+"1", "") + ", args: [--speed, '20']}", "{file: " + agentFile(t, s+"2", "") + ", args: [--speed, '20']}"}
+		fleet := fleetFile(t, dir, "fleet-"+s, "http_addr: off\n", entries...)
+		procs = append(procs, startSupervise(t, bin, t.TempDir(), "--nats", srv.URL(), "--nats-creds", supCreds, "--agent-creds", agentCreds,
+			"--name", s, fleet))
+	}
+	rt := t.TempDir() // ctl finds no endpoint file here: it uses --creds
+	ls := func() map[string]supervisor.AgentView { return list(t, rt, "--creds", supCreds) }
+	all := func(st string) map[string]string {
+		return map[string]string{"east1": st, "east2": st, "west1": st, "west2": st}
+	}
+	m := waitList(t, procs[0].process, "four agents of two supervisors", 60*time.Second, ls, states(all("running")))
+	if m["east1"].Supervisor != "east" || m["west2"].Supervisor != "west" {
+		t.Fatalf("supervisors: %+v %+v", m["east1"], m["west2"])
+	}
+	steps := []struct {
+		args []string
+		want map[string]string
+	}{
+		{[]string{"pause", "--all"}, all("paused")},
+		{[]string{"resume", "--all"}, all("running")},
+		{[]string{"kill", "west1"}, map[string]string{"east1": "running", "east2": "running", "west1": "killed", "west2": "running"}},
+		{[]string{"resume-after-kill", "west1"}, all("running")},
+		{[]string{"stop", "east2"}, map[string]string{"east1": "running", "east2": "stopped", "west1": "running", "west2": "running"}},
+		{[]string{"start", "east2"}, all("running")},
+	}
+	for _, s := range steps {
+		t.Run(strings.Join(s.args, " "), func(t *testing.T) {
+			code, out, errOut := ctl(t, rt, append([]string{"--creds", supCreds}, s.args...)...)
+			if code != 0 {
+				t.Fatalf("ctl %v: %d %q %q", s.args, code, out, errOut)
+			}
+			waitList(t, procs[0].process, strings.Join(s.args, " "), 30*time.Second, ls, states(s.want))
+		})
+	}
+	t.Run("restart through the other supervisor", func(t *testing.T) {
+		pid := ls()["west2"].PID
+		code, out, errOut := ctl(t, rt, "--creds", supCreds, "restart", "west2")
+		if code != 0 || !strings.Contains(out, "west2: ok (starting)") {
+			t.Fatalf("restart: %d %q %q", code, out, errOut)
+		}
+		waitList(t, procs[1].process, "west2 restarted", 30*time.Second, ls, func(m map[string]supervisor.AgentView) bool {
+			return m["west2"].State() == "running" && m["west2"].PID != pid && m["west2"].Restarts == 1
+		})
+	})
+	t.Run("json control result", func(t *testing.T) {
+		code, out, _ := ctl(t, rt, "--creds", supCreds, "--json", "pause", "east1")
+		var res supervisor.ControlResult
+		if code != 0 || json.Unmarshal([]byte(out), &res) != nil || len(res.Replies) != 1 || res.Replies[0].State != natsbus.StatePaused {
+			t.Fatalf("%d %s", code, out)
+		}
+	})
+	t.Run("tail", func(t *testing.T) {
+		code, out, errOut := ctl(t, rt, "--creds", supCreds, "tail", "--agent", "west2", "--kind", "lifecycle")
+		if code != 0 || !strings.Contains(out, "west2") || !strings.Contains(out, "lifecycle started pid") || !strings.Contains(out, "restarting") {
+			t.Fatalf("tail: %d\n%s\n%s", code, out, errOut)
+		}
+		code, out, _ = ctl(t, rt, "--creds", supCreds, "--json", "tail", "--kind", "control")
+		if code != 0 {
+			t.Fatalf("tail --json: %d", code)
+		}
+		n := 0
+		for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
+			var e natsbus.AuditEntry
+			if err := json.Unmarshal([]byte(line), &e); err != nil || e.Record.Kind != natsbus.AuditControl {
+				t.Fatalf("line %q: %v", line, err)
+			}
+			n++
+		}
+		if n < 5 {
+			t.Fatalf("%d control records", n)
+		}
+	})
+	for _, p := range procs {
+		_ = p.cmd.Process.Signal(syscall.SIGTERM)
+	}
+	for _, p := range procs {
+		if code := p.wait(); code != 0 {
+			t.Fatalf("supervise exited %d:\n%s", code, p.text())
+		}
+	}
+}
+
+// TestCtlAndSuperviseRefuseMistakes checks the command lines' own errors.
+func TestCtlAndSuperviseRefuseMistakes(t *testing.T) {
+	rt := t.TempDir()
+	dir := t.TempDir()
+	bad := filepath.Join(dir, "bad.yaml")
+	if err := os.WriteFile(bad, []byte("name: f\nagentz: []\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	missingAgent := fleetFile(t, dir, "f2", "", filepath.Join(dir, "none.yaml"))
+	cases := []struct {
+		name string
+		args []string
+		code int
+		want string
+	}{
+		{"ctl without a command", []string{"ctl"}, 2, "name a command"},
+		{"ctl without a fleet", []string{"ctl", "list"}, 1, "no running fleet found"},
+		{"ctl unknown command", []string{"ctl", "--nats", "nats://127.0.0.1:1", "dance"}, 2, `unknown command "dance"`},
+		{"ctl control without a target", []string{"ctl", "--nats", "nats://127.0.0.1:1", "pause"}, 2, "pause needs one AGENT or --all"},
+		{"supervise without a file", []string{"supervise"}, 2, "name one fleet file"},
+		{"supervise a bad file", []string{"supervise", bad}, 1, `bad.yaml:2:1: unknown setting "agentz" in the fleet file (did you mean agents?)`},
+		{"supervise a missing agent file", []string{"supervise", missingAgent}, 1, "none.yaml"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			var out, errb strings.Builder
+			code := runMain(context.Background(), c.args, stdio{stdin: strings.NewReader(""), stdout: &out, stderr: &errb,
+				getenv: func(k string) string {
+					if k == "XDG_RUNTIME_DIR" {
+						return rt
+					}
+					return ""
+				}})
+			if code != c.code || !strings.Contains(out.String()+errb.String(), c.want) {
+				t.Fatalf("code %d, output %q %q", code, out.String(), errb.String())
+			}
+		})
+	}
+}
+
+// TestSuperviseOnTheRemoteVenue runs a fleet against `pitboss exchange --sim` (a
+// separate process): a live agent, locked on its wallet's real address (read from
+// its env: key by the supervisor), and a dry-run agent; both take their CLOB
+// requests' grants from the fleet's budget. The supervisor's market-data publisher
+// serves a subscriber on NATS: it takes the token's feed lock, subscribes its one
+// venue WebSocket and republishes the book.
+func TestSuperviseOnTheRemoteVenue(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binary and runs the exchange and a fleet")
+	}
+	bin := buildPitboss(t)
+	x := startExchangeProcess(t, bin)
+	key := walletKey("fleet-live")
+	home, rt, dir := t.TempDir(), t.TempDir(), t.TempDir()
+	liveFile := liveAgentFile(t, x, "remote-live", true)
+	dryFile := liveAgentFile(t, x, "remote-dry", false)
+	ws := "ws" + strings.TrimPrefix(x.clob, "http")
+	fleet := fleetFile(t, dir, "remote", "nats: {store_dir: "+filepath.Join(dir, "nats")+"}\nhttp_addr: off\nmetrics_addr: 127.0.0.1:0\n"+
+		"market_data: {mode: fanout, venue: '"+ws+"'}\n",
+		"{file: "+liveFile+", live: true, env: [PITBOSS_HOME, PITBOSS_SECRET_STORE, PITBOSS_STORE_PASSPHRASE]}",
+		"{file: "+dryFile+"}")
+	p := &process{t: t, cmd: exec.Command(bin, "supervise", fleet)}
+	p.cmd.Env = liveEnv(key, home, rt)
+	p.cmd.Stdout, p.cmd.Stderr = &syncWriter{b: &p.out}, &syncWriter{b: &p.out}
+	if err := p.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if p.cmd.ProcessState == nil {
+			_ = p.cmd.Process.Signal(syscall.SIGTERM)
+			p.wait()
+		}
+	})
+	ls := func() map[string]supervisor.AgentView { return list(t, rt) }
+	m := waitList(t, p, "both agents running", 60*time.Second, ls, states(map[string]string{"remote-live": "running", "remote-dry": "running"}))
+	if got, want := m["remote-live"].Wallet, addressOf(t, key); got != want {
+		t.Fatalf("the live agent is locked on %s, its wallet is %s", got, want)
+	}
+	if !m["remote-live"].Live || m["remote-dry"].Live {
+		t.Fatalf("modes: %+v %+v", m["remote-live"], m["remote-dry"])
+	}
+
+	// A subscriber of the fan-out, with the ctl endpoint the supervisor wrote.
+	ep, err := natsbus.ReadEndpointFile(filepath.Join(rt, "pitboss", "fleet-remote.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	bus, err := natsbus.Connect(ctx, ep, natsbus.ConnectOptions{Name: "test subscriber"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer bus.Close()
+	yes := fedMarket(t).Tokens[0]
+	mf, err := bus.NewMarketFeed(natsbus.MarketFeedConfig{Tokens: []market.TokenID{yes}, Subscriber: "test", DemandEvery: 500 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	books := make(chan market.Event, 1)
+	subCtx, stopSub := context.WithCancel(ctx)
+	subDone := make(chan error, 1)
+	go func() {
+		subDone <- mf.Run(subCtx, func(ev *market.Event) error {
+			if ev.Kind == market.EventBook && len(ev.Bids)+len(ev.Asks) > 0 {
+				select {
+				case books <- *ev:
+				default:
+				}
+			}
+			return nil
+		})
+	}()
+	select {
+	case book := <-books:
+		if book.Token != yes {
+			t.Fatalf("book of %s", book.Token)
+		}
+	case <-time.After(40 * time.Second):
+		t.Fatalf("no book from the fan-out:\n%s", p.text())
+	}
+
+	metricsURL := regexp.MustCompile(`metrics on (http://\S+)`).FindStringSubmatch(p.text())
+	if metricsURL == nil {
+		t.Fatalf("no metrics address printed:\n%s", p.text())
+	}
+	var body string
+	defer func() {
+		if t.Failed() {
+			t.Logf("metrics:\n%s", body)
+		}
+	}()
+	waitUntilTrue(t, "budget grants and a published token in the metrics", func() bool {
+		body = httpGet(t, metricsURL[1])
+		return metricValue(body, "pitboss_fleet_budget_grants") > 0 && metricValue(body, "pitboss_fleet_fanout_tokens") == 1 &&
+			metricValue(body, "pitboss_fleet_fanout_events_total") > 0
+	})
+	stopSub()
+	if err := <-subDone; err != nil {
+		t.Fatalf("subscriber: %v", err)
+	}
+	_ = p.cmd.Process.Signal(syscall.SIGTERM)
+	if code := p.wait(); code != 0 {
+		t.Fatalf("supervise exited %d:\n%s", code, p.text())
+	}
+}
+
+func httpGet(t *testing.T, url string) string {
+	t.Helper()
+	resp, err := http.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return string(b)
+}
+
+// metricValue is the value of an unlabelled-beyond-constants metric in a
+// Prometheus text exposition (the first sample), or -1.
+func metricValue(body, name string) float64 {
+	for _, line := range strings.Split(body, "\n") {
+		if strings.HasPrefix(line, name+"{") || strings.HasPrefix(line, name+" ") {
+			f := strings.Fields(line)
+			v, err := strconv.ParseFloat(f[len(f)-1], 64)
+			if err == nil {
+				return v
+			}
+		}
+	}
+	return -1
+}
