@@ -139,3 +139,26 @@ func TestRestartMergeAndLimitsMerge(t *testing.T) {
 		t.Fatalf("limits %+v", l)
 	}
 }
+
+// FuzzChildFromEnv feeds arbitrary values to a child's environment: no panic, and
+// the NATS password never appears in an error.
+func FuzzChildFromEnv(f *testing.F) {
+	f.Add("mm-1", "L", "1s", "3", "fanout", "nats://127.0.0.1:4222")
+	f.Add("a.b", "", "soon", "-1", "magic", "")
+	f.Add("", "x", "", "", "", "nats://u:p@h")
+	const pw = "s3cret-password-value"
+	f.Fuzz(func(t *testing.T, agent, lease, hb, run, md, url string) {
+		env := map[string]string{EnvAgent: agent, EnvLease: lease, EnvHeartbeat: hb, EnvRun: run, EnvMarketData: md,
+			natsbus.EnvURL: url, natsbus.EnvUser: "pitboss-agent", natsbus.EnvPassword: pw}
+		cc, err := ChildFromEnv(func(k string) string { return env[k] })
+		if err != nil {
+			if strings.Contains(err.Error(), pw) {
+				t.Fatalf("password in %q", err)
+			}
+			return
+		}
+		if !cc.Agent.Valid() || cc.Lease == "" || cc.Heartbeat < MinHeartbeat || cc.Endpoint.Password != pw {
+			t.Fatalf("accepted %+v", cc)
+		}
+	})
+}
