@@ -47,6 +47,7 @@ type Agent struct {
 	open         []*orderRec // orders in placement order (final ones pruned after a minute)
 	pruneAt      int         // prune the final orders when there are more than this many
 	dirty        []*slot
+	held         []*slot // take and flatten slots waiting for market data (see hold)
 	flatten      map[market.ConditionID]*flattenJob
 	flattenOrder []market.ConditionID
 	replaces     bucket
@@ -264,7 +265,7 @@ func (a *Agent) loop(ctx context.Context, feedErr <-chan error) error {
 	lastTimer, lastBeat, lastStatus, a.lastCPWall = now, now, now, now
 	a.heartbeat() // start the venue's heartbeat chain at once
 	for {
-		a.drainLocal()
+		a.drainLocal(ctx)
 		select {
 		case <-ctx.Done():
 			return nil
@@ -280,7 +281,7 @@ func (a *Agent) loop(ctx context.Context, feedErr <-chan error) error {
 					a.arrived, a.lastEvWall = s.at, s.at
 					err := a.handleFeedEvent(&s.ev)
 					a.queue.release(s)
-					a.drainLocal()
+					a.drainLocal(ctx)
 					if err != nil {
 						return stopErr(err)
 					}
@@ -398,10 +399,37 @@ func (a *Agent) eventDuties() {
 	}
 }
 
+// maxLocalItems bounds the answers and simulated events one drain handles before
+// the agent declares a runaway (see drainLocal). A pass that places an order for
+// every quote of a large agent makes a few hundred; a cascade that feeds itself
+// (a strategy that answers each of its own fills with a new order, a venue that
+// refuses every retry at once) makes them without end.
+const maxLocalItems = 1 << 14
+
 // drainLocal handles the answers of synchronous calls and the events a Simulator
-// emitted, until none is left.
-func (a *Agent) drainLocal() {
+// emitted, until none is left or ctx ends (it checks every 64 items, so that a
+// cancelled run stops even inside a cascade; what is left is handled by the
+// shutdown's drain, with no new decisions). One drain that handles more than
+// maxLocalItems items without new input is a runaway: the agent fails (no new
+// orders until an operator resumes it, open orders cancelled), which ends any
+// cascade of placements.
+func (a *Agent) drainLocal(ctx context.Context) {
+	n := 0
 	for a.li < len(a.local) {
+		if n&63 == 63 && ctx.Err() != nil {
+			return
+		}
+		n++
+		if n == maxLocalItems+1 && !a.stopping {
+			a.fail(fmt.Errorf("agent: runaway: %d venue answers and own events handled without new input", maxLocalItems))
+		}
+		if a.li >= 256 && 2*a.li >= len(a.local) {
+			// A long cascade: drop the handled items (no item is being handled
+			// here), so memory stays bounded by what is still to be handled.
+			k := copy(a.local, a.local[a.li:])
+			clear(a.local[k:])
+			a.local, a.li = a.local[:k], 0
+		}
 		// A pointer into the slice: handling may append (and move the slice),
 		// but the item stays where it is until the slice is reused below.
 		it := &a.local[a.li]
@@ -443,6 +471,10 @@ func (a *Agent) handleEvent(ev *market.Event) {
 	a.metrics.Event(ev.Kind)
 	a.dirtyCP = true
 	switch ev.Kind {
+	case market.EventBook, market.EventPriceChange, market.EventLastTrade, market.EventTickSize:
+		if len(a.held) > 0 {
+			a.releaseHeld(ev)
+		}
 	case market.EventOrder:
 		a.onOrderEvent(ev)
 	case market.EventFill:
@@ -608,7 +640,7 @@ func (a *Agent) shutdown() {
 	deadline := time.NewTimer(a.cfg.ShutdownTimeout)
 	defer deadline.Stop()
 	for {
-		a.drainLocal()
+		a.drainLocal(context.Background()) // stopping: no new decisions, so it ends
 		if a.sync || a.inflight == 0 {
 			return
 		}

@@ -103,8 +103,8 @@ func (a *Agent) flattenStep(j *flattenJob) bool {
 		}
 		done = false
 		s := a.slotFor(flattenKey(tok), j.market)
-		if s.cur != nil && s.cur.open() {
-			continue
+		if s.cur != nil && s.cur.open() || !a.released(s) {
+			continue // in flight, or its last sell ended unfilled on this book (see hold)
 		}
 		if a.stopping || a.inflight >= a.cfg.MaxInFlight {
 			continue

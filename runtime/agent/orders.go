@@ -67,6 +67,11 @@ type slot struct {
 	denied   string    // guard of the last denial logged at info ("" after an order)
 	backoff  int64     // event time before which no placement (after a rejection)
 	failures int
+	// waitData holds back the next order of a take or flatten slot whose last order
+	// ended unfilled (rejected, or a FAK's rest cancelled): it priced against a book
+	// that the venue no longer has, so it waits for new market data of its market
+	// or for its backoff to pass (see hold).
+	waitData bool
 	queued   bool
 	replace  bool          // the pending placement replaces an order
 	was      market.Micros // the replaced order's price
@@ -298,6 +303,7 @@ func (a *Agent) place(s *slot, it *market.Intent, op string) *orderRec {
 	a.open = append(a.open, r)
 	s.cur = r
 	s.denied = ""
+	s.waitData = false
 	a.guards.RecordOrder(a.st.Time)
 	a.counts.Orders++
 	r.take = !it.Type.Rests()
@@ -396,6 +402,13 @@ func (a *Agent) take(it *market.Intent) {
 		return // the previous take of this rule is still in flight
 	}
 	if a.stopping || a.paused || a.failed != "" || a.flattening(it.Market) {
+		return
+	}
+	if !a.released(s) {
+		// Its last order ended unfilled on this very book: wait for new data.
+		if ce := a.log.Check(zap.DebugLevel, "take held"); ce != nil {
+			ce.Write(zap.Int64("t", a.st.Time), zap.String("key", s.key), zap.Int64("until", s.backoff))
+		}
 		return
 	}
 	v := a.check(it, "")
@@ -510,9 +523,9 @@ func (a *Agent) rejected(rec *orderRec, err error) {
 	a.auditOrder("rejected", rec, err)
 	if s := rec.slot; s != nil && !rec.take {
 		s.failures++
-		s.backoff = a.st.Time + min(int64(500)<<min(s.failures, 6), 30_000)
+		s.backoff = a.st.Time + backoffFor(s.failures)
 	}
-	a.finish(rec)
+	a.finish(rec) // a take or flatten slot is held there
 }
 
 // finish marks rec final and frees its slot for the next order.
@@ -529,8 +542,62 @@ func (a *Agent) finish(rec *orderRec) {
 		if rec.matched > 0 || !rec.take {
 			s.failures = 0
 		}
+		if rec.take && rec.matched < rec.req.Size {
+			a.hold(s)
+		}
 		a.markDirty(s)
 	}
+}
+
+// backoffFor is how long (ms of event time) a slot waits after its failures-th
+// consecutive failure: 1 s, doubling, at most 30 s.
+func backoffFor(failures int) int64 { return min(int64(500)<<min(failures, 6), 30_000) }
+
+// hold keeps the next order of take or flatten slot s back: its last order ended
+// unfilled, so the book it priced against is not the venue's any more (the paper
+// venue, for one, removes what a take took until the feed reports the level again,
+// while the agent's own book still shows it). The slot may send again once new
+// market data of its market arrives (releaseHeld) or its backoff passes, whichever
+// comes first; retrying within the same pass, against the same book, would be
+// refused again, for ever.
+func (a *Agent) hold(s *slot) {
+	s.failures++
+	s.backoff = a.st.Time + backoffFor(s.failures)
+	if !s.waitData {
+		s.waitData = true
+		a.held = append(a.held, s)
+	}
+}
+
+// released reports whether take or flatten slot s may send an order now (see hold).
+func (a *Agent) released(s *slot) bool { return !s.waitData || a.st.Time >= s.backoff }
+
+// releaseHeld releases the held slots of the market that market-data event ev
+// concerns.
+func (a *Agent) releaseHeld(ev *market.Event) {
+	m := ev.Market
+	if m == "" {
+		tok := ev.Token
+		if tok == "" && len(ev.Changes) > 0 {
+			tok = ev.Changes[0].Token
+		}
+		if info, _, ok := a.st.MarketOf(tok); ok {
+			m = info.Condition
+		}
+	}
+	keep := a.held[:0]
+	for _, s := range a.held {
+		if !s.waitData {
+			continue // released by its backoff and sent since
+		}
+		if m == "" || s.market == m {
+			s.waitData = false
+			continue
+		}
+		keep = append(keep, s)
+	}
+	clear(a.held[len(keep):])
+	a.held = keep
 }
 
 func (a *Agent) onCancelled(r *result) {

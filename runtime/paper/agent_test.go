@@ -3,6 +3,7 @@ package paper_test
 import (
 	"context"
 	"testing"
+	"time"
 
 	"github.com/pitbossdev/pitboss/market"
 	"github.com/pitbossdev/pitboss/runtime/agent"
@@ -80,5 +81,71 @@ func TestDryRunPnLIsRealAfterResolution(t *testing.T) {
 	acct, _ := v.Account(context.Background())
 	if acct.Balance != s.Balance || acct.Reserved != 0 {
 		t.Fatalf("paper account %s (reserved %s), agent %s", acct.Balance, acct.Reserved, s.Balance)
+	}
+}
+
+// buyThenFlatten takes 100 YES at the ask on the first event and asks to flatten
+// the market on the event at time flat.
+type buyThenFlatten struct{ flat int64 }
+
+func (d buyThenFlatten) Decide(ev *market.Event, st *market.State, out []market.Intent) ([]market.Intent, error) {
+	switch {
+	case ev.Kind != market.EventBook:
+	case st.PositionSize(yes) == 0 && ev.Time < d.flat:
+		out = append(out, market.Intent{Kind: market.IntentTake, Key: "m/buy", Market: cond, Token: yes, Outcome: market.Yes,
+			Side: market.Buy, Price: mic("0.50"), Size: 100 * market.One, Type: market.FAK})
+	case ev.Time == d.flat:
+		out = append(out, market.Intent{Kind: market.IntentFlatten, Key: "m/stop", Market: cond})
+	}
+	return out, nil
+}
+
+// TestFlattenOnAThinBidEnds is the backtest livelock on the real paper venue: the
+// flattening sell takes the 30 shares bid, the paper mirror drops the level it took
+// while the agent's book still shows it, and the rest of the position must wait for
+// the next book instead of being offered again and again in the same pass (each
+// time refused: "no orders found to match with FAK order.").
+func TestFlattenOnAThinBidEnds(t *testing.T) {
+	v, err := paper.New(paper.Config{Address: addr}, source{mkInfo(0)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const t0 = 1_000_000
+	feed := listFeed{
+		{Kind: market.EventBook, Time: t0, Market: cond, Token: yes,
+			Bids: []market.Level{lv("0.45", "30")}, Asks: []market.Level{lv("0.50", "200")}},
+		{Kind: market.EventBook, Time: t0 + 10, Market: cond, Token: yes,
+			Bids: []market.Level{lv("0.45", "30")}, Asks: []market.Level{lv("0.50", "100")}},
+		{Kind: market.EventBook, Time: t0 + 20, Market: cond, Token: yes,
+			Bids: []market.Level{lv("0.44", "100")}, Asks: []market.Level{lv("0.50", "100")}},
+	}
+	a, err := agent.New(agent.Config{ID: "paper-test", Wallet: addr, DryRun: true, Markets: []market.ConditionID{cond},
+		Heartbeat: -1, TimerInterval: -1}, agent.Deps{Venue: v, Feed: feed, Decider: buyThenFlatten{flat: t0 + 10},
+		Guards: allow{}, Clock: agent.EventClock})
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- a.Run(context.Background()) }()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("Run did not return: the flattening sell is retried against the same book for ever")
+	}
+	s := a.Status()
+	// The buy, the first flattening sell (30 at 0.45) and, after the next book,
+	// the second (70 at 0.44): flat, with no refused retry in between.
+	if s.Counts.Orders != 3 || s.Counts.Rejects != 0 {
+		t.Fatalf("orders %d, rejects %d; want 3 and 0", s.Counts.Orders, s.Counts.Rejects)
+	}
+	if len(s.Positions) != 1 || s.Positions[0].Size != 0 {
+		t.Fatalf("positions %+v, want flat", s.Positions)
+	}
+	acct, _ := v.Account(context.Background())
+	if acct.Balance != s.Balance {
+		t.Fatalf("paper balance %s, agent %s", acct.Balance, s.Balance)
 	}
 }
