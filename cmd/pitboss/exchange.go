@@ -46,7 +46,7 @@ Prints the base URLs of its listeners, then serves until interrupted
 snapshot written). See docs/exchange.md.`
 
 // exchangeEnv is what the listeners of `pitboss exchange` are built from. Other files
-// of this command add listeners with registerExchangeService.
+// of this command add listeners with registerExchangeParts.
 type exchangeEnv struct {
 	Host    *host.Host
 	Server  *server.Server
@@ -67,13 +67,8 @@ type exchangeService struct {
 	Start func(ctx context.Context, env exchangeEnv) (url string, serve func(ctx context.Context) error, err error)
 }
 
-var exchangeServices []exchangeService
-
-// registerExchangeService adds a service to `pitboss exchange`; call it from init.
-func registerExchangeService(s exchangeService) { exchangeServices = append(exchangeServices, s) }
-
-// exchangeHooks are the parts of `pitboss exchange` that other files of this command
-// contribute before extensions are fixed (their host extensions, e.g. bridge
+// exchangeHook is a part of `pitboss exchange` that another file of this command
+// contributes before extensions are fixed (its host extensions, e.g. bridge
 // records) and after the server exists (routes mounted on it, e.g. WebSockets).
 type exchangeHook struct {
 	Name string
@@ -83,10 +78,34 @@ type exchangeHook struct {
 	Mount func(env exchangeEnv) error
 }
 
-var exchangeHooks []exchangeHook
+// exchangeParts are what the other files of this command contribute to one run of
+// `pitboss exchange`.
+type exchangeParts struct {
+	Hooks    []exchangeHook
+	Services []exchangeService
+}
 
-// registerExchangeHook adds a hook to `pitboss exchange`; call it from init.
-func registerExchangeHook(h exchangeHook) { exchangeHooks = append(exchangeHooks, h) }
+// exchangePartMakers are the registered constructors of exchangeParts.
+var exchangePartMakers []func() exchangeParts
+
+// registerExchangeParts adds a constructor of parts to `pitboss exchange`; call it
+// from init. Every run calls every constructor afresh, so that a part keeps its
+// per-run state (flag values, extensions) in values of its own: two exchanges in one
+// process (the tests) share nothing.
+func registerExchangeParts(mk func() exchangeParts) {
+	exchangePartMakers = append(exchangePartMakers, mk)
+}
+
+// newExchangeParts builds the parts of one run, in registration order.
+func newExchangeParts() exchangeParts {
+	var all exchangeParts
+	for _, mk := range exchangePartMakers {
+		p := mk()
+		all.Hooks = append(all.Hooks, p.Hooks...)
+		all.Services = append(all.Services, p.Services...)
+	}
+	return all
+}
 
 // exchangeFlags are the command's flags (issue 3's names).
 type exchangeFlags struct {
@@ -103,6 +122,7 @@ type exchangeFlags struct {
 func runExchange(ctx context.Context, args []string, io stdio) error {
 	fs := newFlagSet("exchange", exchangeUsage, io)
 	var f exchangeFlags
+	parts := newExchangeParts()
 	fs.StringVar(&f.addr, "addr", "127.0.0.1:8080", "listen address of the CLOB service (port 0 picks a free port)")
 	fs.StringVar(&f.internalAddr, "internal-addr", "", "listen address of the internal listener (/metrics, /internal/*); off when empty")
 	fs.StringVar(&f.dataDir, "data-dir", "", "directory of the journal and snapshots (default: the user's data directory, e.g. ~/.local/share/pitboss/exchange)")
@@ -121,7 +141,7 @@ func runExchange(ctx context.Context, args []string, io stdio) error {
 	fs.StringVar(&f.syncMode, "sync", "data", "journal sync: data (fdatasync), full (fsync) or none (survives a process crash only)")
 	fs.IntVar(&f.rateLimit, "rate-limit", server.DefaultRateLimit, "requests per client IP per 60 s (negative disables)")
 	fs.IntVar(&f.snapshotEvery, "snapshot-every", host.DefaultSnapshotEvery, "journal records between snapshots")
-	for _, s := range exchangeServices {
+	for _, s := range parts.Services {
 		if s.Flags != nil {
 			s.Flags(fs)
 		}
@@ -143,7 +163,7 @@ func runExchange(ctx context.Context, args []string, io stdio) error {
 	log := newExchangeLogger(io, lvl)
 	defer log.Sync() //nolint:errcheck // nothing to do about a failed flush of stderr
 	cfg.Logger, hcfg.Logger = log, log
-	return serveExchange(ctx, io, f, cfg, hcfg)
+	return serveExchange(ctx, io, f, parts, cfg, hcfg)
 }
 
 // configs turns the flags into the server's and the host's configuration.
@@ -253,11 +273,11 @@ func newExchangeLogger(io stdio, lvl zapcore.Level) *zap.Logger {
 // serveExchange opens the store, starts every part and serves until ctx ends; then
 // it stops accepting, drains in-flight requests, stops the simulator, and stops the
 // host (final snapshot, journal flushed).
-func serveExchange(ctx context.Context, io stdio, f exchangeFlags, cfg server.Config, hcfg host.Config) error {
+func serveExchange(ctx context.Context, io stdio, f exchangeFlags, parts exchangeParts, cfg server.Config, hcfg host.Config) error {
 	log := cfg.Logger
 	st := server.NewState(server.StateConfig{})
 	hcfg.Extensions = append(hcfg.Extensions, st.Extension())
-	for _, hk := range exchangeHooks {
+	for _, hk := range parts.Hooks {
 		if hk.Extensions != nil {
 			hcfg.Extensions = append(hcfg.Extensions, hk.Extensions()...)
 		}
@@ -285,7 +305,7 @@ func serveExchange(ctx context.Context, io stdio, f exchangeFlags, cfg server.Co
 		srv.Handle(r.path, r.h)
 	}
 	env := exchangeEnv{Host: h, Server: srv, Hub: hub, Catalog: cfg.Catalog, Logger: log, Clock: clock}
-	for _, hk := range exchangeHooks {
+	for _, hk := range parts.Hooks {
 		if hk.Mount != nil {
 			if err := hk.Mount(env); err != nil {
 				h.Close(context.Background())
@@ -349,7 +369,7 @@ func serveExchange(ctx context.Context, io stdio, f exchangeFlags, cfg server.Co
 	goServe("WebSocket hub", hub.Run)
 
 	fmt.Fprintf(io.stdout, "pitboss exchange: CLOB service        http://%s\n", ln.Addr())
-	for _, s := range exchangeServices {
+	for _, s := range parts.Services {
 		url, serve, err := s.Start(runCtx, env)
 		if err != nil {
 			cancel()

@@ -30,18 +30,23 @@ type servicesRun struct {
 	bridge *bridge.Bridge
 }
 
-var services = &servicesRun{}
-
 // serviceAddrDefaults are the default listen addresses of the catalogue, data and
 // bridge services (issue 5). Tests of this package use port 0 (see
 // exchange_services_test.go), so that they never collide on the fixed ports.
 var serviceAddrDefaults = [3]string{"127.0.0.1:8081", "127.0.0.1:8082", "127.0.0.1:8083"}
 
 func init() {
-	registerExchangeHook(exchangeHook{Name: "catalogue, data and bridge state", Extensions: services.extensions})
-	registerExchangeService(exchangeService{Name: "catalogue service", Flags: services.flags, Start: services.startCatalogue})
-	registerExchangeService(exchangeService{Name: "data service", Start: services.startData})
-	registerExchangeService(exchangeService{Name: "bridge service", Start: services.startBridge})
+	registerExchangeParts(func() exchangeParts {
+		s := &servicesRun{} // this run's flag values and states
+		return exchangeParts{
+			Hooks: []exchangeHook{{Name: "catalogue, data and bridge state", Extensions: s.extensions}},
+			Services: []exchangeService{
+				{Name: "catalogue service", Flags: s.flags, Start: s.startCatalogue},
+				{Name: "data service", Start: s.startData},
+				{Name: "bridge service", Start: s.startBridge},
+			},
+		}
+	})
 }
 
 func (s *servicesRun) flags(fs *flag.FlagSet) {

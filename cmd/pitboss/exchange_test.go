@@ -231,25 +231,29 @@ func TestExchangeFlagErrors(t *testing.T) {
 }
 
 func TestExchangeServicesAndHooks(t *testing.T) {
-	savedS, savedH := exchangeServices, exchangeHooks
-	t.Cleanup(func() { exchangeServices, exchangeHooks = savedS, savedH })
+	saved := exchangePartMakers
+	t.Cleanup(func() { exchangePartMakers = saved })
 	mounted := make(chan struct{}, 1)
-	var flagValue *string
-	registerExchangeService(exchangeService{
-		Name:  "test service",
-		Flags: func(fs *flag.FlagSet) { flagValue = fs.String("test-service-addr", "", "") },
-		Start: func(ctx context.Context, env exchangeEnv) (string, func(context.Context) error, error) {
-			if env.Host == nil || env.Server == nil || env.Catalog == nil {
-				return "", nil, io.ErrUnexpectedEOF
-			}
-			return "http://" + *flagValue, func(ctx context.Context) error { <-ctx.Done(); return nil }, nil
-		},
+	registerExchangeParts(func() exchangeParts {
+		var flagValue *string
+		return exchangeParts{
+			Services: []exchangeService{{
+				Name:  "test service",
+				Flags: func(fs *flag.FlagSet) { flagValue = fs.String("test-service-addr", "", "") },
+				Start: func(ctx context.Context, env exchangeEnv) (string, func(context.Context) error, error) {
+					if env.Host == nil || env.Server == nil || env.Catalog == nil {
+						return "", nil, io.ErrUnexpectedEOF
+					}
+					return "http://" + *flagValue, func(ctx context.Context) error { <-ctx.Done(); return nil }, nil
+				},
+			}},
+			Hooks: []exchangeHook{{Name: "test hook", Mount: func(env exchangeEnv) error {
+				env.Server.Handle("GET /test/hook", http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.Write([]byte(`"hooked"`)) }))
+				mounted <- struct{}{}
+				return nil
+			}}},
+		}
 	})
-	registerExchangeHook(exchangeHook{Name: "test hook", Mount: func(env exchangeEnv) error {
-		env.Server.Handle("GET /test/hook", http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.Write([]byte(`"hooked"`)) }))
-		mounted <- struct{}{}
-		return nil
-	}})
 	r := startExchange(t, "--addr", "127.0.0.1:0", "--ephemeral", "--test-service-addr", "127.0.0.1:9")
 	base := r.url(t, "CLOB service")
 	if got := r.url(t, "test service"); got != "http://127.0.0.1:9" {
