@@ -29,6 +29,11 @@ func TestSquareMessageReachesTheCommentsChannel(t *testing.T) {
 	hdone := make(chan error, 1)
 	go func() { hdone <- hub.Run(hctx) }()
 	defer func() { cancel(); <-hdone }()
+	select { // the hub's handlers answer 503 until it has loaded
+	case <-hub.Ready():
+	case err := <-hdone:
+		t.Fatalf("hub.Run: %v", err)
+	}
 	r.svc.cfg.Comments, r.svc.cfg.CommentsWS = hub, hub.CommentsHandler()
 	srv := httptest.NewServer(r.svc.Handler(r.h))
 	defer srv.Close()

@@ -6,7 +6,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	"time"
 
 	"github.com/coder/websocket"
 
@@ -37,11 +36,10 @@ func ExampleHub() {
 	srv := httptest.NewServer(mux)
 	defer srv.Close()
 
-	var c *websocket.Conn
-	for c == nil { // 503 until the hub has loaded
-		if c, _, _ = websocket.Dial(ctx, "ws"+strings.TrimPrefix(srv.URL, "http")+"/ws/market", nil); c == nil {
-			time.Sleep(time.Millisecond)
-		}
+	<-hub.Ready() // the handlers answer 503 until the hub has loaded
+	c, _, err := websocket.Dial(ctx, "ws"+strings.TrimPrefix(srv.URL, "http")+"/ws/market", nil)
+	if err != nil {
+		panic(err) // loopback; cannot happen once Ready is closed
 	}
 	c.Write(ctx, websocket.MessageText, []byte(`{"assets_ids":["`+string(m.Yes)+`"],"type":"market"}`)) //nolint:errcheck // example
 	print := func() {

@@ -243,6 +243,10 @@ func (h *Hub) Run(ctx context.Context) error {
 	}
 }
 
+// Ready is closed once Run has loaded the books and the handlers serve; before,
+// they answer 503. It is never closed if the initial load fails.
+func (h *Hub) Ready() <-chan struct{} { return h.ready }
+
 // stop refuses new connections, closes the open ones and waits for them.
 func (h *Hub) stop() {
 	h.mu.Lock()

@@ -422,14 +422,11 @@ func StartServer(t testing.TB, host *Host, cfg ws.Config, opts ...Option) *Serve
 	})
 	s := &Server{Hub: hub, Host: host, HTTP: srv, URL: srv.URL, WS: "ws" + strings.TrimPrefix(srv.URL, "http")}
 	// Wait until the hub has loaded (its handlers answer 503 before).
-	Eventually(t, 10*time.Second, "the hub to start", func() bool {
-		resp, err := http.Get(srv.URL + "/ws/market")
-		if err != nil {
-			return false
-		}
-		resp.Body.Close()
-		return resp.StatusCode != http.StatusServiceUnavailable
-	})
+	select {
+	case <-hub.Ready():
+	case <-time.After(10 * time.Second):
+		t.Fatal("timed out after 10s waiting for the hub to start")
+	}
 	return s
 }
 
