@@ -11,8 +11,10 @@
 //     keeps the service's heartbeat chain. Errors are the shared catalog's, except
 //     outcomes that are open, which are ErrOutcomeUnknown and never a catalog error,
 //     so that the agent looks the order up instead of placing another.
-//   - Feed (agent.Feed) merges the market channel of the agent's tokens with the
-//     wallet's user channel, and after every user-channel connection (and
+//   - Feed (agent.Feed) merges the market channel of the agent's tokens — or
+//     another source of the same public data (FeedConfig.MarketData: a fleet's
+//     fan-out, one venue subscription for every agent) — with the wallet's user
+//     channel, and after every user-channel connection (and
 //     periodically) replays through REST what the channel may have missed: fills
 //     (each delivered once, by trade and order id), orders that matched more than
 //     reported, orders that ended. The Venue's Account marks the cut the agent starts

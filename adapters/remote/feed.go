@@ -31,10 +31,12 @@ const maxResyncLookups = 64
 // FeedConfig configures a Feed.
 type FeedConfig struct {
 	// URL is the WebSocket base of the CLOB service (ws:// or wss://; the channels
-	// are URL/ws/market and URL/ws/user). Required.
+	// are URL/ws/market and URL/ws/user). Required, except for market data only
+	// from MarketData (no User).
 	URL string
 	// Tokens are the outcome tokens of the market channel (both tokens of each
-	// market the agent trades). Required.
+	// market the agent trades). Required, unless MarketData is set (it knows its
+	// tokens).
 	Tokens []market.TokenID
 	// Markets filter the user channel (the agent's markets); empty means every
 	// market.
@@ -63,13 +65,24 @@ type FeedConfig struct {
 	// built (backoff, ping and watchdog periods; tests shorten them). It must not
 	// replace Handler, OnState, URL, Assets, User or Markets.
 	Tune func(c *wsfeed.Config)
+	// MarketData, if set, is where the public market data of Tokens comes from
+	// instead of the venue's market channel: a fleet's agent passes the fleet's
+	// fan-out (runtime/wire.FleetFeed), so that one venue subscription per token
+	// serves every agent. The feed then opens no market-channel connection; the
+	// user channel (User) and its REST replay stay the wallet's own. The source
+	// must give what the market channel gives: per token, a book before the
+	// changes that follow it, and a fresh book after any gap. Orders and fills it
+	// would deliver are dropped (a wallet's events come from its user channel
+	// only). Run runs it and owns it; when it ends, the feed ends.
+	MarketData agent.Feed
 }
 
 // Feed is the agent's Feed on the remote venue (agent.Feed): the market channel
 // for the agent's tokens (books first, then changes; a fresh book after any
-// reconnection or repair, as adapters/wsfeed guarantees) merged with the user
-// channel of the wallet (its orders and fills), in one stream that keeps each
-// channel's order.
+// reconnection or repair, as adapters/wsfeed guarantees) — or, with
+// FeedConfig.MarketData, the fleet's fan-out of the same data — merged with the
+// user channel of the wallet (its orders and fills), in one stream that keeps each
+// source's order.
 //
 // The user channel has no initial dump, so after every connection the feed
 // resynchronizes through the REST API before the agent can miss anything for long:
@@ -91,14 +104,14 @@ type Feed struct {
 
 	kick chan struct{} // a user-channel connection asks for a resync
 
-	resyncs, replayed, dropped atomic.Uint64
+	resyncs, replayed, dropped, foreign atomic.Uint64
 }
 
 var _ agent.Feed = (*Feed)(nil)
 
 // NewFeed checks cfg and builds the feed; nothing connects before Run.
 func NewFeed(cfg FeedConfig) (*Feed, error) {
-	if len(cfg.Tokens) == 0 {
+	if len(cfg.Tokens) == 0 && cfg.MarketData == nil {
 		return nil, errors.New("remote: the feed needs the agent's tokens")
 	}
 	if cfg.User != nil && cfg.Venue == nil {
@@ -115,11 +128,18 @@ func NewFeed(cfg FeedConfig) (*Feed, error) {
 		log = zap.NewNop()
 	}
 	f := &Feed{cfg: cfg, log: log, kick: make(chan struct{}, 1)}
-	wc := wsfeed.Config{URL: cfg.URL, Assets: cfg.Tokens, Logger: log.Named("ws")}
+	assets := cfg.Tokens
+	if cfg.MarketData != nil {
+		if cfg.User == nil {
+			return f, nil // market data only, and it comes from elsewhere: no connection of ours
+		}
+		assets = nil // the WebSocket client carries the user channel only
+	}
+	wc := wsfeed.Config{URL: cfg.URL, Assets: assets, Logger: log.Named("ws")}
 	if cfg.Tune != nil {
 		cfg.Tune(&wc)
 	}
-	wc.URL, wc.Assets, wc.User, wc.Markets, wc.OnState = cfg.URL, cfg.Tokens, cfg.User, cfg.Markets, f.onState
+	wc.URL, wc.Assets, wc.User, wc.Markets, wc.OnState = cfg.URL, assets, cfg.User, cfg.Markets, f.onState
 	ws, err := wsfeed.New(wc)
 	if err != nil {
 		return nil, fmt.Errorf("remote: %w", err)
@@ -130,15 +150,20 @@ func NewFeed(cfg FeedConfig) (*Feed, error) {
 
 // FeedStats counts what the feed did.
 type FeedStats struct {
-	WS       wsfeed.Stats // the WebSocket client's counters
+	WS       wsfeed.Stats // the WebSocket client's counters (zero when it has no connection to make)
 	Resyncs  uint64       // user-channel resynchronizations completed
 	Replayed uint64       // fills and order changes delivered by resyncs
 	Dropped  uint64       // fills dropped as already delivered or already counted
+	Foreign  uint64       // orders and fills from FeedConfig.MarketData, dropped
 }
 
 // Stats returns the feed's counters.
 func (f *Feed) Stats() FeedStats {
-	return FeedStats{WS: f.ws.Stats(), Resyncs: f.resyncs.Load(), Replayed: f.replayed.Load(), Dropped: f.dropped.Load()}
+	s := FeedStats{Resyncs: f.resyncs.Load(), Replayed: f.replayed.Load(), Dropped: f.dropped.Load(), Foreign: f.foreign.Load()}
+	if f.ws != nil {
+		s.WS = f.ws.Stats()
+	}
+	return s
 }
 
 // onState runs on the WebSocket client's goroutine, serialized with its deliveries:
@@ -155,10 +180,12 @@ func (f *Feed) onState(ch wsfeed.Channel, s wsfeed.State, err error) {
 	}
 }
 
-// Run implements agent.Feed: it connects the channels, delivers their events to emit
-// and resynchronizes the user channel after each connection, until ctx ends or emit
-// returns false (both return nil). It fails only when the venue refuses the user
-// channel's credentials.
+// Run implements agent.Feed: it connects the channels (and runs
+// FeedConfig.MarketData, if set), delivers their events to emit and
+// resynchronizes the user channel after each connection, until ctx ends or emit
+// returns false (both return nil). It fails when the venue refuses the user
+// channel's credentials, or with the market-data source's error; a source that
+// ends without one ends the feed too.
 func (f *Feed) Run(ctx context.Context, emit func(ev *market.Event) bool) error {
 	f.mu.Lock()
 	f.emit, f.stop = emit, false
@@ -173,10 +200,38 @@ func (f *Feed) Run(ctx context.Context, emit func(ev *market.Event) bool) error 
 			f.resyncLoop(ctx, cancel)
 		}()
 	}
-	err := f.ws.RunEmit(ctx, f.deliver)
+	var mdErr error
+	if md := f.cfg.MarketData; md != nil {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer cancel() // without market data the agent has nothing to trade on
+			if err := md.Run(ctx, f.deliverMarket); err != nil && ctx.Err() == nil {
+				mdErr = fmt.Errorf("remote: market data: %w", err)
+			}
+		}()
+	}
+	var err error
+	if f.ws != nil {
+		err = f.ws.RunEmit(ctx, f.deliver)
+	} else {
+		<-ctx.Done()
+	}
 	cancel()
 	wg.Wait()
+	if err == nil {
+		err = mdErr
+	}
 	return err
+}
+
+// deliverMarket is FeedConfig.MarketData's emit: public market data only.
+func (f *Feed) deliverMarket(ev *market.Event) bool {
+	if ev.Kind == market.EventOrder || ev.Kind == market.EventFill {
+		f.foreign.Add(1)
+		return true
+	}
+	return f.deliver(ev)
 }
 
 // deliver is the WebSocket client's handler: it dedupes fills, keeps the tracker

@@ -62,6 +62,7 @@ type Exchange struct {
 
 	countMu sync.Mutex
 	counts  map[reqKey]int
+	wsPaths map[string]int // WebSocket listener requests by path
 }
 
 // reqKey is one kind of request of one wallet (the zero address: no wallet header).
@@ -87,7 +88,7 @@ func Sender(r *http.Request) market.Address {
 func Start(t testing.TB, opts ...func(*server.Config)) *Exchange {
 	t.Helper()
 	log := zaptest.NewLogger(t, zaptest.Level(zapcore.WarnLevel))
-	x := &Exchange{t: t, Catalog: catalog.Demo(), counts: map[reqKey]int{}}
+	x := &Exchange{t: t, Catalog: catalog.Demo(), counts: map[reqKey]int{}, wsPaths: map[string]int{}}
 	now := func() int64 { return time.Now().UnixMilli() }
 	st := server.NewState(server.StateConfig{})
 	ctx, cancel := context.WithCancel(context.Background())
@@ -140,7 +141,12 @@ func Start(t testing.TB, opts ...func(*server.Config)) *Exchange {
 		}
 		handler.ServeHTTP(w, r)
 	}))
-	x.ws = httptest.NewUnstartedServer(handler)
+	x.ws = httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		x.countMu.Lock()
+		x.wsPaths[r.URL.Path]++
+		x.countMu.Unlock()
+		handler.ServeHTTP(w, r)
+	}))
 	x.ws.Config.ConnState = func(c net.Conn, s http.ConnState) {
 		if s == http.StateNew {
 			x.connMu.Lock()
@@ -191,6 +197,14 @@ func (x *Exchange) Count(a market.Address, method, path string) int {
 	x.countMu.Lock()
 	defer x.countMu.Unlock()
 	return x.counts[reqKey{a, method + " " + path}]
+}
+
+// WSRequests returns how many requests (connection attempts) for path ("/ws/market",
+// "/ws/user") the WebSocket listener received.
+func (x *Exchange) WSRequests(path string) int {
+	x.countMu.Lock()
+	defer x.countMu.Unlock()
+	return x.wsPaths[path]
 }
 
 // Requests returns the REST requests that arrived, by "METHOD /path", except those
