@@ -110,6 +110,7 @@ func newExchangeParts() exchangeParts {
 // exchangeFlags are the command's flags (issue 3's names).
 type exchangeFlags struct {
 	addr, internalAddr, dataDir, markets, prefix string
+	geoBlocked, geoCloseOnly                     string
 	exchangeAddr, negRiskAddr, paperBalance      string
 	chainID                                      uint64
 	ephemeral, invitations, sim                  bool
@@ -134,6 +135,8 @@ func runExchange(ctx context.Context, args []string, io stdio) error {
 	fs.StringVar(&f.paperBalance, "paper-balance", "1000", "collateral credited to a wallet when it is first registered (0 for none)")
 	fs.BoolVar(&f.invitations, "invitation-mode", false, "require an invitation code (from an approved waitlist entry) on a wallet's first API key")
 	fs.StringVar(&f.markets, "markets", "", "YAML catalogue of the markets to list (default: the built-in demo catalogue)")
+	fs.StringVar(&f.geoBlocked, "geoblock-blocked", strings.Join(server.DefaultBlocked, ","), "comma-separated country codes (ISO 3166-1 alpha-2) that may not trade; empty: none")
+	fs.StringVar(&f.geoCloseOnly, "geoblock-close-only", strings.Join(server.DefaultCloseOnly, ","), "comma-separated country codes that may only reduce positions; empty: none")
 	fs.BoolVar(&f.sim, "sim", false, "run synthetic market participants (sandbox/sim) so the markets have live flow")
 	fs.Uint64Var(&f.simSeed, "sim-seed", 1, "seed of the synthetic flow (with --sim)")
 	fs.StringVar(&f.simConfig, "sim-config", "", "YAML parameters of the synthetic flow (with --sim; see docs/sim.md)")
@@ -205,6 +208,14 @@ func (f *exchangeFlags) configs(io stdio) (server.Config, host.Config, error) {
 	default:
 		return cfg, hcfg, usagef("--sync must be data, full or none, not %q", f.syncMode)
 	}
+	for _, fl := range [...]struct{ name, v string }{{"geoblock-blocked", f.geoBlocked}, {"geoblock-close-only", f.geoCloseOnly}} {
+		for _, c := range countryList(fl.v) {
+			if len(c) != 2 || !isASCIILetter(c[0]) || !isASCIILetter(c[1]) {
+				return cfg, hcfg, usagef("--%s: %q is not a two-letter country code (ISO 3166-1 alpha-2)", fl.name, c)
+			}
+		}
+	}
+	cfg.Geoblock = server.Geoblock{Blocked: countryList(f.geoBlocked), CloseOnly: countryList(f.geoCloseOnly)}
 	if f.snapshotEvery <= 0 {
 		return cfg, hcfg, usagef("--snapshot-every must be positive")
 	}
@@ -244,6 +255,20 @@ func (f *exchangeFlags) configs(io stdio) (server.Config, host.Config, error) {
 
 // defaultDataDir is the user's data directory for the exchange: $XDG_DATA_HOME (or
 // ~/.local/share) on Unix, the OS's application-data directory elsewhere, plus
+func isASCIILetter(b byte) bool { return b|0x20 >= 'a' && b|0x20 <= 'z' }
+
+// countryList splits a comma-separated flag value into country codes; an empty
+// value is an empty, non-nil list (nobody restricted). The server checks the codes.
+func countryList(v string) []string {
+	out := []string{}
+	for _, c := range strings.Split(v, ",") {
+		if c = strings.TrimSpace(c); c != "" {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
 // pitboss/exchange.
 func defaultDataDir(getenv func(string) string) (string, error) {
 	if runtime.GOOS != "windows" && runtime.GOOS != "darwin" {

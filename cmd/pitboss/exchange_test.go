@@ -219,12 +219,42 @@ func TestExchangeFlagErrors(t *testing.T) {
 		{"missing catalogue", []string{"--ephemeral", "--markets", "/nonexistent.yaml"}, 1, "nonexistent"},
 		{"invalid catalogue", []string{"--ephemeral", "--markets", bad}, 1, "bad.yaml"},
 		{"address in use", []string{"--ephemeral", "--addr", "256.0.0.1:1"}, 1, "--addr"},
+		{"bad blocked country", []string{"--ephemeral", "--geoblock-blocked", "US,USA"}, 2, `--geoblock-blocked: "USA" is not a two-letter country code`},
+		{"bad close-only country", []string{"--ephemeral", "--geoblock-close-only", "P1"}, 2, `--geoblock-close-only: "P1" is not a two-letter country code`},
+		{"blocked and close-only", []string{"--ephemeral", "--geoblock-blocked", "FR", "--geoblock-close-only", "fr"}, 1, "FR is both blocked and close-only"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			code, _, errOut := runCLI(t, append([]string{"exchange"}, tc.args...)...)
 			if code != tc.code || !strings.Contains(errOut, tc.msg) {
 				t.Fatalf("code %d, stderr %q; want %d and %q", code, errOut, tc.code, tc.msg)
+			}
+		})
+	}
+}
+
+// The geoblock tables are configuration: the flags replace the spec's defaults, and
+// an empty value restricts nobody.
+func TestExchangeGeoblockFlags(t *testing.T) {
+	tests := []struct {
+		name    string
+		args    []string
+		country string
+		want    string
+	}{
+		{"spec default blocks US", nil, "US", `"blocked":true,"closeOnly":false`},
+		{"spec default close-only PL", nil, "PL", `"blocked":false,"closeOnly":true`},
+		{"replaced blocked table", []string{"--geoblock-blocked", "fr, de"}, "DE", `"blocked":true,"closeOnly":false`},
+		{"replaced table frees US", []string{"--geoblock-blocked", "FR"}, "US", `"blocked":false,"closeOnly":false`},
+		{"empty close-only table", []string{"--geoblock-close-only", ""}, "PL", `"blocked":false,"closeOnly":false`},
+		{"new close-only country", []string{"--geoblock-close-only", "GB"}, "GB", `"blocked":false,"closeOnly":true`},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			r := startExchange(t, append([]string{"--addr", "127.0.0.1:0", "--ephemeral", "--catalogue-addr", "", "--data-addr", "", "--bridge-addr", ""}, tc.args...)...)
+			st, b := get(t, r.url(t, "CLOB service")+"/api/geoblock", http.Header{"Cf-Ipcountry": {tc.country}})
+			if st != 200 || !strings.Contains(string(b), tc.want) {
+				t.Fatalf("%d %s, want %s", st, b, tc.want)
 			}
 		})
 	}
