@@ -62,14 +62,22 @@ func (s *Server) prepare(r *http.Request, c caller, req *api.PostOrderRequest) (
 	if req.Owner != c.key.creds.APIKey {
 		return prepared{}, market.Errorf(market.CodeOwnerMismatch)
 	}
-	so, err := auth.OrderFromAPI(&req.Order)
+	ob, err := orderBodyOf(req)
 	if err != nil {
 		return prepared{}, err
 	}
-	if so.Signer != c.owner || so.Maker != c.owner {
+	return s.prepareOrder(r, c, &ob)
+}
+
+// prepareOrder is prepare for a decoded POST /order body.
+func (s *Server) prepareOrder(r *http.Request, c caller, ob *orderBody) (prepared, error) {
+	if ob.owner != c.key.creds.APIKey {
 		return prepared{}, market.Errorf(market.CodeOwnerMismatch)
 	}
-	return s.prepareSigned(r, c, &so, market.OrderType(req.OrderType), req.PostOnly, true)
+	if ob.so.Signer != c.owner || ob.so.Maker != c.owner {
+		return prepared{}, market.Errorf(market.CodeOwnerMismatch)
+	}
+	return s.prepareSigned(r, c, &ob.so, ob.typ, ob.postOnly, true)
 }
 
 // prepareSigned checks a typed order; verify says whether its signature is checked
@@ -182,13 +190,13 @@ func (s *Server) postOrder(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	req, err := api.DecodePostOrder(body.Bytes())
+	ob, err := decodeOrderBody(body.Bytes())
 	if err != nil {
 		s.metrics.order("invalid")
 		s.writeErr(w, err)
 		return
 	}
-	p, err := s.prepare(r, c, &req)
+	p, err := s.prepareOrder(r, c, &ob)
 	if err != nil {
 		s.metrics.order("invalid")
 		s.writeErr(w, err)
