@@ -13,6 +13,9 @@ type Batch struct {
 	posValue market.Micros // every position at its mark, once per batch
 	action   Action        // a trip found when the batch started, for its first decision
 	p        pending
+	// The top of the books of the market evaluated last in this batch (topOf).
+	topMarket *market.Info
+	top       top
 }
 
 // pending is what the intents allowed so far in a batch add to the state.
@@ -24,6 +27,7 @@ type pending struct {
 	notional market.Micros // notional of the allowed buys (gross exposure)
 	quotes   int           // new resting orders (not replacements)
 	orders   int           // orders to be sent (quotes and takes)
+	added    int           // intents added: orders and kept orders
 }
 
 type pendingToken struct {
@@ -67,13 +71,17 @@ func (p *pending) isReplaced(o *market.Order) bool {
 	return false
 }
 
-// add records an allowed intent.
-func (p *pending) add(v *View) {
+// add records an allowed intent. A kept order (keep) is counted as a replacement
+// by its intent, as EvaluateReplacing counts it, but not as an order to be sent.
+func (p *pending) add(v *View, keep bool) {
 	it := v.Intent
 	if !it.Kind.Opens() {
 		return
 	}
-	p.orders++
+	p.added++
+	if !keep {
+		p.orders++
+	}
 	if r := v.Replaces; r != nil {
 		p.replaced = append(p.replaced, r)
 		if r.Side == market.Buy {
@@ -104,17 +112,30 @@ func (c *Chain) Batch(s *market.State) *Batch {
 	b := &c.batch
 	b.c, b.state = c, s
 	b.p.reset()
-	b.posValue = PositionsValue(s)
+	b.topMarket = nil
+	b.posValue = c.positionsValue(s)
 	b.action = c.observe(s, s.Balance+s.Reserved+b.posValue)
 	return b
 }
 
 // Evaluate decides it against the batch's state and the intents allowed before it
 // in this batch.
-func (b *Batch) Evaluate(it *market.Intent) Decision { return b.c.evaluate(b, it, "") }
+func (b *Batch) Evaluate(it *market.Intent) Decision { return b.c.evaluate(b, it, "", false) }
 
 // EvaluateReplacing is Evaluate for an intent that replaces the open order replaces
 // (see Chain.EvaluateReplacing).
 func (b *Batch) EvaluateReplacing(it *market.Intent, replaces market.OrderID) Decision {
-	return b.c.evaluate(b, it, replaces)
+	return b.c.evaluate(b, it, replaces, false)
+}
+
+// EvaluateKeeping re-checks the open order keeps, which stays for intent it (a quote
+// whose live order already matches what it wants): the same guards as
+// EvaluateReplacing, except max_orders_per_minute — keeping an order sends nothing,
+// so it neither counts against the limit nor is denied by it. When the chain knows
+// the state's version (SetStateVersion) and nothing the last decision on it's key
+// depended on has changed, that decision is reused (Decision.Reused) without running
+// the guards; an allowed reuse is not audited again (the kept order's decision
+// stands), a denial reused is audited as when it was made. See docs/design/0105.
+func (b *Batch) EvaluateKeeping(it *market.Intent, keeps market.OrderID) Decision {
+	return b.c.evaluate(b, it, keeps, true)
 }

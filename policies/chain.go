@@ -35,6 +35,16 @@ type Chain struct {
 	batch  Batch
 	custom *customSet
 
+	// Reuse of decisions (keep.go) and the positions' valuation (value.go).
+	builtin int    // the built-in guards are c.guards[:builtin]
+	grossAt int    // the index of max_gross_exposure
+	reuse   bool   // no opaque guard (WithGuards): decisions may be reused
+	epoch   uint64 // counts changes of the kill switch, its baselines and the geoblock
+	version uint64 // the declared version of vstate (0: unknown)
+	vstate  *market.State
+	memos   map[string]*memo
+	values  valuation
+
 	denyKind, denyHalted, denyGeoBlocked, denyGeoUnknown, denyBanned, denyCloseOnly *Denied
 }
 
@@ -90,9 +100,16 @@ func New(cfg Config, opts ...Option) (*Chain, error) {
 	c.denyGeoUnknown = &Denied{Guard: GuardGeoblock, Reason: "geoblock status unknown: no order until it is checked", Err: ErrGeoUnknown}
 	c.guards = []Guard{allowlistGuard{c}, killGuard{c}, geoGuard{c}, accountGuard{c}, marketGuard{}, preflightGuard{}}
 	c.guards = append(c.guards, limitGuards(c)...)
+	c.builtin = len(c.guards)
+	for i, g := range c.guards {
+		if g.Name() == GuardGross {
+			c.grossAt = i
+		}
+	}
 	for _, o := range opts {
 		o(c)
 	}
+	c.reuse = len(c.guards) == c.builtin
 	if c.sink == nil {
 		c.sink = Discard
 	}
@@ -128,7 +145,12 @@ func (c *Chain) Guards() []string {
 
 // SetGeoblock sets the geoblock status (from /api/geoblock; GeoAllowed for the
 // embedded venue). It applies from the next evaluation.
-func (c *Chain) SetGeoblock(g Geoblock) { c.geo = g }
+func (c *Chain) SetGeoblock(g Geoblock) {
+	if g != c.geo {
+		c.geo = g
+		c.epoch++
+	}
+}
 
 // Geoblock returns the current geoblock status.
 func (c *Chain) Geoblock() Geoblock { return c.geo }
@@ -137,19 +159,19 @@ func (c *Chain) Geoblock() Geoblock { return c.geo }
 // the intents of one strategy evaluation). It first re-checks the loss limits (see
 // Observe); if that trips the kill switch, Decision.Action says what to do.
 func (c *Chain) Evaluate(s *market.State, it *market.Intent) Decision {
-	return c.evaluate(c.Batch(s), it, "")
+	return c.evaluate(c.Batch(s), it, "", false)
 }
 
 // EvaluateReplacing is Evaluate for an intent that replaces the open order
 // replaces (a re-quote): that order's reservations and its slot among the open
 // orders are not counted against the new one. An id that is not open is ignored.
 func (c *Chain) EvaluateReplacing(s *market.State, it *market.Intent, replaces market.OrderID) Decision {
-	return c.evaluate(c.Batch(s), it, replaces)
+	return c.evaluate(c.Batch(s), it, replaces, false)
 }
 
-func (c *Chain) evaluate(b *Batch, it *market.Intent, replaces market.OrderID) Decision {
-	d := Decision{Action: b.action}
-	b.action = Action{}
+// evaluate decides it within batch b. keep marks the re-check of the open order
+// replaces that stays (see Batch.EvaluateKeeping).
+func (c *Chain) evaluate(b *Batch, it *market.Intent, replaces market.OrderID, keep bool) Decision {
 	s := b.state
 	var rep *market.Order
 	if replaces != "" {
@@ -157,30 +179,50 @@ func (c *Chain) evaluate(b *Batch, it *market.Intent, replaces market.OrderID) D
 			rep = nil // already replaced earlier in the batch
 		}
 	}
+	m := c.memoFor(b, it, replaces, keep)
+	if m != nil {
+		if d, ok := c.reused(b, m, it, replaces, rep); ok {
+			if d.Denied != nil {
+				c.audit(s, it, d.Denied)
+			}
+			return d
+		}
+	}
+	d := Decision{Action: b.action}
+	b.action = Action{}
 	v := &c.view
 	v.reset(s, it, rep)
-	v.Geoblock, v.Halted, v.positionsValue, v.pending = c.geo, c.kill.Tripped, b.posValue, &b.p
+	v.Geoblock, v.Halted, v.positionsValue, v.pending, v.keep = c.geo, c.kill.Tripped, b.posValue, &b.p, keep
 	c.locate(v)
-	for _, g := range c.guards {
+	at := 0
+	for i, g := range c.guards {
 		if den := g.Check(v); den != nil {
-			d.Denied = den
+			d.Denied, at = den, i
 			break
 		}
 	}
 	d.Allowed = d.Denied == nil
-	if d.Allowed {
-		b.p.add(v)
+	if m != nil {
+		c.remember(b, m, v, replaces, keep, d.Denied, at, &b.p)
 	}
-	r := Record{Kind: RecordDecision, Agent: c.agent, Time: s.Time, Intent: *it, Allowed: d.Allowed}
-	if d.Denied != nil {
-		r.Guard, r.Reason = d.Denied.Guard, d.Denied.Reason
-		if e, ok := d.Denied.Err.(*market.Error); ok { // no errors.As: it would allocate
+	if d.Allowed {
+		b.p.add(v, keep)
+	}
+	c.audit(s, it, d.Denied)
+	v.State, v.Intent, v.Replaces, v.Market, v.pending = nil, nil, nil, nil, nil // keep no references
+	return d
+}
+
+// audit delivers the record of one decision (den nil: allowed) to the sink.
+func (c *Chain) audit(s *market.State, it *market.Intent, den *Denied) {
+	r := Record{Kind: RecordDecision, Agent: c.agent, Time: s.Time, Intent: *it, Allowed: den == nil}
+	if den != nil {
+		r.Guard, r.Reason = den.Guard, den.Reason
+		if e, ok := den.Err.(*market.Error); ok { // no errors.As: it would allocate
 			r.Code = e.Code
 		}
 	}
 	c.sink.Audit(r)
-	v.State, v.Intent, v.Replaces, v.Market, v.pending = nil, nil, nil, nil, nil // keep no references
-	return d
 }
 
 // locate finds the intent's market and outcome and its notional.
@@ -253,9 +295,23 @@ func floorDiv(a, b int64) int64 {
 // limits trip even when the strategy intends nothing; Evaluate calls it too. Call it
 // only once the state holds the account's balance and positions: the first call sets
 // the baseline.
-func (c *Chain) Observe(s *market.State) Action { return c.observe(s, Equity(s)) }
+func (c *Chain) Observe(s *market.State) Action {
+	return c.observe(s, s.Balance+s.Reserved+c.positionsValue(s))
+}
 
+// observe is Observe with the equity of s given. A trip starts a new epoch
+// (decisions made before are not reused), and so does a change of the baselines
+// when a custom guard reads them (day_pnl, drawdown).
 func (c *Chain) observe(s *market.State, eq market.Micros) Action {
+	old := c.kill
+	a := c.observeLimits(s, eq)
+	if c.kill != old && c.custom != nil && c.custom.valued {
+		c.epoch++
+	}
+	return a
+}
+
+func (c *Chain) observeLimits(s *market.State, eq market.Micros) Action {
 	k := &c.kill
 	d := floorDiv(s.Time, day)
 	if !k.Baseline {
@@ -294,6 +350,7 @@ func (c *Chain) Trip(t int64, reason string) Action {
 
 func (c *Chain) trip(t int64, reason string) Action {
 	c.kill.Tripped, c.kill.Reason, c.kill.TrippedAt = true, reason, t
+	c.epoch++
 	c.sink.Audit(Record{Kind: RecordTrip, Agent: c.agent, Time: t, Guard: GuardKillSwitch, Reason: reason})
 	return c.action(reason)
 }
@@ -310,8 +367,9 @@ func (c *Chain) Resume(s *market.State, reason string) bool {
 	if !c.kill.Tripped {
 		return false
 	}
-	eq := Equity(s)
+	eq := s.Equity()
 	c.kill = KillState{Baseline: true, Day: floorDiv(s.Time, day), DayStart: eq, HighWater: eq}
+	c.epoch++
 	if reason == "" {
 		reason = "operator"
 	}

@@ -105,6 +105,8 @@ type customSet struct {
 	env    Env
 	boxed  any // envBox{&env}, boxed once
 	chain  *Chain
+	timed  bool // some expression reads time or hours_to_end
+	valued bool // some expression reads equity, exposure, day_pnl or drawdown
 }
 
 type customGuard struct {
@@ -127,6 +129,8 @@ func newCustomSet(c *Chain, gs []CustomGuard) (*customSet, error) {
 			reason = "deny_if: " + g.DenyIf
 		}
 		name := "custom:" + g.Name
+		cs.timed = cs.timed || p.Uses("time") || p.Uses("hours_to_end")
+		cs.valued = cs.valued || p.Uses("equity") || p.Uses("exposure") || p.Uses("day_pnl") || p.Uses("drawdown")
 		cs.guards[i] = customGuard{set: cs, name: name, prog: p, denial: &Denied{Guard: name, Reason: reason, Err: ErrCustom}}
 	}
 	return cs, nil
@@ -155,11 +159,26 @@ func (g *customGuard) Check(v *View) *Denied {
 	return nil
 }
 
+// allow reports whether every custom guard allows on environment env (copied in):
+// the re-check of a remembered decision at a new time (keep.go). An evaluation error
+// counts as a denial, for the full evaluation to report.
+func (cs *customSet) allow(env *Env) bool {
+	cs.env = *env
+	for i := range cs.guards {
+		if deny, err := cs.ev.Bool(cs.guards[i].prog, cs.boxed); deny || err != nil {
+			return false
+		}
+	}
+	return true
+}
+
+func hoursToEnd(m *market.Info, now int64) float64 { return float64(m.EndDate*1000-now) / 3_600_000 }
+
 func units(m market.Micros) float64 { return float64(m) / float64(market.One) }
 
 func (cs *customSet) fill(v *View) {
 	it, s, m, k, e := v.Intent, v.State, v.Market, &cs.chain.kill, &cs.env
-	eq := Equity(s)
+	eq := s.Balance + s.Reserved + v.positionsValue // market.State.Equity, valued once per batch
 	*e = Env{
 		Kind: it.Kind.String(), Key: it.Key, Why: it.Reason, Side: it.Side.String(),
 		Buy: it.Side == market.Buy, Sell: it.Side == market.Sell, Type: it.Type.String(), PostOnly: it.PostOnly,
@@ -186,6 +205,6 @@ func (cs *customSet) fill(v *View) {
 		e.Spread = e.BestAsk - e.BestBid
 	}
 	if m.EndDate > 0 {
-		e.HoursToEnd = float64(m.EndDate*1000-s.Time) / 3_600_000
+		e.HoursToEnd = hoursToEnd(m, s.Time)
 	}
 }

@@ -90,6 +90,10 @@ type Decision struct {
 	Allowed bool
 	Denied  *Denied
 	Action  Action
+	// Reused marks a decision remembered from an earlier evaluation of the same
+	// quote whose inputs did not change (see Batch.EvaluateKeeping); the guards did
+	// not run again.
+	Reused bool
 }
 
 // Err returns nil when allowed, else the *Denied as an error.

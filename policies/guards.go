@@ -317,7 +317,7 @@ func limitGuards(c *Chain) []Guard {
 			return nil
 		})},
 		funcGuard{GuardRate, opens(func(v *View, it *market.Intent, cfg *Config) *Denied {
-			if c.rate.full(v.State.Time, v.PendingOrders()) {
+			if !v.keep && c.rate.full(v.State.Time, v.PendingOrders()) {
 				return limit(GuardRate, "%d orders sent in the last 60s, max_orders_per_minute is %d", cfg.MaxOrdersPerMinute, cfg.MaxOrdersPerMinute)
 			}
 			return nil

@@ -168,7 +168,7 @@ func TestEquityMarksPositions(t *testing.T) {
 	hold(s, yes2, "10", "0.20") // mid 0.45 → 4.5
 	delete(s.Books, yes2)
 	// no book at all for yes2 or no2: average cost 0.20 → 2
-	if got, want := Equity(s), m("100")+m("4")+m("4.5")+m("5.5")+m("2"); got != want {
+	if got, want := s.Equity(), m("100")+m("4")+m("4.5")+m("5.5")+m("2"); got != want {
 		t.Fatalf("equity %s, want %s", got, want)
 	}
 }

@@ -53,6 +53,7 @@ type View struct {
 	openBuyNotional market.Micros // collateral of every open buy, Replaces excluded
 	positionsValue  market.Micros // every position at its mark (set by the chain)
 	pending         *pending      // what the batch allowed before this intent
+	keep            bool          // a re-check of Replaces, which stays (EvaluateKeeping)
 }
 
 func (v *View) reset(s *market.State, it *market.Intent, replaces *market.Order) {
@@ -91,7 +92,7 @@ func (v *View) compute() {
 	if m != nil {
 		v.marketHeld = s.PositionSize(m.Tokens[market.Yes]) + s.PositionSize(m.Tokens[market.No])
 	}
-	if p != nil && p.orders > 0 {
+	if p != nil && p.added > 0 {
 		v.openOrders += p.quotes
 		v.openBuyNotional += p.notional
 		v.openBuys += p.buys(it.Token)
@@ -151,7 +152,8 @@ func (v *View) OpenOrders() int { v.compute(); return v.openOrders }
 // Replaces excluded.
 func (v *View) OpenBuyNotional() market.Micros { v.compute(); return v.openBuyNotional }
 
-// PositionsValue returns the value of every position at its mark (see Mark).
+// PositionsValue returns the value of every position at its mark
+// (market.State.Mark).
 func (v *View) PositionsValue() market.Micros { v.compute(); return v.positionsValue }
 
 // Closable returns the shares of the intent's token a new sell may offer: held
@@ -197,30 +199,6 @@ func TokenMid(s *market.State, m *market.Info, o market.Outcome) (market.Micros,
 	return 0, false
 }
 
-// Mark returns the price a position in token tok is valued at: the mid of its book,
-// else the mirrored mid of the complementary token, else its average cost.
-func Mark(s *market.State, tok market.TokenID, p *market.Position) market.Micros {
-	if b := s.Books[tok]; b != nil {
-		if mid, ok := b.Mid(); ok {
-			return mid
-		}
-	}
-	if m := s.Markets[p.Market]; m != nil {
-		if o, ok := m.OutcomeOf(tok); ok {
-			if b := s.Books[m.Tokens[o.Other()]]; b != nil {
-				if mid, ok := b.Mid(); ok {
-					return market.One - mid
-				}
-			}
-		}
-	}
-	return p.AvgPrice()
-}
-
-func positionValue(s *market.State, tok market.TokenID, p *market.Position) market.Micros {
-	return notional(Mark(s, tok, p), p.Size)
-}
-
 // notional is market.Notional with a fast path for products that fit in 64 bits
 // (division by a constant instead of a 128-bit division); it returns 0 for the
 // impossible overflow, as Position.Value does.
@@ -232,21 +210,4 @@ func notional(price, size market.Micros) market.Micros {
 	}
 	n, _ := market.Notional(price, size)
 	return n
-}
-
-// Equity returns the agent's equity: available and reserved collateral plus every
-// position at its mark. It is what the loss limits watch.
-func Equity(s *market.State) market.Micros {
-	return s.Balance + s.Reserved + PositionsValue(s)
-}
-
-// PositionsValue returns the value of every position at its mark (see Mark).
-func PositionsValue(s *market.State) market.Micros {
-	var sum market.Micros
-	for tok, p := range s.Positions {
-		if p.Size > 0 {
-			sum += positionValue(s, tok, p)
-		}
-	}
-	return sum
 }

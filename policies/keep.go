@@ -1,0 +1,205 @@
+package policies
+
+import (
+	"math"
+
+	"github.com/pitbossdev/pitboss/market"
+)
+
+// Decisions on quotes are remembered per quote key and reused while nothing they
+// depend on has changed (docs/design/0105). A decision on a quote is a function of
+// exactly these inputs:
+//
+//   - the intent (every field) and the open order it keeps, if any;
+//   - the chain's configuration (fixed for a Chain), its kill switch and loss-limit
+//     baselines, and the geoblock status: the chain's epoch counts their changes;
+//   - the agent's state other than books and time — balance, reservations,
+//     positions, open orders, markets, account mode: the caller's state version
+//     (see SetStateVersion), which changes whenever any of them does;
+//   - of the books, only the best bid and ask prices of the intent's market's two
+//     tokens (mid, price band, post-only, the custom guards' book figures), compared
+//     as values, and the value of every position at its mark, read by
+//     max_gross_exposure for buys (which allows while it stays under the limit less
+//     the other figures, all unchanged) and by custom guards reading equity,
+//     exposure, day_pnl or drawdown (compared as a value);
+//   - what the intents allowed earlier in the same batch add (compared as values);
+//   - event time, read only by GTD expirations (GTD intents are never reused), by
+//     max_orders_per_minute (never run for a kept order; a denial reused is one of
+//     a guard before it) and by custom guards that read time or hours_to_end
+//     (re-run on the remembered environment with the new time).
+//
+// Guards added with WithGuards are opaque, so a chain that has any never reuses.
+
+// memo is the last decision on one quote key and the inputs it was made from.
+type memo struct {
+	valid    bool
+	state    *market.State
+	version  uint64
+	epoch    uint64
+	it       market.Intent
+	keeps    market.OrderID
+	rep      *market.Order
+	market   *market.Info
+	notional market.Micros
+	// The decision holds for every value of the positions in [posMin, posMax]:
+	// exactly the value it was made with when a reached custom guard reads equity
+	// figures or max_gross_exposure denied; below what max_gross_exposure allows
+	// when that guard allowed a buy; any value when neither read it.
+	posMin, posMax market.Micros
+	top            top
+	time           int64
+	p              pending
+	denied         *Denied // nil: allowed (a kept order)
+	env            Env     // the custom guards' environment, when they read time
+}
+
+// top is the best bid and ask prices of both tokens of a market (0 when absent):
+// everything the guards read of its books.
+type top [4]market.Micros
+
+func topOf(s *market.State, m *market.Info) (t top) {
+	if m == nil {
+		return t
+	}
+	for o := range 2 {
+		if b := s.Books[m.Tokens[o]]; b != nil {
+			if len(b.Bids) > 0 {
+				t[2*o] = b.Bids[0].Price
+			}
+			if len(b.Asks) > 0 {
+				t[2*o+1] = b.Asks[0].Price
+			}
+		}
+	}
+	return t
+}
+
+// SetStateVersion declares that s is at version v: a number the caller changes
+// whenever anything in s changes other than what Apply does for market data (books
+// of EventBook and EventPriceChange, prints, time) — any order, fill, balance,
+// position, market or account-mode change, and every direct write. With a version
+// the chain reuses decisions whose inputs did not change (see EvaluateKeeping) and
+// caches how it values positions. Zero (the default) means "unknown": nothing is
+// reused. A caller that cannot keep this promise must not call it.
+func (c *Chain) SetStateVersion(s *market.State, v uint64) { c.vstate, c.version = s, v }
+
+// versioned reports whether s is the state whose version the caller declared.
+func (c *Chain) versioned(s *market.State) bool { return c.version != 0 && c.vstate == s }
+
+// memoFor returns the memo of it's key when the decision on it may be reused or
+// remembered, else nil.
+func (c *Chain) memoFor(b *Batch, it *market.Intent, replaces market.OrderID, keep bool) *memo {
+	if !c.reuse || !c.versioned(b.state) || it.Kind != market.IntentQuote || it.Key == "" ||
+		it.Type == market.GTD || b.action != (Action{}) || replaces != "" && !keep {
+		return nil
+	}
+	m := c.memos[it.Key]
+	if m == nil {
+		if c.memos == nil {
+			c.memos = make(map[string]*memo)
+		}
+		m = new(memo)
+		c.memos[it.Key] = m
+	}
+	return m
+}
+
+// reused returns the remembered decision of m when every input it was made from is
+// unchanged (re-running the custom guards that read time), and ok=false otherwise.
+func (c *Chain) reused(b *Batch, m *memo, it *market.Intent, replaces market.OrderID, rep *market.Order) (d Decision, ok bool) {
+	s := b.state
+	if !m.valid || m.state != s || m.version != c.version || m.epoch != c.epoch || m.keeps != replaces ||
+		m.rep != rep || b.posValue < m.posMin || b.posValue > m.posMax || m.it != *it || !m.p.equal(&b.p) || b.topOf(m.market) != m.top {
+		return d, false
+	}
+	if m.denied != nil {
+		return Decision{Denied: m.denied, Reused: true}, true
+	}
+	if c.custom != nil && c.custom.timed && m.time != s.Time {
+		m.env.Time = s.Time
+		if m.market.EndDate > 0 {
+			m.env.HoursToEnd = hoursToEnd(m.market, s.Time)
+		}
+		if !c.custom.allow(&m.env) {
+			return d, false // a new decision: made in full, and audited
+		}
+		m.time = s.Time
+	}
+	v := &c.view
+	v.reset(s, it, rep)
+	v.Market, v.Notional = m.market, m.notional
+	b.p.add(v, true)
+	v.State, v.Intent, v.Replaces, v.Market = nil, nil, nil, nil
+	return Decision{Allowed: true, Reused: true}, true
+}
+
+// remember records the decision just made on it in m, or forgets m when the
+// decision may not be reused: an allowed new order (it goes out), or a denial by a
+// guard whose inputs are not all covered (max_orders_per_minute, custom guards,
+// guards added with WithGuards). p is the batch's pending set before the decision.
+func (c *Chain) remember(b *Batch, m *memo, v *View, replaces market.OrderID, keep bool, den *Denied, at int, p *pending) {
+	m.valid = false
+	switch {
+	case den == nil && !keep:
+		return
+	case den != nil && (at >= c.builtin || den.Guard == GuardRate):
+		return
+	}
+	s := b.state
+	m.valid, m.state, m.version, m.epoch = true, s, c.version, c.epoch
+	m.it, m.keeps, m.rep, m.market, m.notional = *v.Intent, replaces, v.Replaces, v.Market, v.Notional
+	m.top, m.time, m.denied = b.topOf(v.Market), s.Time, den
+	m.posMin, m.posMax = math.MinInt64, math.MaxInt64
+	reached := len(c.guards) // guards that ran: all, or up to the denier
+	if den != nil {
+		reached = at + 1
+	}
+	switch {
+	case den != nil && den.Guard == GuardGross, reached > c.builtin && c.custom != nil && c.custom.valued:
+		m.posMin, m.posMax = b.posValue, b.posValue
+	case reached > c.grossAt && v.Intent.Side == market.Buy:
+		m.posMax = v.Config.MaxGrossExposure - v.OpenBuyNotional() - v.Notional
+	}
+	m.p.copyFrom(p)
+	if den == nil && c.custom != nil && c.custom.timed {
+		if !v.envReady {
+			c.custom.fill(v)
+		}
+		m.env = c.custom.env
+	}
+}
+
+// topOf returns the top of m's books, once per batch and market.
+func (b *Batch) topOf(m *market.Info) top {
+	if m == nil {
+		return top{}
+	}
+	if b.topMarket != m {
+		b.topMarket, b.top = m, topOf(b.state, m)
+	}
+	return b.top
+}
+
+func (p *pending) equal(q *pending) bool {
+	if p.buyCost != q.buyCost || p.freed != q.freed || p.notional != q.notional || p.quotes != q.quotes ||
+		p.orders != q.orders || p.added != q.added || len(p.tokens) != len(q.tokens) || len(p.replaced) != len(q.replaced) {
+		return false
+	}
+	for i := range p.tokens {
+		if p.tokens[i] != q.tokens[i] {
+			return false
+		}
+	}
+	for i := range p.replaced {
+		if p.replaced[i] != q.replaced[i] {
+			return false
+		}
+	}
+	return true
+}
+
+func (p *pending) copyFrom(q *pending) {
+	tokens, replaced := append(p.tokens[:0], q.tokens...), append(p.replaced[:0], q.replaced...)
+	*p = *q
+	p.tokens, p.replaced = tokens, replaced
+}

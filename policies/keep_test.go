@@ -1,0 +1,208 @@
+package policies
+
+import (
+	"testing"
+
+	"github.com/pitbossdev/pitboss/market"
+)
+
+// keepSetup is a state with a resting bid of YES (the kept order), a YES position
+// and YES of the second market (whose book moves the positions' value without
+// touching the kept quote's market), and a chain whose custom guards read time and
+// the book.
+func keepSetup(t *testing.T, cfg Config, opts ...Option) (*Chain, *market.State, *market.Intent) {
+	t.Helper()
+	if cfg.Custom == nil {
+		cfg.Custom = []CustomGuard{
+			{Name: "late", DenyIf: "hours_to_end < 1 && !reduces"},
+			{Name: "wide", DenyIf: "has_mid && spread > 0.2"},
+		}
+	}
+	c, _ := newChain(t, cfg, opts...)
+	s := fixture()
+	hold(s, yes, "20", "0.40")
+	hold(s, yes2, "5", "0.40")
+	openOrder(s, "0xkeep", yes, market.Buy, "0.44", "10")
+	s.Orders["0xkeep"].Status = market.StatusLive
+	return c, s, quote(yes, market.Buy, "0.44", "10")
+}
+
+// keep evaluates it keeping 0xkeep in a new batch over s, at state version v.
+func keep(c *Chain, s *market.State, v uint64, it *market.Intent) Decision {
+	c.SetStateVersion(s, v)
+	return c.Batch(s).EvaluateKeeping(it, "0xkeep")
+}
+
+func guardOf(d Decision) string {
+	if d.Denied == nil {
+		return ""
+	}
+	return d.Denied.Guard + ": " + d.Denied.Reason
+}
+
+func setTop(s *market.State, tok market.TokenID, bid, ask string) {
+	s.Books[tok].Reset([]market.Level{{Price: m(bid), Size: m("100")}, {Price: m("0.30"), Size: m("7")}},
+		[]market.Level{{Price: m(ask), Size: m("100")}})
+}
+
+// TestAKeptQuoteIsReevaluatedWhenAnInputChanges checks the rule of docs/design/0105:
+// a decision on a kept quote is reused only while every input it depends on is
+// unchanged, and a reused decision is the one a full evaluation would make.
+func TestAKeptQuoteIsReevaluatedWhenAnInputChanges(t *testing.T) {
+	tests := []struct {
+		name   string
+		cfg    Config
+		opts   []Option
+		it     func(it *market.Intent) // both intents
+		next   func(it *market.Intent) // the second intent only
+		change func(c *Chain, s *market.State, v *uint64)
+		reused bool
+		denied string // guard of the second decision, "" when allowed
+	}{
+		{name: "nothing changed", reused: true},
+		{name: "time passes (custom guards re-run on the remembered figures)", reused: true,
+			change: func(c *Chain, s *market.State, v *uint64) { s.Time += 1000 }},
+		{name: "time reaches a custom guard's limit", denied: "custom:late",
+			change: func(c *Chain, s *market.State, v *uint64) { s.Time += 23*3_600_000 + 1 }},
+		{name: "a deeper level of the book changes", reused: true,
+			change: func(c *Chain, s *market.State, v *uint64) { s.Books[yes].Set(market.Buy, m("0.30"), m("9")) }},
+		{name: "the best bid moves",
+			change: func(c *Chain, s *market.State, v *uint64) { setTop(s, yes, "0.43", "0.46") }},
+		{name: "the complementary book appears",
+			change: func(c *Chain, s *market.State, v *uint64) {
+				b := &market.Book{Token: no}
+				b.Reset([]market.Level{{Price: m("0.50"), Size: m("1")}}, nil)
+				s.Books[no] = b
+			}},
+		{name: "the book moves out of the price band", denied: GuardPriceBand,
+			change: func(c *Chain, s *market.State, v *uint64) { setTop(s, yes, "0.60", "0.62") }},
+		{name: "the balance changes (a new state version)",
+			change: func(c *Chain, s *market.State, v *uint64) { s.Balance -= m("1"); *v++ }},
+		{name: "the balance changes without a new version (the caller broke its promise)", reused: true,
+			change: func(c *Chain, s *market.State, v *uint64) { s.Balance -= m("1"); s.Reserved += m("1") }},
+		{name: "a fill grows the position past max_position", cfg: Config{MaxPosition: m("32")}, denied: GuardPosition,
+			change: func(c *Chain, s *market.State, v *uint64) { s.Positions[yes].Buy(m("0.44"), m("5"), 0); *v++ }},
+		{name: "the account becomes close-only", denied: GuardAccountMode,
+			change: func(c *Chain, s *market.State, v *uint64) { s.Mode = market.ModeCloseOnly; *v++ }},
+		{name: "the market stops accepting orders", denied: GuardMarketState,
+			change: func(c *Chain, s *market.State, v *uint64) { s.Markets[cond].AcceptingOrders = false; *v++ }},
+		{name: "the kill switch trips", denied: GuardKillSwitch,
+			change: func(c *Chain, s *market.State, v *uint64) { c.Trip(s.Time, "operator") }},
+		{name: "the geoblock changes", denied: GuardGeoblock,
+			change: func(c *Chain, s *market.State, v *uint64) { c.SetGeoblock(Geoblock{Status: GeoBlocked}) }},
+		// Positions' value 9 + 2.25, no other open buy, the bid's notional 4.4.
+		{name: "the positions' value changes within max_gross_exposure", cfg: Config{MaxGrossExposure: m("17")}, reused: true,
+			change: func(c *Chain, s *market.State, v *uint64) { setTop(s, yes2, "0.50", "0.52") }},
+		{name: "the positions' value rises past max_gross_exposure", cfg: Config{MaxGrossExposure: m("17")}, denied: GuardGross,
+			change: func(c *Chain, s *market.State, v *uint64) { setTop(s, yes2, "0.90", "0.92") }},
+		{name: "the positions' value changes under a sell", reused: true,
+			it:     func(it *market.Intent) { it.Side, it.Price = market.Sell, m("0.46") },
+			change: func(c *Chain, s *market.State, v *uint64) { setTop(s, yes2, "0.90", "0.92") }},
+		{name: "equity reaches a new high-water mark", reused: true,
+			change: func(c *Chain, s *market.State, v *uint64) { setTop(s, yes2, "0.90", "0.92") }},
+		{name: "equity reaches a new high-water mark, a custom guard reads the drawdown",
+			cfg:    Config{Custom: []CustomGuard{{Name: "dd", DenyIf: "drawdown > 1000"}}},
+			change: func(c *Chain, s *market.State, v *uint64) { setTop(s, yes2, "0.90", "0.92") }},
+		{name: "a custom guard reads the exposure",
+			cfg:    Config{Custom: []CustomGuard{{Name: "exposed", DenyIf: "exposure > 1000"}}},
+			change: func(c *Chain, s *market.State, v *uint64) { setTop(s, yes2, "0.50", "0.52") }},
+		{name: "a position is bought (a new state version)",
+			change: func(c *Chain, s *market.State, v *uint64) { hold(s, no2, "1", "0.5"); *v++ }},
+		{name: "the intent changes", next: func(it *market.Intent) { it.Size = m("11") }},
+		{name: "no state version declared",
+			change: func(c *Chain, s *market.State, v *uint64) { *v = 0 }},
+		{name: "a guard written in Go is opaque", opts: []Option{WithGuards(funcGuard{"go", func(*View) *Denied { return nil }})}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c, s, it := keepSetup(t, tt.cfg, tt.opts...)
+			if tt.it != nil {
+				tt.it(it)
+			}
+			v := uint64(1)
+			if d := keep(c, s, v, it); !d.Allowed || d.Reused {
+				t.Fatalf("first decision: allowed=%v reused=%v (%v)", d.Allowed, d.Reused, d.Err())
+			}
+			if tt.change != nil {
+				tt.change(c, s, &v)
+			}
+			next := *it
+			if tt.next != nil {
+				tt.next(&next)
+			}
+			d := keep(c, s, v, &next)
+			if d.Reused != tt.reused {
+				t.Fatalf("reused=%v, want %v (%v)", d.Reused, tt.reused, d.Err())
+			}
+			if got := guardOf(d); d.Denied == nil && tt.denied != "" || d.Denied != nil && d.Denied.Guard != tt.denied {
+				t.Fatalf("decided by %q, want %q", got, tt.denied)
+			}
+			if tt.name == "the balance changes without a new version (the caller broke its promise)" {
+				return // the one case where reuse and a full evaluation may differ
+			}
+			full := keep(c, s, 0, &next) // no version: a full evaluation
+			if full.Reused || full.Allowed != d.Allowed || guardOf(full) != guardOf(d) {
+				t.Fatalf("reused %q, a full evaluation decides %q", guardOf(d), guardOf(full))
+			}
+		})
+	}
+}
+
+// TestKeepingIsNotRateLimited checks that a kept order is neither denied by
+// max_orders_per_minute nor counted against it within its batch.
+func TestKeepingIsNotRateLimited(t *testing.T) {
+	c, s, it := keepSetup(t, Config{MaxOrdersPerMinute: 1})
+	c.RecordOrder(s.Time)
+	b := c.Batch(s)
+	if d := b.EvaluateKeeping(it, "0xkeep"); !d.Allowed {
+		t.Fatalf("a kept order is denied: %v", d.Err())
+	}
+	if d := b.EvaluateReplacing(it, "0xkeep"); d.Allowed || d.Denied.Guard != GuardRate {
+		t.Fatalf("a replacement is not rate limited: %v", d.Err())
+	}
+	c2, s2, it2 := keepSetup(t, Config{MaxOrdersPerMinute: 2})
+	c2.RecordOrder(s2.Time)
+	b2 := c2.Batch(s2)
+	b2.EvaluateKeeping(it2, "0xkeep")
+	if d := b2.Evaluate(quote(yes2, market.Buy, "0.44", "10")); !d.Allowed {
+		t.Fatalf("the kept order counted as an order sent: %v", d.Err())
+	}
+}
+
+// TestADeniedQuoteIsReusedWithTheSameRecord checks that a denial reused (a quote
+// denied on every event) is audited each time with the same text.
+func TestADeniedQuoteIsReusedWithTheSameRecord(t *testing.T) {
+	c, col := newChain(t, Config{MaxMarketPosition: m("25")})
+	s := fixture()
+	hold(s, yes, "20", "0.40")
+	it := quote(no, market.Buy, "0.54", "10")
+	for i := range 3 {
+		c.SetStateVersion(s, 7)
+		d := c.Batch(s).Evaluate(it)
+		if d.Allowed || d.Denied.Guard != GuardMarketPos || d.Reused != (i > 0) {
+			t.Fatalf("evaluation %d: %v reused=%v", i, d.Err(), d.Reused)
+		}
+	}
+	if len(col.recs) != 3 || col.recs[0] != col.recs[2] {
+		t.Fatalf("records: %+v", col.recs)
+	}
+}
+
+// TestAKeptQuoteAfterAnotherIntentOfItsBatchIsReevaluated checks that what the
+// intents allowed earlier in a batch add is an input of the decision.
+func TestAKeptQuoteAfterAnotherIntentOfItsBatchIsReevaluated(t *testing.T) {
+	c, s, it := keepSetup(t, Config{MaxMarketPosition: m("45")})
+	c.SetStateVersion(s, 1)
+	if d := c.Batch(s).EvaluateKeeping(it, "0xkeep"); !d.Allowed || d.Reused {
+		t.Fatalf("first: %v reused=%v", d.Err(), d.Reused)
+	}
+	b := c.Batch(s)
+	if d := b.Evaluate(quote(no, market.Buy, "0.54", "10")); !d.Allowed {
+		t.Fatal(d.Err())
+	}
+	// 20 held + 10 (NO, allowed before it) + 10 ≤ 45: allowed again, but decided anew
+	d := b.EvaluateKeeping(it, "0xkeep")
+	if d.Reused || !d.Allowed {
+		t.Fatalf("after another buy of the market: allowed=%v reused=%v", d.Allowed, d.Reused)
+	}
+}
