@@ -22,6 +22,7 @@ type Agent struct {
 	feed    Feed
 	decider Decider
 	guards  Guards
+	keeper  Keeper // guards, when they implement it
 	store   Store
 	sink    AuditSink
 	metrics Metrics
@@ -34,8 +35,11 @@ type Agent struct {
 	evTime    bool      // periodic duties follow event time
 
 	// Loop-owned state. Nothing below is touched by another goroutine.
-	st  market.State
-	out []market.Intent
+	st market.State
+	// stVer is st's version for the Keeper: changed by every change of st other
+	// than market data applied (books, prints, time).
+	stVer uint64
+	out   []market.Intent
 	// local holds, in the order they happened, the events a Simulator emitted
 	// during a call and the answers of synchronous calls: handled after the pass
 	// that made the calls, a call's events before its answer.
@@ -117,6 +121,7 @@ func New(cfg Config, d Deps) (*Agent, error) {
 		a.clock = WallClock
 	}
 	_, a.evTime = a.clock.(eventClock)
+	a.keeper, _ = d.Guards.(Keeper)
 	if s, ok := d.Venue.(Synchronous); ok && s.Synchronous() {
 		a.sync = true
 	}
@@ -467,6 +472,9 @@ func (a *Agent) handleEvent(ev *market.Event) {
 		ev.Time = a.st.Time // agent time never goes backwards
 	}
 	a.st.Apply(ev)
+	if !marketData(ev.Kind) {
+		a.stVer++
+	}
 	a.counts.Events++
 	a.metrics.Event(ev.Kind)
 	a.dirtyCP = true
@@ -488,6 +496,7 @@ func (a *Agent) handleEvent(ev *market.Event) {
 	if a.stopping {
 		return
 	}
+	a.declareVersion()
 	if act := a.guards.Observe(&a.st); act.Any() {
 		a.onAction(act)
 	}
@@ -510,8 +519,26 @@ func (a *Agent) decide(ev *market.Event) {
 	a.reconcileDirty()
 }
 
+// marketData reports whether applying an event of kind k changes only books,
+// prints and time (not the state's version).
+func marketData(k market.EventKind) bool {
+	switch k {
+	case market.EventBook, market.EventPriceChange, market.EventLastTrade, market.EventTimer:
+		return true
+	}
+	return false
+}
+
+// declareVersion tells a Keeper the state's version.
+func (a *Agent) declareVersion() {
+	if a.keeper != nil {
+		a.keeper.StateVersion(&a.st, a.stVer)
+	}
+}
+
 // beginBatch starts a batch of guard checks over the current state.
 func (a *Agent) beginBatch() {
+	a.declareVersion()
 	if act := a.guards.Begin(&a.st); act.Any() {
 		a.pending = mergeAction(a.pending, act)
 	}

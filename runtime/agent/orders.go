@@ -172,7 +172,25 @@ func reasonOf(it *market.Intent, def string) string {
 
 // check runs one intent through the guards, audits the decision and counts it.
 func (a *Agent) check(it *market.Intent, replaces market.OrderID) Verdict {
-	v := a.guards.Check(it, replaces)
+	return a.decided(it, a.guards.Check(it, replaces))
+}
+
+// checkKeep re-checks the live order keeps, which stays for it (see Keeper). An
+// allowed decision reused unchanged is neither audited nor counted again: the
+// order's standing decision holds.
+func (a *Agent) checkKeep(it *market.Intent, keeps market.OrderID) Verdict {
+	if a.keeper == nil {
+		return a.check(it, keeps)
+	}
+	v := a.keeper.CheckKeep(it, keeps)
+	if v.Reused && v.Allowed {
+		return v
+	}
+	return a.decided(it, v)
+}
+
+// decided audits and counts the guards' verdict v on it.
+func (a *Agent) decided(it *market.Intent, v Verdict) Verdict {
 	if v.Action.Any() {
 		a.pending = mergeAction(a.pending, v.Action)
 	}
@@ -213,7 +231,7 @@ func (a *Agent) reconcile(s *slot) {
 	case PlanCancel:
 		a.cancel(s.cur, "withdrawn")
 	case PlanKeep:
-		switch v := a.check(want, s.cur.id); {
+		switch v := a.checkKeep(want, s.cur.id); {
 		case v.Allowed:
 			s.denied = ""
 		case !v.RateLimited:
@@ -686,6 +704,7 @@ func (a *Agent) applyOwn(rec *orderRec, u market.OrderUpdate, status market.Orde
 		Order: rec.order(status), OrderUpdate: u}
 	ev.Order.Owner = a.cfg.Wallet
 	a.st.Apply(&ev)
+	a.stVer++
 }
 
 // onOrderEvent keeps the bookkeeping in step with the venue's events.

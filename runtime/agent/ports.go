@@ -53,6 +53,21 @@ type Guards interface {
 	RestoreKill(data []byte) error
 }
 
+// Keeper is implemented by Guards that re-check a kept order cheaply (runtime/wire's
+// Guards over policies.Chain). The agent uses it when its Guards have it; all
+// methods are called from the loop only.
+type Keeper interface {
+	// StateVersion declares that st is at version v: the agent changes v whenever
+	// anything in st changes other than what Apply does for market data (books,
+	// prints, time), so that decisions whose inputs did not change may be reused.
+	StateVersion(st *market.State, v uint64)
+	// CheckKeep re-checks, within the current batch, the open order keeps, which
+	// stays for it: as Check, except that the orders-per-minute limit does not
+	// apply (nothing is sent). A decision may be reused (Verdict.Reused) when
+	// nothing it depended on changed; an allowed reuse needs no audit record.
+	CheckKeep(it *market.Intent, keeps market.OrderID) Verdict
+}
+
 // Action is what a tripped kill switch asks for. The zero value asks for nothing.
 type Action struct {
 	CancelAll bool
@@ -80,6 +95,9 @@ type Verdict struct {
 	RateLimited bool
 	// Action is set when this check tripped the kill switch.
 	Action Action
+	// Reused marks a decision remembered from an earlier check whose inputs did
+	// not change (see Keeper); the guards did not run again.
+	Reused bool
 }
 
 // AuditSink receives the agent's audit records: every guard decision, every order

@@ -97,6 +97,8 @@ func (a *Agent) startup(ctx context.Context) error {
 	if err := a.store.Save(a.checkpoint()); err != nil {
 		return err
 	}
+	a.stVer++ // everything above wrote the state directly
+	a.declareVersion()
 	if act := a.guards.Observe(&a.st); act.Any() {
 		a.pending = mergeAction(a.pending, act)
 	}
