@@ -11,8 +11,8 @@ import (
 )
 
 // Guards adapts a policies.Chain to agent.Guards: one batch per Begin, each Check an
-// evaluation of that batch (EvaluateReplacing when the intent replaces or keeps an
-// open order). The chain's own audit sink is not used: the agent audits every
+// evaluation of that batch (EvaluateReplacing when the intent replaces an open
+// order, EvaluateKeeping through CheckKeep when the order stays). The chain's own audit sink is not used: the agent audits every
 // decision it asks for, with the orders and fills around it, in one stream.
 type Guards struct {
 	cfg   policies.Config
@@ -22,7 +22,10 @@ type Guards struct {
 	geo   atomic.Pointer[policies.Geoblock] // a status set from another goroutine, not yet applied
 }
 
-var _ agent.Guards = (*Guards)(nil)
+var (
+	_ agent.Guards = (*Guards)(nil)
+	_ agent.Keeper = (*Guards)(nil)
+)
 
 // NewGuards builds the chain from cfg and opts.
 func NewGuards(cfg policies.Config, opts ...policies.Option) (*Guards, error) {
@@ -75,7 +78,22 @@ func (g *Guards) Check(it *market.Intent, replaces market.OrderID) agent.Verdict
 	} else {
 		d = g.batch.Evaluate(it)
 	}
-	v := agent.Verdict{Allowed: d.Allowed, Action: action(d.Action)}
+	return verdict(d)
+}
+
+// StateVersion implements agent.Keeper.
+func (g *Guards) StateVersion(st *market.State, v uint64) { g.chain.SetStateVersion(st, v) }
+
+// CheckKeep implements agent.Keeper.
+func (g *Guards) CheckKeep(it *market.Intent, keeps market.OrderID) agent.Verdict {
+	if g.batch == nil {
+		return agent.Verdict{Guard: "agent", Reason: "no batch started", Err: policies.ErrNotAllowed}
+	}
+	return verdict(g.batch.EvaluateKeeping(it, keeps))
+}
+
+func verdict(d policies.Decision) agent.Verdict {
+	v := agent.Verdict{Allowed: d.Allowed, Action: action(d.Action), Reused: d.Reused}
 	if den := d.Denied; den != nil {
 		v.Guard, v.Reason, v.Err = den.Guard, den.Reason, den
 		if e, ok := den.Err.(*market.Error); ok { // no errors.As: it would allocate
