@@ -298,7 +298,7 @@ func (d *decoder) scanSecrets(n *yaml.Node, path string) {
 		}
 	case yaml.ScalarNode:
 		if kind := bareSecret(n.Value); kind != "" {
-			d.errorf(n, "this value looks like %s: secrets never go in agent files; name the wallet with keyring:NAME, keystore:PATH or env:VAR", kind)
+			d.errorf(n, "this value looks like %s: secrets never go in agent files; name the wallet with "+walletForms, kind)
 		}
 	}
 }

@@ -12,7 +12,7 @@
 // Safety:
 //   - Dry run is the zero value ([DryRun]); only `dry_run: false` makes [Live], and
 //     going live also needs --live on the command line.
-//   - The wallet is a reference ([WalletRef]: keyring:NAME, keystore:PATH, env:VAR),
+//   - The wallet is a reference ([WalletRef]: keyring:NAME, file:NAME, keystore:PATH, env:VAR),
 //     never a key. A value anywhere in the file that looks like a private key or a
 //     recovery phrase is refused, and no message ever quotes it.
 //   - The guard section is [policies.Config]; its zero value is the conservative

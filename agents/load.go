@@ -143,7 +143,7 @@ func (o Options) finish(d *decoder, s *Spec) {
 	}
 
 	if _, set := d.nodes["wallet"]; !set {
-		missing("wallet (keyring:NAME, keystore:PATH or env:VAR)")
+		missing("wallet (" + walletForms + ")")
 	} else if s.Wallet.Scheme == WalletKeystore && !filepath.IsAbs(s.Wallet.Value) {
 		s.Wallet.Value = filepath.Join(dir, s.Wallet.Value)
 	}

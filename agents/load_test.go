@@ -193,7 +193,7 @@ func TestProblems(t *testing.T) {
 		{"syntax error", "name: a\n  wallet: b: c\n", []string{"2:1: mapping values are not allowed"}},
 		{"two documents", minimal + "---\nname: b\n", []string{"5:1: only one YAML document"}},
 		{"required fields", "description: nothing\n", []string{
-			"1:1: name is required", "1:1: wallet (keyring:NAME, keystore:PATH or env:VAR) is required",
+			"1:1: name is required", "1:1: wallet (keyring:NAME, file:NAME, keystore:PATH or env:VAR) is required",
 			"1:1: markets is required", "1:1: strategy is required"}},
 		{"unknown fields suggest", minimal + "dryrun: true\nguards:\n  max_ordr_size: 5\n  bogus: 1\n", []string{
 			`5:1: unknown field "dryrun" in the agent file (did you mean dry_run?)`,
@@ -202,9 +202,11 @@ func TestProblems(t *testing.T) {
 		{"duplicate key", minimal + "name: again\n", []string{`5:1: "name" is set twice (first at line 1)`}},
 		{"bad name", strings.Replace(minimal, "mm-1\nw", "a.b\nw", 1), []string{`1:7: name: "a.b": use 1 to 64`}},
 		{"bad version", "version: 2\n" + minimal, []string{"1:10: version: 2 is not supported"}},
-		{"wallet without scheme", strings.Replace(minimal, "keyring:mm-1", "mm-1", 1), []string{"2:9: wallet: must be keyring:NAME, keystore:PATH or env:VAR"}},
+		{"wallet without scheme", strings.Replace(minimal, "keyring:mm-1", "mm-1", 1), []string{"2:9: wallet: must be keyring:NAME, file:NAME, keystore:PATH or env:VAR"}},
 		{"wallet unknown scheme", strings.Replace(minimal, "keyring:mm-1", "vault:mm-1", 1), []string{"2:9: wallet: unknown scheme"}},
 		{"wallet bad env name", strings.Replace(minimal, "keyring:mm-1", "env:1X", 1), []string{"2:9: wallet: env:VAR needs the name"}},
+		{"wallet bad file name", strings.Replace(minimal, "keyring:mm-1", "file:-x", 1), []string{"2:9: wallet: file:NAME needs a name of 1-64"}},
+		{"wallet keyring name the stores cannot hold", strings.Replace(minimal, "keyring:mm-1", "keyring:me@host", 1), []string{"2:9: wallet: keyring:NAME needs a name"}},
 		{"wallet mapping", strings.Replace(minimal, "keyring:mm-1", "{a: b}", 1), []string{"2:9: wallet: must be keyring:NAME"}},
 		{"dry_run not a bool", minimal + "dry_run: no\n", []string{`5:10: dry_run: must be true or false, not "no"`}},
 		{"venue unknown", minimal + "venue: moon\n", []string{`5:8: venue: "moon" is not a venue`}},

@@ -106,16 +106,23 @@ type WalletScheme string
 // Wallet schemes.
 const (
 	WalletKeyring  WalletScheme = "keyring"  // the OS keyring (adapters/secrets), by name
+	WalletFile     WalletScheme = "file"     // pitboss's encrypted file store (adapters/secrets), by name
 	WalletKeystore WalletScheme = "keystore" // a go-ethereum keystore file, by path
 	WalletEnv      WalletScheme = "env"      // an environment variable holding the key, by name
 )
 
-// WalletRef is a reference to a wallet's key: "keyring:NAME", "keystore:PATH" or
-// "env:VAR". It is never the key. The zero value is "no wallet" (invalid in a file).
+// walletForms lists the accepted forms, for messages.
+const walletForms = "keyring:NAME, file:NAME, keystore:PATH or env:VAR"
+
+// WalletRef is a reference to a wallet's key: "keyring:NAME", "file:NAME",
+// "keystore:PATH" or "env:VAR". It is never the key. Each scheme names one store:
+// a keyring reference is looked up in the OS keyring only and a file reference in
+// the encrypted file store only (no fallback from one to the other). The zero value
+// is "no wallet" (invalid in a file).
 type WalletRef struct {
 	Scheme WalletScheme
-	// Value is the keyring entry name, the keystore path (resolved against the agent
-	// file's directory) or the environment variable's name.
+	// Value is the keyring or file-store entry name, the keystore path (resolved
+	// against the agent file's directory) or the environment variable's name.
 	Value string
 }
 
@@ -128,28 +135,30 @@ func (w WalletRef) String() string {
 }
 
 var (
-	keyringName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._@-]{0,127}$`)
-	envName     = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]{0,127}$`)
+	// itemName is the rule adapters/secrets applies to keyring and file-store
+	// names (secrets.ParseRef): a name check accepts is one the stores can hold.
+	itemName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`)
+	envName  = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]{0,127}$`)
 )
 
 // ParseWalletRef parses a wallet reference. Its errors never contain s: a value that
 // looks like a private key or a recovery phrase is refused as such.
 func ParseWalletRef(s string) (WalletRef, error) {
 	if kind := secretKind(s); kind != "" {
-		return WalletRef{}, walletError("this looks like " + kind + ": never put a key in an agent file; store it with `pitboss wallet` and write keyring:NAME, keystore:PATH or env:VAR")
+		return WalletRef{}, walletError("this looks like " + kind + ": never put a key in an agent file; store it with `pitboss wallet` and write " + walletForms)
 	}
 	scheme, value, ok := strings.Cut(s, ":")
 	if !ok {
-		return WalletRef{}, walletError("must be keyring:NAME, keystore:PATH or env:VAR")
+		return WalletRef{}, walletError("must be " + walletForms)
 	}
 	if kind := secretKind(value); kind != "" {
 		return WalletRef{}, walletError("this looks like " + kind + " after the scheme: a reference names where the key is kept, it is not the key")
 	}
 	w := WalletRef{Scheme: WalletScheme(scheme), Value: value}
 	switch w.Scheme {
-	case WalletKeyring:
-		if !keyringName.MatchString(value) {
-			return WalletRef{}, walletError("keyring:NAME needs a name of letters, digits, '.', '_', '@' or '-'")
+	case WalletKeyring, WalletFile:
+		if !itemName.MatchString(value) {
+			return WalletRef{}, walletError(scheme + ":NAME needs a name of 1-64 letters, digits, '.', '_' or '-', starting with a letter or digit")
 		}
 	case WalletKeystore:
 		if strings.TrimSpace(value) == "" || strings.ContainsRune(value, 0) {
@@ -160,7 +169,7 @@ func ParseWalletRef(s string) (WalletRef, error) {
 			return WalletRef{}, walletError("env:VAR needs the name of an environment variable (letters, digits, '_')")
 		}
 	default:
-		return WalletRef{}, walletError("unknown scheme; must be keyring:NAME, keystore:PATH or env:VAR")
+		return WalletRef{}, walletError("unknown scheme; must be " + walletForms)
 	}
 	return w, nil
 }
@@ -171,7 +180,7 @@ func (e walletError) Error() string { return string(e) }
 
 func (w *WalletRef) decodeYAML(d *decoder, n *yaml.Node, path string) {
 	if n.Kind != yaml.ScalarNode {
-		d.errorf(n, "%s: must be keyring:NAME, keystore:PATH or env:VAR", path)
+		d.errorf(n, "%s: must be "+walletForms, path)
 		return
 	}
 	ref, err := ParseWalletRef(n.Value)

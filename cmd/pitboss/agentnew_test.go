@@ -114,7 +114,7 @@ func TestAgentNewOptionsAndRefusals(t *testing.T) {
 		{"a name starting with a dash", []string{"agent", "new", "--template", "quoter", "--", "-x"}, 2, "invalid agent id"},
 		{"no template", []string{"agent", "new", "x"}, 2, "choose a template with --template: arb, meanrev, momentum, quoter"},
 		{"an unknown template", []string{"agent", "new", "x", "--template", "grid"}, 2, `unknown template "grid"`},
-		{"a wallet scheme agent files do not know", []string{"agent", "new", "x", "--template", "arb", "--wallet", "file:x"}, 2, "unknown scheme"},
+		{"a wallet scheme agent files do not know", []string{"agent", "new", "x", "--template", "arb", "--wallet", "vault:x"}, 2, "unknown scheme"},
 		{"a key as the wallet", []string{"agent", "new", "x", "--template", "arb", "--wallet", "keyring:" + testKeyHex}, 2, "private key"},
 		{"no name", []string{"agent", "new", "--template", "arb"}, 2, "the agent's name"},
 		{"an unknown subcommand", []string{"agent", "old"}, 2, `unknown agent subcommand "old"`},

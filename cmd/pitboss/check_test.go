@@ -110,7 +110,7 @@ func TestCheckDetectsTheFileType(t *testing.T) {
 		t.Fatalf("an empty agent file: code %d: %s", code, out)
 	}
 	code, out, _ = runCLI(t, "check", "-type", "agent", filepath.Join(dir, "x.yaml"))
-	if code != 1 || !strings.Contains(out, "wallet (keyring:NAME, keystore:PATH or env:VAR) is required") {
+	if code != 1 || !strings.Contains(out, "wallet (keyring:NAME, file:NAME, keystore:PATH or env:VAR) is required") {
 		t.Fatalf("-type agent: code %d: %s", code, out)
 	}
 }

@@ -441,7 +441,7 @@ func (d *doctorRun) checkWallet(ctx context.Context, wf *walletFlags) {
 	d.report.Wallet = ref.String()
 	a, err := d.env.resolver(&wf.passFD).WalletAddress(ctx, ref)
 	if err != nil {
-		d.add("wallet", checkFail, fmt.Sprintf("%s does not resolve: %v", ref, err), walletFix(ref))
+		d.add("wallet", checkFail, fmt.Sprintf("%s does not resolve: %v", ref, err), walletFix(ref, err))
 		return
 	}
 	d.addr, d.hasAddr = a, true
@@ -449,9 +449,16 @@ func (d *doctorRun) checkWallet(ctx context.Context, wf *walletFlags) {
 	d.add("wallet", checkOK, fmt.Sprintf("%s is %s", ref, d.report.Address), "")
 }
 
-func walletFix(ref secrets.Ref) string {
+// walletFix is the advice for a wallet reference that did not resolve with err. A
+// keyring reference on a host without a usable keyring is pointed at the file store:
+// the resolver never falls back to it on its own.
+func walletFix(ref secrets.Ref, err error) string {
 	switch ref.Scheme {
 	case secrets.SchemeKeyring:
+		if errors.Is(err, secrets.ErrKeyringUnavailable) {
+			return "this host has no usable OS keyring: keep the key in the encrypted file store ('pitboss wallet new --file " + ref.Name +
+				"', or 'wallet import --file " + ref.Name + "') and write wallet: file:" + ref.Name + " in the agent file"
+		}
 		return "create it with 'pitboss wallet new --keyring " + ref.Name + "' (or import one); 'pitboss wallet list' shows what exists"
 	case secrets.SchemeFile:
 		return "create it with 'pitboss wallet new --file " + ref.Name + "' (or import one); the file store needs $" + secrets.EnvStorePassphrase + " or a terminal"
