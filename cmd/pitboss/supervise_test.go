@@ -8,7 +8,11 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"log"
 	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -17,6 +21,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -459,29 +464,35 @@ func TestCtlAndSuperviseRefuseMistakes(t *testing.T) {
 	}
 }
 
-// TestSuperviseOnTheRemoteVenue runs a fleet against `pitboss exchange --sim` (a
-// separate process): a live agent, locked on its wallet's real address (read from
-// its env: key by the supervisor), and a dry-run agent; both take their CLOB
-// requests' grants from the fleet's budget. The supervisor's market-data publisher
-// serves a subscriber on NATS: it takes the token's feed lock, subscribes its one
-// venue WebSocket and republishes the book.
+// TestSuperviseOnTheRemoteVenue runs a fleet of three agents against `pitboss
+// exchange --sim` (a separate process) behind a proxy that counts the WebSocket
+// connections: two live agents, each locked on its wallet's real address (read
+// from its env: key by the supervisor), and a dry-run agent, all trading the same
+// market. The fleet fans market data out by default: the exchange sees exactly one
+// market-channel connection (the supervisor's) while every agent gets books and
+// trades — each evaluates them and fills — and each live agent keeps its own
+// user-channel connection. Every CLOB request takes a grant of the fleet's budget,
+// and the publisher serves any subscriber on NATS.
 func TestSuperviseOnTheRemoteVenue(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the binary and runs the exchange and a fleet")
 	}
 	bin := buildPitboss(t)
 	x := startExchangeProcess(t, bin)
-	key := walletKey("fleet-live")
+	px := *x
+	proxy := newWSCountingProxy(t, x.clob)
+	px.clob = proxy.URL
+	key, key2 := walletKey("fleet-live"), walletKey("fleet-live-2")
 	home, rt, dir := t.TempDir(), t.TempDir(), t.TempDir()
-	liveFile := liveAgentFile(t, x, "remote-live", true)
-	dryFile := liveAgentFile(t, x, "remote-dry", false)
-	ws := "ws" + strings.TrimPrefix(x.clob, "http")
-	fleet := fleetFile(t, dir, "remote", "nats: {store_dir: "+filepath.Join(dir, "nats")+"}\nhttp_addr: off\nmetrics_addr: 127.0.0.1:0\n"+
-		"market_data: {mode: fanout, venue: '"+ws+"'}\n",
-		"{file: "+liveFile+", live: true, env: [PITBOSS_HOME, PITBOSS_SECRET_STORE, PITBOSS_STORE_PASSPHRASE]}",
+	liveFile := liveAgentFile(t, &px, "remote-live", true)
+	dryFile := liveAgentFile(t, &px, "remote-dry", false)
+	liveEnvVars := "env: [PITBOSS_HOME, PITBOSS_SECRET_STORE, PITBOSS_STORE_PASSPHRASE]"
+	fleet := fleetFile(t, dir, "remote", "nats: {store_dir: "+filepath.Join(dir, "nats")+"}\nhttp_addr: off\nmetrics_addr: 127.0.0.1:0\n",
+		"{file: "+liveFile+", live: true, "+liveEnvVars+"}",
+		"{file: "+liveFile+", id: remote-live-2, wallet: 'env:PITBOSS_TEST_WALLET_2', live: true, "+liveEnvVars+"}",
 		"{file: "+dryFile+"}")
 	p := &process{t: t, cmd: exec.Command(bin, "supervise", fleet)}
-	p.cmd.Env = liveEnv(key, home, rt)
+	p.cmd.Env = append(liveEnv(key, home, rt), "PITBOSS_TEST_WALLET_2="+key2)
 	p.cmd.Stdout, p.cmd.Stderr = &syncWriter{b: &p.out}, &syncWriter{b: &p.out}
 	if err := p.cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -492,14 +503,43 @@ func TestSuperviseOnTheRemoteVenue(t *testing.T) {
 			p.wait()
 		}
 	})
+	ids := []string{"remote-live", "remote-live-2", "remote-dry"}
 	ls := func() map[string]supervisor.AgentView { return list(t, rt) }
-	m := waitList(t, p, "both agents running", 60*time.Second, ls, states(map[string]string{"remote-live": "running", "remote-dry": "running"}))
-	if got, want := m["remote-live"].Wallet, addressOf(t, key); got != want {
-		t.Fatalf("the live agent is locked on %s, its wallet is %s", got, want)
+	m := waitList(t, p, "the three agents running", 60*time.Second, ls,
+		states(map[string]string{"remote-live": "running", "remote-live-2": "running", "remote-dry": "running"}))
+	for id, k := range map[string]string{"remote-live": key, "remote-live-2": key2} {
+		if got, want := m[id].Wallet, addressOf(t, k); got != want {
+			t.Fatalf("%s is locked on %s, its wallet is %s", id, got, want)
+		}
 	}
-	if !m["remote-live"].Live || m["remote-dry"].Live {
-		t.Fatalf("modes: %+v %+v", m["remote-live"], m["remote-dry"])
+	if !m["remote-live"].Live || !m["remote-live-2"].Live || m["remote-dry"].Live {
+		t.Fatalf("modes: %+v %+v %+v", m["remote-live"], m["remote-live-2"], m["remote-dry"])
 	}
+
+	// Every agent trades on the market data it received: a book applied
+	// (last_event) and its quotes placed on it (they need a two-sided book); the
+	// live agents' opening takes filled, reported by their own user channels (a
+	// position). The dry run's take may find the cheap asks gone: the live agents
+	// took them.
+	waitList(t, p, "every agent quoting on market data, the live ones with a position", 60*time.Second, ls, func(m map[string]supervisor.AgentView) bool {
+		for _, id := range ids {
+			st := m[id].Status
+			if st == nil || st.LastEvent == 0 || st.OpenOrders == 0 || (m[id].Live && len(st.Positions) == 0) {
+				return false
+			}
+		}
+		return true
+	})
+	t.Run("one market-channel connection for the fleet", func(t *testing.T) {
+		if open, total := proxy.open("/ws/market"), proxy.total("/ws/market"); open != 1 || total != 1 {
+			t.Fatalf("market channel: %d open, %d made; want the supervisor's one\n%s", open, total, p.text())
+		}
+	})
+	t.Run("each live agent has its own user channel", func(t *testing.T) {
+		if open := proxy.open("/ws/user"); open != 2 {
+			t.Fatalf("%d user-channel connections open, want one per live agent", open)
+		}
+	})
 
 	// A subscriber of the fan-out, with the ctl endpoint the supervisor wrote.
 	ep, err := natsbus.ReadEndpointFile(filepath.Join(rt, "pitboss", "fleet-remote.json"))
@@ -551,9 +591,11 @@ func TestSuperviseOnTheRemoteVenue(t *testing.T) {
 			t.Logf("metrics:\n%s", body)
 		}
 	}()
-	waitUntilTrue(t, "budget grants and a published token in the metrics", func() bool {
+	// Both tokens of the agents' market are published (the test's subscriber
+	// wants one of them).
+	waitUntilTrue(t, "budget grants and the market's two tokens published in the metrics", func() bool {
 		body = httpGet(t, metricsURL[1])
-		return metricValue(body, "pitboss_fleet_budget_grants") > 0 && metricValue(body, "pitboss_fleet_fanout_tokens") == 1 &&
+		return metricValue(body, "pitboss_fleet_budget_grants") > 0 && metricValue(body, "pitboss_fleet_fanout_tokens") == 2 &&
 			metricValue(body, "pitboss_fleet_fanout_events_total") > 0
 	})
 	stopSub()
@@ -564,6 +606,56 @@ func TestSuperviseOnTheRemoteVenue(t *testing.T) {
 	if code := p.wait(); code != 0 {
 		t.Fatalf("supervise exited %d:\n%s", code, p.text())
 	}
+}
+
+// wsCountingProxy forwards HTTP and WebSocket requests to a server and counts the
+// WebSocket connections by path: made, and open now.
+type wsCountingProxy struct {
+	*httptest.Server
+	mu          sync.Mutex
+	made, alive map[string]int
+}
+
+func newWSCountingProxy(t *testing.T, target string) *wsCountingProxy {
+	t.Helper()
+	u, err := url.Parse(target)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rp := httputil.NewSingleHostReverseProxy(u)
+	rp.ErrorLog = log.New(io.Discard, "", 0)
+	x := &wsCountingProxy{made: map[string]int{}, alive: map[string]int{}}
+	x.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if strings.HasPrefix(r.URL.Path, "/ws/") && r.Header.Get("Upgrade") != "" {
+			x.mu.Lock()
+			x.made[r.URL.Path]++
+			x.alive[r.URL.Path]++
+			x.mu.Unlock()
+			defer func() { // the proxy copies a WebSocket until either side closes it
+				x.mu.Lock()
+				x.alive[r.URL.Path]--
+				x.mu.Unlock()
+			}()
+		}
+		rp.ServeHTTP(w, r)
+	}))
+	t.Cleanup(func() {
+		x.CloseClientConnections()
+		x.Close()
+	})
+	return x
+}
+
+func (x *wsCountingProxy) total(path string) int {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	return x.made[path]
+}
+
+func (x *wsCountingProxy) open(path string) int {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	return x.alive[path]
 }
 
 func httpGet(t *testing.T, url string) string {

@@ -15,15 +15,16 @@ import (
 // --supervised`), besides the NATS endpoint (natsbus.EnvURL and the others). None of
 // them is a secret; the NATS password travels in natsbus's variables only.
 const (
-	EnvAgent      = "PITBOSS_FLEET_AGENT"       // the agent id the supervisor locked (overrides the file's name)
-	EnvFleet      = "PITBOSS_FLEET_NAME"        // the fleet's name
-	EnvWallet     = "PITBOSS_FLEET_WALLET"      // a wallet reference overriding the file's (optional)
-	EnvLease      = "PITBOSS_FLEET_LEASE"       // the lease id of the wallet lock the supervisor holds
-	EnvSupervisor = "PITBOSS_FLEET_SUPERVISOR"  // the supervisor's name
-	EnvHeartbeat  = "PITBOSS_FLEET_HEARTBEAT"   // status interval (a Go duration)
-	EnvRun        = "PITBOSS_FLEET_RUN"         // the start number of this agent under this supervisor
-	EnvMarketData = "PITBOSS_FLEET_MARKET_DATA" // own or fanout
-	EnvBudget     = "PITBOSS_FLEET_BUDGET"      // the request budget's key
+	EnvAgent       = "PITBOSS_FLEET_AGENT"        // the agent id the supervisor locked (overrides the file's name)
+	EnvFleet       = "PITBOSS_FLEET_NAME"         // the fleet's name
+	EnvWallet      = "PITBOSS_FLEET_WALLET"       // a wallet reference overriding the file's (optional)
+	EnvLease       = "PITBOSS_FLEET_LEASE"        // the lease id of the wallet lock the supervisor holds
+	EnvSupervisor  = "PITBOSS_FLEET_SUPERVISOR"   // the supervisor's name
+	EnvHeartbeat   = "PITBOSS_FLEET_HEARTBEAT"    // status interval (a Go duration)
+	EnvRun         = "PITBOSS_FLEET_RUN"          // the start number of this agent under this supervisor
+	EnvMarketData  = "PITBOSS_FLEET_MARKET_DATA"  // own or fanout
+	EnvMarketVenue = "PITBOSS_FLEET_MARKET_VENUE" // the venue the fan-out's market data comes from (optional)
+	EnvBudget      = "PITBOSS_FLEET_BUDGET"       // the request budget's key
 )
 
 // ChildConfig is what a supervised agent process learns from its environment: who
@@ -39,7 +40,12 @@ type ChildConfig struct {
 	Heartbeat  time.Duration
 	Run        uint64
 	MarketData MarketDataMode
-	Budget     string
+	// MarketVenue is the WebSocket base of the venue the fan-out republishes
+	// (MarketData.Venue), when this supervisor publishes: an agent trading on
+	// another venue keeps its own market channel. Empty: not known (another
+	// supervisor publishes).
+	MarketVenue string
+	Budget      string
 }
 
 // Environ returns c as environment entries (the NATS endpoint's included: pass it
@@ -61,6 +67,7 @@ func (c ChildConfig) Environ() []string {
 	}
 	add(EnvRun, strconv.FormatUint(c.Run, 10))
 	add(EnvMarketData, string(c.MarketData))
+	add(EnvMarketVenue, c.MarketVenue)
 	add(EnvBudget, c.Budget)
 	return env
 }
@@ -77,7 +84,7 @@ func ChildFromEnv(getenv func(string) string) (ChildConfig, error) {
 	}
 	c := ChildConfig{Fleet: getenv(EnvFleet), Wallet: getenv(EnvWallet), Lease: getenv(EnvLease),
 		Supervisor: getenv(EnvSupervisor), MarketData: MarketDataMode(getenv(EnvMarketData)), Budget: getenv(EnvBudget),
-		Heartbeat: DefaultHeartbeat}
+		MarketVenue: getenv(EnvMarketVenue), Heartbeat: DefaultHeartbeat}
 	aid, err := market.ParseAgentID(id)
 	if err != nil {
 		return ChildConfig{}, fmt.Errorf("%s: %w", EnvAgent, err)
@@ -106,6 +113,9 @@ func ChildFromEnv(getenv func(string) string) (ChildConfig, error) {
 	case MarketDataOwn, MarketDataFanout:
 	default:
 		return ChildConfig{}, fmt.Errorf("%s: %q is not own or fanout", EnvMarketData, string(c.MarketData))
+	}
+	if v := c.MarketVenue; v != "" && !strings.HasPrefix(v, "ws://") && !strings.HasPrefix(v, "wss://") {
+		return ChildConfig{}, fmt.Errorf("%s: %q is not a ws:// or wss:// URL", EnvMarketVenue, v)
 	}
 	ep, err := natsbus.EndpointFromEnv(getenv)
 	if err != nil {

@@ -138,19 +138,25 @@ type NATSFile struct {
 // MarketDataMode says where agents of a remote venue take their market data.
 type MarketDataMode string
 
-// Market-data modes. The zero value means MarketDataOwn.
+// Market-data modes. The zero value means MarketDataAuto in a fleet file and
+// MarketDataOwn in a Config.
 const (
 	MarketDataOwn    MarketDataMode = "own"    // each agent opens its own venue feed
 	MarketDataFanout MarketDataMode = "fanout" // one venue subscription per token for the fleet, over NATS
+	// MarketDataAuto is fanout when the fleet has agents on the remote venue — its
+	// venue (Venue, unless set) is theirs: runtime/wire.ResolveFleetAgent settles
+	// it while resolving the agents — and own otherwise.
+	MarketDataAuto MarketDataMode = "auto"
 )
 
 // MarketData is the fleet file's `market_data` section.
 type MarketData struct {
-	// Mode is own (default) or fanout.
+	// Mode is auto (default), own or fanout.
 	Mode MarketDataMode
 	// Venue is the base URL of the venue's WebSocket service ("wss://…", the local
 	// exchange's "ws://127.0.0.1:8080") the fan-out publisher subscribes to. Required
-	// with fanout.
+	// with fanout (auto takes the remote agents' venue). Agents on another venue
+	// keep their own market channel.
 	Venue string
 	// Publish: this supervisor publishes tokens agents ask for (taking the feed lock
 	// of each, so one supervisor of the fleet does). If false with fanout, it only
@@ -636,10 +642,10 @@ func (d *fdec) marketData(n *yaml.Node, m *MarketData) {
 			var s string
 			d.str(v, "market_data.mode", &s)
 			switch MarketDataMode(s) {
-			case MarketDataOwn, MarketDataFanout:
+			case MarketDataOwn, MarketDataFanout, MarketDataAuto:
 				m.Mode = MarketDataMode(s)
 			default:
-				d.errorf(v, "market_data.mode: %s is not a mode; use own or fanout", quote(s))
+				d.errorf(v, "market_data.mode: %s is not a mode; use auto, own or fanout", quote(s))
 			}
 		case "venue":
 			d.str(v, "market_data.venue", &m.Venue)
@@ -807,7 +813,7 @@ func (o Options) finish(d *fdec, root *yaml.Node, f *File) {
 	}
 	f.Restart = f.Restart.withDefaults()
 	if f.MarketData.Mode == "" {
-		f.MarketData.Mode = MarketDataOwn
+		f.MarketData.Mode = MarketDataAuto
 	}
 	if f.MarketData.Mode == MarketDataFanout && f.MarketData.Venue == "" && f.MarketData.Publish {
 		d.errorf(root, "market_data: mode fanout needs venue (the venue's WebSocket URL) or publish: false")

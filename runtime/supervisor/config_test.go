@@ -129,10 +129,35 @@ func TestParseDefaults(t *testing.T) {
 		t.Fatalf("restart %+v", f.Restart)
 	case f.NATS.StoreDir != "/state/pitboss/fleet/f1/nats":
 		t.Fatalf("store dir %q", f.NATS.StoreDir)
-	case f.MarketData.Mode != MarketDataOwn:
+	case f.MarketData != MarketData{Mode: MarketDataAuto, Publish: true}:
 		t.Fatalf("market data %+v", f.MarketData)
 	case f.Agents[0].File != "a.yaml":
 		t.Fatalf("file %q", f.Agents[0].File)
+	}
+}
+
+// TestParseGoMaxProcsAndMarketDataModes: gomaxprocs 0 says Go's default (not the
+// automatic choice), and each market-data mode is read as written.
+func TestParseGoMaxProcsAndMarketDataModes(t *testing.T) {
+	cases := []struct {
+		name, src string
+		procs     int
+		mode      MarketDataMode
+	}{
+		{"left out: automatic", "", 0, MarketDataAuto},
+		{"auto with a venue", "market_data: {mode: auto, venue: 'ws://127.0.0.1:1'}\n", 0, MarketDataAuto},
+		{"own", "market_data: {mode: own}\n", 0, MarketDataOwn},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			f, err := testOpts.Parse("fleet.yaml", []byte("name: f\n"+c.src+"agents: [a.yaml]\n"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if f.Limits.GoMaxProcs != c.procs || f.MarketData.Mode != c.mode {
+				t.Fatalf("gomaxprocs %d, mode %s; want %d, %s", f.Limits.GoMaxProcs, f.MarketData.Mode, c.procs, c.mode)
+			}
+		})
 	}
 }
 
@@ -161,6 +186,7 @@ func TestParseReportsEveryProblemWithItsPosition(t *testing.T) {
 		{"creds without url", "name: f\nnats: {credentials: c}\nagents: [a]\n", "credentials are for an existing cluster", 1, 1},
 		{"fanout without venue", "name: f\nmarket_data: {mode: fanout}\nagents: [a]\n", "mode fanout needs venue", 1, 1},
 		{"bad venue", "name: f\nmarket_data: {venue: 'http://x'}\nagents: [a]\n", "is not a ws:// or wss:// URL", 2, 22},
+		{"bad mode", "name: f\nmarket_data: {mode: shared}\nagents: [a]\n", `market_data.mode: "shared" is not a mode; use auto, own or fanout`, 2, 21},
 		{"reserve", "name: f\nbudget: {limit: 10, reserve: 10}\nagents: [a]\n", "reserve (10) must be smaller than limit (10)", 2, 9},
 		{"agents not a list", "name: f\nagents: {a: b}\n", "agents: must be a list", 2, 9},
 		{"agent without file", "name: f\nagents: [{id: x}]\n", "agents[0]: file is required", 2, 10},

@@ -383,6 +383,9 @@ func (m *member) spawn() (*proc, error) {
 	cc := ChildConfig{Endpoint: m.s.agentEP, Fleet: m.s.cfg.Fleet, Agent: m.a.ID, Lease: m.walletLease.Holder().Lease,
 		Supervisor: m.s.cfg.Name, Heartbeat: m.s.cfg.Heartbeat, Run: run, MarketData: m.s.cfg.MarketData.Mode,
 		Budget: m.s.cfg.Budget.Key}
+	if cc.MarketData == MarketDataFanout && m.s.cfg.MarketData.Publish {
+		cc.MarketVenue = m.s.cfg.MarketData.Venue
+	}
 	if m.a.WalletOverride {
 		cc.Wallet = m.a.WalletRef
 	}

@@ -186,7 +186,9 @@ func New(cfg Config) (*Supervisor, error) {
 	if cfg.LockTTL == 0 {
 		cfg.LockTTL = DefaultLockTTL
 	}
-	if cfg.MarketData.Mode == "" {
+	if cfg.MarketData.Mode == "" || cfg.MarketData.Mode == MarketDataAuto {
+		// Auto became fanout while the agents were resolved if any of them is on
+		// the remote venue (runtime/wire.ResolveFleetAgent): none is.
 		cfg.MarketData.Mode = MarketDataOwn
 	}
 	if cfg.Budget.Key == "" {

@@ -31,10 +31,23 @@ import (
 // a child that can only crash: live without `dry_run: false` in the file, and
 // dry_run: false without live. res finds the address of a live remote agent's
 // wallet (see FleetWallet); it may be nil when there is none.
+//
+// It also settles the fleet's automatic market-data mode (supervisor.MarketDataAuto,
+// the default): an agent on the remote venue turns f.MarketData to fanout, with the
+// WebSocket base of its venue's CLOB service as the venue to publish unless the
+// file named one. The supervisor's configuration is made from f after every agent
+// is resolved; a fleet without remote agents stays auto, which the supervisor
+// takes as own.
 func ResolveFleetAgent(ctx context.Context, f *supervisor.File, e supervisor.AgentEntry, getenv func(string) string, res *secrets.Resolver) (supervisor.Agent, error) {
 	spec, err := agents.Options{Getenv: getenv}.Load(e.File)
 	if err != nil {
 		return supervisor.Agent{}, err
+	}
+	if spec.Venue.Kind == agents.VenueRemote && f.MarketData.Mode == supervisor.MarketDataAuto {
+		f.MarketData.Mode = supervisor.MarketDataFanout
+		if f.MarketData.Venue == "" {
+			f.MarketData.Venue = wsBase(spec.Venue.CLOB)
+		}
 	}
 	a := supervisor.Agent{ID: market.AgentID(spec.Name), File: e.File, Live: e.Live, StateDir: e.StateDir,
 		Args: e.Args, Restart: f.Restart.Merge(e.Restart), Limits: f.Limits}
@@ -123,10 +136,12 @@ func FleetWallet(ctx context.Context, spec *agents.Spec, live bool, res *secrets
 // fleet's request budget (natsbus.Budget as the client's limiter), unless the
 // caller set Options.Remote.Budget itself.
 //
-// Market data: the embedded venue is the agent's own in-process market, so it
-// keeps its own feed even when the fleet fans market data out (docs/fleet.md); the
-// remote venue still reads its own market channel in this build. FleetFeed is the
-// fan-out's agent side.
+// Market data: when the fleet fans market data out, an agent on the remote venue
+// takes its books, changes, trades, tick sizes and resolutions from the fan-out
+// (FleetFeed, through Options.Remote.MarketData unless the caller set it) and
+// keeps its own user channel and REST replay; an agent on another venue than the
+// one the fleet publishes keeps its own market channel. The embedded venue is the
+// agent's own in-process market, so it keeps its own feed (docs/fleet.md).
 func RunSupervised(ctx context.Context, spec *agents.Spec, opt Options) error {
 	if opt.Getenv == nil {
 		opt.Getenv = os.Getenv
@@ -185,6 +200,23 @@ func RunSupervised(ctx context.Context, spec *agents.Spec, opt Options) error {
 	sink := &fleetAudit{w: writer, wallet: wallet, next: opt.Audit, backlog: make(chan struct{}, 1)}
 	opt.Audit = sink
 
+	var fleetFeed *FleetFeed
+	if spec.Venue.Kind == agents.VenueRemote && cc.MarketData == supervisor.MarketDataFanout && opt.Remote.MarketData == nil {
+		if v := cc.MarketVenue; v != "" && !sameVenue(v, wsBase(spec.Venue.CLOB)) {
+			log.Warn("the fleet fans out another venue's market data: this agent reads its own market channel",
+				zap.String("fleet_venue", v), zap.String("venue", spec.Venue.CLOB))
+		} else {
+			opt.Remote.MarketData = func(tokens []market.TokenID) (agent.Feed, error) {
+				ff, err := NewFleetFeed(bus, id, tokens)
+				if err != nil {
+					return nil, fmt.Errorf("the fleet's market-data fan-out: %w", err)
+				}
+				fleetFeed = ff
+				return ff, nil
+			}
+		}
+	}
+
 	if spec.Venue.Kind == agents.VenueRemote && opt.Remote.Budget == nil {
 		// Every request to the CLOB service takes a grant of the fleet's budget
 		// (docs/design/0047): the fleet shares the venue's limit per IP.
@@ -207,12 +239,11 @@ func RunSupervised(ctx context.Context, spec *agents.Spec, opt Options) error {
 	if err := applyDesiredAtStart(r, eff, opt.Balance); err != nil {
 		return err
 	}
-	if cc.MarketData == supervisor.MarketDataFanout {
-		if spec.Venue.Kind == agents.VenueEmbedded {
-			log.Info("the fleet fans market data out; the embedded venue keeps its own in-process market")
-		} else {
-			log.Warn("the fleet fans market data out, but this build's remote venue reads its own market channel (docs/design/0123)")
-		}
+	switch {
+	case cc.MarketData == supervisor.MarketDataFanout && spec.Venue.Kind == agents.VenueEmbedded:
+		log.Info("the fleet fans market data out; the embedded venue keeps its own in-process market")
+	case fleetFeed != nil:
+		log.Info("market data from the fleet's fan-out; orders and fills from the wallet's own channel")
 	}
 
 	conds := make([]market.ConditionID, len(r.Bindings))
@@ -435,6 +466,11 @@ func applyDesiredAtStart(r *Runnable, eff natsbus.DesiredState, balance market.M
 	}
 	cp.Paused = true
 	return store.Save(cp)
+}
+
+// sameVenue reports whether two WebSocket bases name one venue.
+func sameVenue(a, b string) bool {
+	return strings.EqualFold(strings.TrimRight(a, "/"), strings.TrimRight(b, "/"))
 }
 
 // randomRun is a short random part of audit record ids (one process start).

@@ -82,6 +82,14 @@ type RemoteOptions struct {
 	// FeedTune adjusts the WebSocket client (tests shorten its delays). If nil,
 	// none.
 	FeedTune func(c *wsfeed.Config)
+	// MarketData, if set, builds the source of the agent's public market data for
+	// its tokens (both tokens of every market it binds) in place of the venue's
+	// market channel (remote.FeedConfig.MarketData): a supervised agent passes the
+	// fleet's fan-out (NewFleetFeed), so that the fleet holds one venue
+	// subscription per token. The user channel and its REST replay stay the
+	// agent's own. Called once, during the build, after the markets are bound; the
+	// agent runs the source and stops it. If nil, the venue's market channel.
+	MarketData func(tokens []market.TokenID) (agent.Feed, error)
 }
 
 // RemoteRun describes what Build made of a remote venue, for the command line's
@@ -102,6 +110,9 @@ type RemoteRun struct {
 	Client *clob.Client
 	// Feed is the agent's feed (market channel, and the user channel when live).
 	Feed *remote.Feed
+	// MarketData is the source RemoteOptions.MarketData built, nil when the feed
+	// reads the venue's market channel.
+	MarketData agent.Feed
 }
 
 // ErrNoSecrets: a live run on the remote venue without a way to unlock the wallet.
@@ -248,6 +259,12 @@ func buildRemote(ctx context.Context, spec *agents.Spec, opt Options, live bool)
 	// Venue and feed.
 	fc := remote.FeedConfig{URL: wsBase(spec.Venue.CLOB), Tokens: tokens, Markets: conds, Logger: log.Named("feed"),
 		ResyncInterval: ro.ResyncInterval, Tune: ro.FeedTune}
+	if ro.MarketData != nil && len(tokens) > 0 {
+		if fc.MarketData, err = ro.MarketData(tokens); err != nil {
+			return nil, fmt.Errorf("market data: %w", err)
+		}
+		rr.MarketData = fc.MarketData
+	}
 	if live {
 		v, err := remote.New(remote.Config{Client: c, Signer: signer, Logger: log.Named("venue")})
 		if err != nil {
