@@ -77,9 +77,12 @@ type Limits struct {
 	// garbage collector works harder near it; it is not a hard cap.
 	Memory int64
 	// GoMaxProcs is the agent's GOMAXPROCS: how many threads run Go code at once.
-	// With more agents than cores, 1 keeps 50 agents on 2 cores from fighting over
-	// them (the fan-out's p99 went from 13 ms to 3.5 ms at 1,000 events/s;
-	// docs/benchmarks.md). If zero, Go's default (the number of cores).
+	// If zero, automatic: 1 when the supervisor runs more agents than it has CPUs
+	// (an agent is one loop and a few I/O goroutines; 50 agents with two threads
+	// each on 2 cores fight over them — docs/design/0125), else Go's default; a
+	// GOMAXPROCS in the supervisor's own environment wins over the automatic
+	// choice. GoMaxProcsCores (`gomaxprocs: 0` in the file) always leaves Go's
+	// default.
 	GoMaxProcs int
 	// OpenFiles is RLIMIT_NOFILE (descriptors).
 	OpenFiles uint64
@@ -90,6 +93,10 @@ type Limits struct {
 	// privileges. Nil leaves it unchanged.
 	Nice *int
 }
+
+// GoMaxProcsCores in Limits.GoMaxProcs leaves the agent Go's default GOMAXPROCS
+// (one thread per core) even when agents outnumber cores.
+const GoMaxProcsCores = -1
 
 // Merge returns l with the fields o sets.
 func (l Limits) Merge(o Limits) Limits {
@@ -613,9 +620,14 @@ func (d *fdec) limits(n *yaml.Node, where string, l *Limits) {
 		case "memory":
 			d.size(v, where+".memory", &l.Memory)
 		case "gomaxprocs":
-			var x int64
-			d.integer(v, where+".gomaxprocs", 1, 1024, &x)
-			l.GoMaxProcs = int(x)
+			x := int64(-1)
+			d.integer(v, where+".gomaxprocs", 0, 1024, &x)
+			switch {
+			case x == 0:
+				l.GoMaxProcs = GoMaxProcsCores // Go's default, said explicitly
+			case x > 0:
+				l.GoMaxProcs = int(x)
+			}
 		case "open_files":
 			var x int64
 			d.integer(v, where+".open_files", 16, 1<<20, &x)

@@ -131,6 +131,8 @@ func TestParseDefaults(t *testing.T) {
 		t.Fatalf("store dir %q", f.NATS.StoreDir)
 	case f.MarketData != MarketData{Mode: MarketDataAuto, Publish: true}:
 		t.Fatalf("market data %+v", f.MarketData)
+	case f.Limits.GoMaxProcs != 0:
+		t.Fatalf("gomaxprocs %d, want automatic", f.Limits.GoMaxProcs)
 	case f.Agents[0].File != "a.yaml":
 		t.Fatalf("file %q", f.Agents[0].File)
 	}
@@ -145,6 +147,8 @@ func TestParseGoMaxProcsAndMarketDataModes(t *testing.T) {
 		mode      MarketDataMode
 	}{
 		{"left out: automatic", "", 0, MarketDataAuto},
+		{"gomaxprocs 0: Go's default", "limits: {gomaxprocs: 0}\n", GoMaxProcsCores, MarketDataAuto},
+		{"gomaxprocs 2", "limits: {gomaxprocs: 2}\n", 2, MarketDataAuto},
 		{"auto with a venue", "market_data: {mode: auto, venue: 'ws://127.0.0.1:1'}\n", 0, MarketDataAuto},
 		{"own", "market_data: {mode: own}\n", 0, MarketDataOwn},
 	}
@@ -187,6 +191,7 @@ func TestParseReportsEveryProblemWithItsPosition(t *testing.T) {
 		{"fanout without venue", "name: f\nmarket_data: {mode: fanout}\nagents: [a]\n", "mode fanout needs venue", 1, 1},
 		{"bad venue", "name: f\nmarket_data: {venue: 'http://x'}\nagents: [a]\n", "is not a ws:// or wss:// URL", 2, 22},
 		{"bad mode", "name: f\nmarket_data: {mode: shared}\nagents: [a]\n", `market_data.mode: "shared" is not a mode; use auto, own or fanout`, 2, 21},
+		{"gomaxprocs range", "name: f\nlimits: {gomaxprocs: -1}\nagents: [a]\n", "limits.gomaxprocs: must be a whole number from 0 to 1024", 2, 22},
 		{"reserve", "name: f\nbudget: {limit: 10, reserve: 10}\nagents: [a]\n", "reserve (10) must be smaller than limit (10)", 2, 9},
 		{"agents not a list", "name: f\nagents: {a: b}\n", "agents: must be a list", 2, 9},
 		{"agent without file", "name: f\nagents: [{id: x}]\n", "agents[0]: file is required", 2, 10},

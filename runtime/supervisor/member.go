@@ -394,8 +394,8 @@ func (m *member) spawn() (*proc, error) {
 	if m.a.Limits.Memory > 0 {
 		env = append(env, "GOMEMLIMIT="+strconv.FormatInt(m.a.Limits.Memory, 10))
 	}
-	if m.a.Limits.GoMaxProcs > 0 {
-		env = append(env, "GOMAXPROCS="+strconv.Itoa(m.a.Limits.GoMaxProcs))
+	if n := m.s.childGoMaxProcs(m.a.Limits); n > 0 {
+		env = append(env, "GOMAXPROCS="+strconv.Itoa(n))
 	}
 	env = append(env, m.s.cfg.ExtraEnv...)
 	args := append([]string(nil), m.s.cfg.Command[1:]...)

@@ -116,3 +116,29 @@ func (p *proc) exitCode() int {
 	}
 	return p.state.ExitCode()
 }
+
+// AutoGoMaxProcs is the GOMAXPROCS a supervisor gives each of its agents when
+// their limits leave it automatic (Limits.GoMaxProcs zero): 1 when agents
+// outnumber cpus, else 0 (Go's default, one thread per core). An agent is one
+// loop plus a few I/O goroutines; with more processes than cores, a second thread
+// per agent buys no parallelism and costs scheduler spinning and thread wake-ups on
+// every event (docs/design/0125).
+func AutoGoMaxProcs(agents, cpus int) int {
+	if cpus > 0 && agents > cpus {
+		return 1
+	}
+	return 0
+}
+
+// childGoMaxProcs is the GOMAXPROCS to set for an agent with limits l; 0 sets none
+// (Go's default, or the GOMAXPROCS the child inherits from the supervisor's
+// environment).
+func (s *Supervisor) childGoMaxProcs(l Limits) int {
+	switch {
+	case l.GoMaxProcs > 0:
+		return l.GoMaxProcs
+	case l.GoMaxProcs == GoMaxProcsCores || s.envGoMaxProcs:
+		return 0
+	}
+	return AutoGoMaxProcs(len(s.cfg.Agents), s.cfg.CPUs)
+}

@@ -8,7 +8,9 @@ import (
 	"io"
 	"math/rand/v2"
 	"os"
+	"runtime"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -112,6 +114,10 @@ type Config struct {
 	// Rand returns a uniform float64 in [0, 1) for restart jitter. If nil,
 	// math/rand/v2.
 	Rand func() float64
+	// CPUs is how many CPUs the agents share, for the automatic GOMAXPROCS of
+	// agents (Limits.GoMaxProcs). If zero, this process's runtime.GOMAXPROCS(0)
+	// (the machine's cores, or its container's CPU limit).
+	CPUs int
 }
 
 // ProcState is what a supervisor knows of an agent's process.
@@ -162,6 +168,8 @@ type Supervisor struct {
 	rand  func() float64
 
 	metrics *metrics
+
+	envGoMaxProcs bool // the supervisor's environment sets GOMAXPROCS (children inherit it)
 }
 
 // New checks cfg and returns a supervisor ready to Run.
@@ -190,6 +198,9 @@ func New(cfg Config) (*Supervisor, error) {
 		// Auto became fanout while the agents were resolved if any of them is on
 		// the remote venue (runtime/wire.ResolveFleetAgent): none is.
 		cfg.MarketData.Mode = MarketDataOwn
+	}
+	if cfg.CPUs <= 0 {
+		cfg.CPUs = runtime.GOMAXPROCS(0)
 	}
 	if cfg.Budget.Key == "" {
 		cfg.Budget.Key = "default"
@@ -221,6 +232,9 @@ func New(cfg Config) (*Supervisor, error) {
 	}
 	s := &Supervisor{cfg: cfg, log: cfg.Logger.With(zap.String("supervisor", cfg.Name)), out: newOutput(cfg.Output),
 		host: host, ready: make(chan struct{}), byID: map[market.AgentID]*member{}, rand: cfg.Rand}
+	for _, kv := range cfg.Environ {
+		s.envGoMaxProcs = s.envGoMaxProcs || strings.HasPrefix(kv, "GOMAXPROCS=")
+	}
 	wallets := map[market.Address]market.AgentID{}
 	for _, a := range cfg.Agents {
 		if !a.ID.Valid() {
@@ -241,6 +255,10 @@ func New(cfg Config) (*Supervisor, error) {
 		m := newMember(s, a)
 		s.members = append(s.members, m)
 		s.byID[a.ID] = m
+	}
+	if n := AutoGoMaxProcs(len(cfg.Agents), cfg.CPUs); n > 0 && !s.envGoMaxProcs {
+		s.log.Info("more agents than CPUs: agents whose limits leave gomaxprocs out run with GOMAXPROCS=1 (gomaxprocs: 0 keeps Go's default)",
+			zap.Int("agents", len(cfg.Agents)), zap.Int("cpus", cfg.CPUs))
 	}
 	if cfg.Registry != nil {
 		m, err := newMetrics(s, cfg.Registry)
