@@ -104,15 +104,19 @@ func Recover(digest [32]byte, sig [65]byte) (market.Address, error) {
 	if bytes.Compare(s, curveHalfN[:]) > 0 {
 		return a, ErrHighS
 	}
-	rsv := sig
+	// The digest and r‖s‖v go to cgo from the pooled hasher's scratch buffer:
+	// slices of local arrays would escape to the heap (two allocations a call).
+	h := getHasher()
+	defer putHasher(h)
+	msg, rsv := h.buf[:32], h.buf[32:32+65]
+	copy(msg, digest[:])
+	copy(rsv, sig[:])
 	rsv[64] = v
-	pub, err := crypto.Ecrecover(digest[:], rsv[:])
+	pub, err := crypto.Ecrecover(msg, rsv)
 	if err != nil || len(pub) != 65 {
 		return a, ErrMalformedSignature
 	}
-	h := getHasher()
 	sum := h.sum(pub[1:])
-	putHasher(h)
 	copy(a[:], sum[12:])
 	return a, nil
 }
