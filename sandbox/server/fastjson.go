@@ -63,12 +63,18 @@ func appendJSONString(b []byte, s string) []byte {
 	return append(b, '"')
 }
 
+// jsonContentType is the Content-Type of the order path's answers, shared: a
+// ResponseWriter's header values are read (and copied by WriteHeader), never
+// modified in place, and an Add would append to a slice of capacity 1, that is
+// copy it.
+var jsonContentType = []string{"application/json"}
+
 // writePostOrderResponse answers POST /order with status 200.
 func writePostOrderResponse(w http.ResponseWriter, r *api.PostOrderResponse) {
 	bp := respPool.Get().(*[]byte)
 	b := appendPostOrderResponse((*bp)[:0], r)
 	b = append(b, '\n')
-	w.Header().Set("Content-Type", "application/json")
+	w.Header()["Content-Type"] = jsonContentType[:1:1]
 	w.WriteHeader(http.StatusOK)
 	_, _ = w.Write(b)
 	*bp = b

@@ -2,7 +2,11 @@ package server
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
+	"fmt"
+	"math"
 	"testing"
 
 	"github.com/pitbossdev/pitboss/api"
@@ -43,4 +47,24 @@ func FuzzFastJSONString(f *testing.F) {
 			t.Fatalf("got %q want %q", got, want)
 		}
 	})
+}
+
+// TestTradeIDIsTheHashOfItsNumber pins the trade id formula (ids are derived, not
+// stored: they must not change across versions): a UUID v4 from the first 16 bytes
+// of SHA-256("pitboss-trade:<n>").
+func TestTradeIDIsTheHashOfItsNumber(t *testing.T) {
+	for _, n := range []uint64{0, 1, 42, 1 << 40, math.MaxUint64} {
+		sum := sha256.Sum256([]byte(fmt.Sprintf("pitboss-trade:%d", n)))
+		u := sum[:16]
+		u[6] = u[6]&0x0f | 0x40
+		u[8] = u[8]&0x3f | 0x80
+		h := hex.EncodeToString(u)
+		want := h[:8] + "-" + h[8:12] + "-" + h[12:16] + "-" + h[16:20] + "-" + h[20:]
+		if got := string(tradeID(n)); got != want {
+			t.Errorf("tradeID(%d) = %s, want %s", n, got, want)
+		}
+	}
+	if got := string(tradeID(1)); got != "24693dc7-c97c-40b6-a313-ed6339ab460c" {
+		t.Errorf("tradeID(1) = %s", got)
+	}
 }

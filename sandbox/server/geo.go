@@ -66,14 +66,18 @@ func newGeo(g Geoblock) (geo, error) {
 	return out, nil
 }
 
+// The header names below are spelled in canonical MIME form (CF-IPCountry is
+// "Cf-Ipcountry"): Header.Get canonicalizes its argument, which allocates unless it
+// already is canonical, and these run on every request (the order path included).
+
 // clientIP is the geoblock's client address: the first present of
 // CF-Connecting-IP, X-Real-IP and the first address of X-Forwarded-For, else the
 // peer address.
 func clientIP(r *http.Request) string {
-	if v := strings.TrimSpace(r.Header.Get("CF-Connecting-IP")); v != "" {
+	if v := strings.TrimSpace(r.Header.Get("Cf-Connecting-Ip")); v != "" {
 		return v
 	}
-	if v := strings.TrimSpace(r.Header.Get("X-Real-IP")); v != "" {
+	if v := strings.TrimSpace(r.Header.Get("X-Real-Ip")); v != "" {
 		return v
 	}
 	if v := r.Header.Get("X-Forwarded-For"); v != "" {
@@ -93,7 +97,7 @@ func rateIP(r *http.Request) string {
 			return strings.TrimSpace(first)
 		}
 	}
-	if v := strings.TrimSpace(r.Header.Get("X-Real-IP")); v != "" {
+	if v := strings.TrimSpace(r.Header.Get("X-Real-Ip")); v != "" {
 		return v
 	}
 	return peer(r)
@@ -110,7 +114,7 @@ func peer(r *http.Request) string {
 // country is the request's country from CF-IPCountry or X-Country-Code, upper-case;
 // "" when neither is present (a local request: no restriction applies).
 func country(r *http.Request) string {
-	c := r.Header.Get("CF-IPCountry")
+	c := r.Header.Get("Cf-Ipcountry")
 	if c == "" {
 		c = r.Header.Get("X-Country-Code")
 	}
@@ -119,7 +123,7 @@ func country(r *http.Request) string {
 
 // region is the request's region from CF-Region-Code or X-Region-Code; may be empty.
 func region(r *http.Request) string {
-	v := r.Header.Get("CF-Region-Code")
+	v := r.Header.Get("Cf-Region-Code")
 	if v == "" {
 		v = r.Header.Get("X-Region-Code")
 	}

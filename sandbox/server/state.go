@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"slices"
+	"strconv"
 	"sync"
 
 	"github.com/pitbossdev/pitboss/adapters/auth"
@@ -571,7 +572,8 @@ func (s *state) finalize(rec *orderRec) {
 func TradeID(n uint64) market.TradeID { return tradeID(n) }
 
 func tradeID(n uint64) market.TradeID {
-	sum := sha256.Sum256(fmt.Appendf(nil, "pitboss-trade:%d", n))
+	var in [len("pitboss-trade:") + 20]byte
+	sum := sha256.Sum256(strconv.AppendUint(append(in[:0], "pitboss-trade:"...), n, 10))
 	u := sum[:16]
 	u[6] = u[6]&0x0f | 0x40
 	u[8] = u[8]&0x3f | 0x80
