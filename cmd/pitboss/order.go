@@ -104,8 +104,14 @@ func newOrderCmd(name, synopsis string, io stdio, signs bool) (*orderCmd, *flag.
 
 // open resolves the venue, the wallet's address (without unlocking its key) and its
 // API credentials, and builds the client. signs says the command signs orders:
-// the client then signs with a heldSigner (sign). The caller calls close.
-func (o *orderCmd) open(ctx context.Context, io stdio, signs bool) error {
+// the client then signs with a heldSigner (sign). On failure it has closed what
+// it opened; on success the caller calls close.
+func (o *orderCmd) open(ctx context.Context, io stdio, signs bool) (err error) {
+	defer func() {
+		if err != nil {
+			o.close()
+		}
+	}()
 	credRef, err := o.wf.credRef()
 	if err != nil {
 		return err
@@ -131,11 +137,14 @@ func (o *orderCmd) open(ctx context.Context, io stdio, signs bool) error {
 	return nil
 }
 
+// close releases the client and the secret stores; it may be called again.
 func (o *orderCmd) close() {
 	if o.c != nil {
 		o.c.Close()
+		o.c = nil
 	}
 	o.fundingCmd.close()
+	o.env = nil
 }
 
 // sign unlocks the wallet, runs build with the key held, and wipes the key before
@@ -377,20 +386,31 @@ func (t *tradeFlags) check() error {
 	return nil
 }
 
-// resolveTarget reads --token, or --market with --outcome (checked by check).
-func (o *orderCmd) resolveTarget(ctx context.Context, token, mkt, outcome string) (target, error) {
-	if token != "" {
-		mkt = token
+// resolveTarget reads --token, or --market with --outcome (checked by check), and
+// the token's trading parameters; price, when not zero, must be on its tick.
+func (o *orderCmd) resolveTarget(ctx context.Context, t *tradeFlags, price market.Micros) (target, clob.MarketParams, error) {
+	ref := t.market
+	if t.token != "" {
+		ref = t.token
 	}
-	info, named, err := o.mc.resolve(ctx, mkt)
+	info, named, err := o.mc.resolve(ctx, ref)
 	if err != nil {
-		return target{}, err
+		return target{}, clob.MarketParams{}, err
 	}
-	tok, oc, err := pickToken(info, named, outcome, nil)
+	tok, oc, err := pickToken(info, named, t.outcome, nil)
 	if err != nil {
-		return target{}, err
+		return target{}, clob.MarketParams{}, err
 	}
-	return target{info: info, token: tok, outcome: oc}, nil
+	p, err := o.c.MarketParams(ctx, tok)
+	if err != nil {
+		return target{}, clob.MarketParams{}, venueError(o.v, svcCLOB, err)
+	}
+	if price > 0 {
+		if err := checkTick(price, p.TickSize); err != nil {
+			return target{}, clob.MarketParams{}, o.venueRefusal("the order", err)
+		}
+	}
+	return target{info: info, token: tok, outcome: oc}, p, nil
 }
 
 func (t target) describe() string {
@@ -501,16 +521,9 @@ func runOrderPlace(ctx context.Context, args []string, io stdio) error {
 		return err
 	}
 	defer o.close()
-	tg, err := o.resolveTarget(ctx, tf.token, tf.market, tf.outcome)
+	tg, p, err := o.resolveTarget(ctx, &tf, price)
 	if err != nil {
 		return err
-	}
-	p, err := o.c.MarketParams(ctx, tg.token)
-	if err != nil {
-		return venueError(o.v, svcCLOB, err)
-	}
-	if err := checkTick(price, p.TickSize); err != nil {
-		return o.venueRefusal("the order", err)
 	}
 	var exp time.Time
 	if typ == market.GTD {
@@ -674,18 +687,9 @@ func runOrderMarket(ctx context.Context, args []string, io stdio) error {
 		return err
 	}
 	defer o.close()
-	tg, err := o.resolveTarget(ctx, tf.token, tf.market, tf.outcome)
+	tg, p, err := o.resolveTarget(ctx, &tf, limit)
 	if err != nil {
 		return err
-	}
-	p, err := o.c.MarketParams(ctx, tg.token)
-	if err != nil {
-		return venueError(o.v, svcCLOB, err)
-	}
-	if limit > 0 {
-		if err := checkTick(limit, p.TickSize); err != nil {
-			return o.venueRefusal("the order", err)
-		}
 	}
 	book, err := o.c.MarketBook(ctx, tg.token)
 	if err != nil {
@@ -791,24 +795,37 @@ func (o *orderCmd) filter(ctx context.Context, ref string) (market.ConditionID, 
 	return info.Condition, tok, nil
 }
 
-func runOrderList(ctx context.Context, args []string, io stdio) error {
-	o, fs := newOrderCmd("list", synOrderList, io, false)
-	mkt := fs.String("market", "", "only this `market`'s orders (slug, condition id; a token id: that outcome's only)")
+// openListing starts list and trades: it parses args (flags only; a positional
+// argument is refused with hint), opens the venue and resolves --market (whose
+// help is marketHelp) into the venue's filter. On success the caller closes o.
+func openListing(ctx context.Context, io stdio, name, synopsis, marketHelp, hint string, args []string) (*orderCmd, market.ConditionID, market.TokenID, error) {
+	o, fs := newOrderCmd(name, synopsis, io, false)
+	mkt := fs.String("market", "", marketHelp)
 	pos, err := parseInterleaved(fs, args)
 	if err != nil {
-		return err
+		return nil, "", "", err
 	}
 	if len(pos) > 0 {
-		return usagef("order list takes no arguments; 'pitboss order get ID' shows one order")
+		return nil, "", "", usagef("order %s takes no arguments%s", name, hint)
 	}
 	if err := o.open(ctx, io, false); err != nil {
+		return nil, "", "", err
+	}
+	cond, tok, err := o.filter(ctx, *mkt)
+	if err != nil {
+		o.close()
+		return nil, "", "", err
+	}
+	return o, cond, tok, nil
+}
+
+func runOrderList(ctx context.Context, args []string, io stdio) error {
+	o, cond, tok, err := openListing(ctx, io, "list", synOrderList,
+		"only this `market`'s orders (slug, condition id; a token id: that outcome's only)", "; 'pitboss order get ID' shows one order", args)
+	if err != nil {
 		return err
 	}
 	defer o.close()
-	cond, tok, err := o.filter(ctx, *mkt)
-	if err != nil {
-		return err
-	}
 	rows := []orderRow{}
 	for r, err := range o.c.Orders(ctx, clob.OrderFilter{Market: cond, AssetID: tok}) {
 		if err != nil {
@@ -1024,23 +1041,12 @@ type fillRow struct {
 }
 
 func runOrderTrades(ctx context.Context, args []string, io stdio) error {
-	o, fs := newOrderCmd("trades", synOrderTrades, io, false)
-	mkt := fs.String("market", "", "only this `market`'s trades (slug, condition id; a token id: that token's)")
-	pos, err := parseInterleaved(fs, args)
+	o, cond, tok, err := openListing(ctx, io, "trades", synOrderTrades,
+		"only this `market`'s trades (slug, condition id; a token id: that token's)", "", args)
 	if err != nil {
-		return err
-	}
-	if len(pos) > 0 {
-		return usagef("order trades takes no arguments")
-	}
-	if err := o.open(ctx, io, false); err != nil {
 		return err
 	}
 	defer o.close()
-	cond, tok, err := o.filter(ctx, *mkt)
-	if err != nil {
-		return err
-	}
 	rows := []fillRow{}
 	for t, err := range o.c.Trades(ctx, clob.TradeFilter{Market: cond, AssetID: tok}) {
 		if err != nil {
