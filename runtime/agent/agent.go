@@ -24,6 +24,7 @@ type Agent struct {
 	guards  Guards
 	keeper  Keeper // guards, when they implement it
 	store   Store
+	noStore bool // Deps.Store was nil: no checkpoints are built
 	sink    AuditSink
 	metrics Metrics
 	log     *zap.Logger
@@ -109,7 +110,7 @@ func New(cfg Config, d Deps) (*Agent, error) {
 	a := &Agent{cfg: cfg, venue: d.Venue, feed: d.Feed, decider: d.Decider, guards: d.Guards,
 		store: d.Store, sink: d.Audit, metrics: d.Metrics, log: d.Logger, clock: d.Clock}
 	if a.store == nil {
-		a.store = NewMemStore()
+		a.store, a.noStore = nopStore{}, true
 	}
 	if a.metrics == nil {
 		a.metrics = NopMetrics{}
@@ -222,7 +223,9 @@ func (a *Agent) Run(ctx context.Context) error {
 	}
 	close(a.cp)
 	<-a.cpDone
-	if serr := a.store.Save(a.checkpoint()); serr != nil {
+	if a.noStore {
+		a.prune()
+	} else if serr := a.store.Save(a.checkpoint()); serr != nil {
 		a.log.Error("final checkpoint not saved", zap.Error(serr))
 		if err == nil {
 			err = serr
@@ -631,6 +634,16 @@ func (a *Agent) canOpen() bool {
 // takes to finish the one it writes).
 func (a *Agent) maybeCheckpoint(now time.Time) {
 	if !a.dirtyCP && !a.forceCP {
+		return
+	}
+	if a.noStore {
+		// Nothing to keep it in: only the pruning a checkpoint does, on the
+		// same schedule.
+		a.prune()
+		a.dirtyCP, a.forceCP = false, false
+		if !now.IsZero() {
+			a.lastCPWall = now
+		}
 		return
 	}
 	c := a.checkpoint()

@@ -519,3 +519,33 @@ func TestUnknownOrdersAreAdoptedWhenAsked(t *testing.T) {
 		t.Fatalf("stop left %v open: an adopted order is cancelled like the agent's own", l)
 	}
 }
+
+// TestWithoutAStoreNoCheckpointIsBuilt checks that an agent given no Store (a
+// backtest) never builds a checkpoint — the kill switch is never encoded — while
+// one with a store checkpoints every second of event time.
+func TestWithoutAStoreNoCheckpointIsBuilt(t *testing.T) {
+	for _, withStore := range []bool{false, true} {
+		t.Run(map[bool]string{false: "no store", true: "a store"}[withStore], func(t *testing.T) {
+			var evs []market.Event
+			for i := range 50 {
+				evs = append(evs, book(int64(1+i)*500, "0.45", "0.50"))
+			}
+			g := &fakeGuards{}
+			a := newAgent(t, baseConfig(), newFakeVenue(), &scriptFeed{events: evs}, bidQuoter("10"), g, func(d *agent.Deps) {
+				d.Clock = agent.EventClock
+				if withStore {
+					d.Store = agent.NewMemStore()
+				}
+			})
+			if err := a.Run(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+			if st := a.Status(); st.Counts.Events != 50 || st.Counts.Orders == 0 {
+				t.Fatalf("counts %+v", st.Counts)
+			}
+			if withStore && g.encoded < 10 || !withStore && g.encoded != 0 {
+				t.Fatalf("the kill switch was encoded %d times", g.encoded)
+			}
+		})
+	}
+}

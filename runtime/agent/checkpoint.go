@@ -12,6 +12,12 @@ import (
 	"github.com/pitbossdev/pitboss/market"
 )
 
+// nopStore is the store of an agent given none: it keeps nothing.
+type nopStore struct{}
+
+func (nopStore) Load() (*Checkpoint, error) { return nil, nil }
+func (nopStore) Save(*Checkpoint) error     { return nil }
+
 // CheckpointVersion is the version of the checkpoint format this package writes.
 const CheckpointVersion = 1
 

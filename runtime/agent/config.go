@@ -181,8 +181,8 @@ type Deps struct {
 	Feed    Feed
 	Decider Decider
 	Guards  Guards
-	// Store keeps the checkpoint. If nil, an in-memory store (nothing survives
-	// the process).
+	// Store keeps the checkpoint. If nil, there is none: nothing survives the
+	// run, and the loop builds no checkpoints (a backtest's case).
 	Store Store
 	// Audit receives audit records. If nil, they are dropped.
 	Audit AuditSink

@@ -263,6 +263,7 @@ type fakeGuards struct {
 	checks   int
 	recorded int
 	restored []byte
+	encoded  int // KillState calls (checkpoints built)
 }
 
 func (g *fakeGuards) Observe(st *market.State) agent.Action {
@@ -300,6 +301,7 @@ func (g *fakeGuards) Resume(*market.State, string) bool {
 func (g *fakeGuards) Halted() bool       { return g.halted }
 func (g *fakeGuards) KillReason() string { return g.reason }
 func (g *fakeGuards) KillState() ([]byte, error) {
+	g.encoded++
 	if g.halted {
 		return []byte(`{"tripped":true,"reason":"` + g.reason + `"}`), nil
 	}

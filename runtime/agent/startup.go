@@ -94,8 +94,10 @@ func (a *Agent) startup(ctx context.Context) error {
 	if cp == nil {
 		a.startEquity = a.st.Equity()
 	}
-	if err := a.store.Save(a.checkpoint()); err != nil {
-		return err
+	if !a.noStore {
+		if err := a.store.Save(a.checkpoint()); err != nil {
+			return err
+		}
 	}
 	a.stVer++ // everything above wrote the state directly
 	a.declareVersion()
