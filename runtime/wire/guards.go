@@ -12,14 +12,17 @@ import (
 
 // Guards adapts a policies.Chain to agent.Guards: one batch per Begin, each Check an
 // evaluation of that batch (EvaluateReplacing when the intent replaces an open
-// order, EvaluateKeeping through CheckKeep when the order stays). The chain's own audit sink is not used: the agent audits every
-// decision it asks for, with the orders and fills around it, in one stream.
+// order; EvaluateKeeping, through CheckKeep, when the order stays). The chain's own
+// audit sink is not used: the agent audits every decision it asks for, with the
+// orders and fills around it, in one stream.
 type Guards struct {
-	cfg   policies.Config
-	opts  []policies.Option
-	chain *policies.Chain
-	batch *policies.Batch
-	geo   atomic.Pointer[policies.Geoblock] // a status set from another goroutine, not yet applied
+	cfg      policies.Config
+	opts     []policies.Option
+	chain    *policies.Chain
+	batch    *policies.Batch
+	geo      atomic.Pointer[policies.Geoblock] // a status set from another goroutine, not yet applied
+	kill     policies.KillState                // the kill switch last encoded, as killJSON
+	killJSON []byte
 }
 
 var (
@@ -119,8 +122,19 @@ func (g *Guards) Halted() bool { return g.chain.Halted() }
 // KillReason implements agent.Guards.
 func (g *Guards) KillReason() string { return g.chain.KillState().Reason }
 
-// KillState implements agent.Guards: policies.KillState as JSON.
-func (g *Guards) KillState() ([]byte, error) { return json.Marshal(g.chain.KillState()) }
+// KillState implements agent.Guards: policies.KillState as JSON, encoded again only
+// when it changed (the bytes returned are never modified).
+func (g *Guards) KillState() ([]byte, error) {
+	k := g.chain.KillState()
+	if g.killJSON == nil || k != g.kill {
+		b, err := json.Marshal(k)
+		if err != nil {
+			return nil, err
+		}
+		g.kill, g.killJSON = k, b
+	}
+	return g.killJSON, nil
+}
 
 // RestoreKill implements agent.Guards: the chain is rebuilt with the saved kill
 // switch (policies.WithKillState), so a tripped switch stays tripped.
