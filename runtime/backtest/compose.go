@@ -108,7 +108,7 @@ func (p *parts) agent(feed agent.Feed, d agent.Decider) (*agent.Agent, error) {
 	}
 	cfg := agent.Config{ID: id, Wallet: p.wallet, DryRun: true, Markets: p.conds, Heartbeat: p.cfg.Spec.Heartbeat}
 	return agent.New(cfg, agent.Deps{Venue: ephemeral{p.venue}, Feed: feed, Decider: d, Guards: p.guards,
-		Store: discard{}, Logger: p.cfg.Logger, Clock: agent.EventClock})
+		Logger: p.cfg.Logger, Clock: agent.EventClock}) // no Store: a backtest keeps no checkpoint
 }
 
 // filter returns whether an event concerns one of the bound markets (by condition

@@ -44,10 +44,3 @@ func (e ephemeral) Heartbeat(ctx context.Context) error { return e.v.Heartbeat(c
 func (e ephemeral) Synchronous() bool                   { return true }
 func (e ephemeral) Attach(emit func(*market.Event))     { e.v.Attach(emit) }
 func (e ephemeral) ObserveMarket(ev *market.Event)      { e.v.ObserveMarket(ev) }
-
-// discard is a checkpoint store that keeps nothing: a backtest starts from nothing
-// and never restarts.
-type discard struct{}
-
-func (discard) Load() (*agent.Checkpoint, error) { return nil, nil }
-func (discard) Save(*agent.Checkpoint) error     { return nil }
