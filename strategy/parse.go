@@ -38,6 +38,9 @@ type varSpec struct {
 	name string
 	key  *yaml.Node
 	expr exprSrc
+	// broken: the name was refused; the expression is compiled for its problems
+	// only and defines nothing.
+	broken bool
 }
 
 // ref is a literal value or a parameter name (for windows, ttl, cooldown, post_only).
@@ -64,6 +67,10 @@ type quoteSpec struct {
 	when     *exprSrc
 	ttl      ref
 	postOnly ref
+	// broken: a structural problem (id, side, type, a missing field, ...) was
+	// reported. The block's expressions are still compiled, so that one run lists
+	// their problems too, but it never becomes part of a strategy.
+	broken bool
 }
 
 type ruleAction uint8
@@ -96,6 +103,7 @@ type ruleSpec struct {
 	action   ruleAction
 	takes    []takeSpec
 	cooldown ref
+	broken   bool // as quoteSpec.broken
 }
 
 // Event kinds as the file names them, for `on:` and event.kind.
@@ -301,39 +309,42 @@ func (p *parser) markets(n *yaml.Node) {
 
 func (p *parser) vars(n *yaml.Node) {
 	for _, kv := range p.pairs(n, "vars") {
-		if !reIdent.MatchString(kv[0].Value) {
+		broken := !reIdent.MatchString(kv[0].Value)
+		if broken {
 			p.node(kv[0], "var name %q must be an identifier (letters, digits and _)", kv[0].Value)
-			continue
 		}
 		e, ok := p.expr(kv[1], "var "+kv[0].Value)
 		if !ok {
 			continue
 		}
-		p.s.vars = append(p.s.vars, &varSpec{name: kv[0].Value, key: kv[0], expr: e})
+		p.s.vars = append(p.s.vars, &varSpec{name: kv[0].Value, key: kv[0], expr: e, broken: broken})
 	}
 }
 
 var quoteFields = []string{"market", "token", "side", "price", "size", "when", "type", "ttl", "post_only"}
 
+// quotes reads the quotes: section. A quote with a structural problem is kept,
+// marked broken, so that its expressions are compiled (and their problems listed)
+// all the same.
 func (p *parser) quotes(n *yaml.Node) {
 	for _, kv := range p.pairs(n, "quotes") {
 		id := kv[0].Value
 		what := "quote " + id
+		ok := true
 		if !reID.MatchString(id) {
 			p.node(kv[0], "quote id %q must be a name (letters, digits, _ and -)", id)
-			continue
+			ok = false
 		}
 		fs := p.fields(kv[1], what, quoteFields)
 		if fs == nil {
 			continue
 		}
 		q := &quoteSpec{id: id, key: kv[0], typ: market.GTC}
-		ok := true
 		q.slot, q.slotNode = p.slotRef(fs["market"], what)
 		q.token = p.token(fs["token"], what)
-		if q.side, ok = p.side(fs["side"], kv[0], what); !ok {
-			ok = false
-		}
+		var good bool
+		q.side, good = p.side(fs["side"], kv[0], what)
+		ok = ok && good
 		if t := fs["type"]; t != nil {
 			switch strings.ToUpper(t.Value) {
 			case "GTC":
@@ -342,8 +353,10 @@ func (p *parser) quotes(n *yaml.Node) {
 				q.typ = market.GTD
 			case "FOK", "FAK":
 				p.node(t, "%s: type %s does not rest on the book; use a rule with take: for immediate orders", what, t.Value)
+				ok = false
 			default:
 				p.node(t, "%s: type must be GTC or GTD", what)
+				ok = false
 			}
 		}
 		q.price, ok = p.required(fs, "price", kv[0], what, ok)
@@ -362,9 +375,8 @@ func (p *parser) quotes(n *yaml.Node) {
 			p.node(fs["ttl"], "%s: ttl is only for type: GTD", what)
 		}
 		q.postOnly = p.boolRef(fs["post_only"], what+" post_only")
-		if ok {
-			p.s.quotes = append(p.s.quotes, q)
-		}
+		q.broken = !ok
+		p.s.quotes = append(p.s.quotes, q)
 	}
 }
 
@@ -420,20 +432,22 @@ func (p *parser) side(n *yaml.Node, at *yaml.Node, what string) (market.Side, bo
 
 var ruleFields = []string{"market", "on", "when", "do", "take", "cooldown"}
 
+// rules reads the rules: section; a rule with a structural problem is kept, marked
+// broken, as quotes does.
 func (p *parser) rules(n *yaml.Node) {
 	for _, kv := range p.pairs(n, "rules") {
 		id := kv[0].Value
 		what := "rule " + id
+		ok := true
 		if !reID.MatchString(id) {
 			p.node(kv[0], "rule id %q must be a name (letters, digits, _ and -)", id)
-			continue
+			ok = false
 		}
 		fs := p.fields(kv[1], what, ruleFields)
 		if fs == nil {
 			continue
 		}
 		r := &ruleSpec{id: id, key: kv[0]}
-		ok := true
 		r.slot, r.slotNode = p.slotRef(fs["market"], what)
 		if on := fs["on"]; on != nil {
 			r.on = p.onMask(on, what)
@@ -477,9 +491,8 @@ func (p *parser) rules(n *yaml.Node) {
 			}
 		}
 		r.cooldown = p.durationRef(fs["cooldown"], what+" cooldown")
-		if ok {
-			p.s.rules = append(p.s.rules, r)
-		}
+		r.broken = !ok
+		p.s.rules = append(p.s.rules, r)
 	}
 }
 

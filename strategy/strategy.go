@@ -239,11 +239,18 @@ func compileSpec(sp *spec, values map[string]pval) (*Strategy, *problems) {
 	// vars, in order: each sees the params, indicators and earlier vars
 	later := map[string]int{}
 	for _, v := range sp.vars {
-		later[v.name] = v.key.Line
+		if !v.broken {
+			later[v.name] = v.key.Line
+		}
 	}
 	for _, v := range sp.vars {
 		delete(later, v.name)
-		if !claim(v.name, "var", v.key.Line, v.key.Column) {
+		if v.broken || !claim(v.name, "var", v.key.Line, v.key.Column) {
+			// The name is refused (reported); the expression's own problems are
+			// listed all the same, and it defines nothing.
+			if _, err := newEnv().Compile(v.expr.text, v.expr.at, exprenv.Any); err != nil {
+				probs.add(err)
+			}
 			continue
 		}
 		prog, err := newEnv().Compile(v.expr.text, v.expr.at, exprenv.Any)
@@ -299,6 +306,9 @@ func compileSpec(sp *spec, values map[string]pval) (*Strategy, *problems) {
 	env := newEnv()
 	s.env = env
 	comp := func(e exprSrc, kind exprenv.Kind) prog {
+		if e.node == nil { // a broken block's field that is not an expression: reported by parse
+			return prog{slot: -1}
+		}
 		p, err := env.Compile(e.text, e.at, kind)
 		if err != nil {
 			probs.add(err)
@@ -344,7 +354,7 @@ func compileSpec(sp *spec, values map[string]pval) (*Strategy, *problems) {
 			ok = ok && good
 			cq.postOnly = b
 		}
-		if ok && cq.price.p != nil && cq.size.p != nil {
+		if ok && !q.broken && cq.price.p != nil && cq.size.p != nil {
 			s.quotes = append(s.quotes, cq)
 		}
 	}
@@ -363,7 +373,7 @@ func compileSpec(sp *spec, values map[string]pval) (*Strategy, *problems) {
 			ok = ok && good
 			cr.cooldown = int64(w)
 		}
-		if ok {
+		if ok && !r.broken {
 			s.rules = append(s.rules, cr)
 		}
 	}

@@ -139,3 +139,47 @@ func TestCheckNeverPrintsASecret(t *testing.T) {
 		t.Fatalf("code %d\n%s%s", code, out, errOut)
 	}
 }
+
+// TestCheckListsExpressionProblemsBesideStructuralOnes: a quote with a bad side and
+// a rule with a bad action still have their expressions compiled, so one run of
+// `pitboss check` — on the strategy file, or on an agent file naming it — prints
+// the structural and the expression problems of the same blocks, each once.
+func TestCheckListsExpressionProblemsBesideStructuralOnes(t *testing.T) {
+	dir := writeFiles(t, map[string]string{
+		"strategy.yaml": `quotes:
+  bid:
+    side: BUYY
+    price: yes.bdi - 0.1
+    size: foo
+rules:
+  stop:
+    when: now() > 1
+    do: explode
+`,
+		"agent.yaml": "name: a\nwallet: file:bot\nmarkets: [\"1\"]\nstrategy: strategy.yaml\n",
+	})
+	s := filepath.Join(dir, "strategy.yaml")
+	want := []string{
+		s + ":3:11: quote bid: side must be BUY or SELL",
+		s + ":4:16: type Token has no field bdi (did you mean bid?)",
+		s + ":5:11: unknown name foo",
+		s + ":8:11: now() is not available",
+		s + ":9:9: rule stop: do must be cancel_all, flatten or pause",
+	}
+	for _, file := range []string{"strategy.yaml", "agent.yaml"} {
+		t.Run(file, func(t *testing.T) {
+			code, out, errOut := runCLI(t, "check", filepath.Join(dir, file))
+			if code != 1 {
+				t.Fatalf("exit %d, want 1\n%s", code, out)
+			}
+			for _, w := range want {
+				if n := strings.Count(out, w); n != 1 {
+					t.Errorf("%q is printed %d times, want once:\n%s", w, n, out)
+				}
+			}
+			if !strings.Contains(errOut, "5 problem(s) in 1 file(s)") {
+				t.Errorf("stderr %q", errOut)
+			}
+		})
+	}
+}
