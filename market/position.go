@@ -111,7 +111,14 @@ type State struct {
 	// Last is the last public trade printed for each token (see Apply); nil until
 	// the first trade event.
 	Last map[TokenID]LastTrade
+
+	// spare holds orders Apply removed from Orders, reused for the next ones
+	// (readers keep no references past an evaluation, so none is still read).
+	spare []*Order
 }
+
+// maxSpareOrders bounds State.spare.
+const maxSpareOrders = 64
 
 // Init allocates the maps of a zero State.
 func (s *State) Init() {

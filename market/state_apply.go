@@ -140,6 +140,7 @@ func (s *State) resolve(ev *Event) {
 		if ord.Market == m.Condition || ord.Token == m.Tokens[Yes] || ord.Token == m.Tokens[No] {
 			s.release(ord)
 			delete(s.Orders, id)
+			s.recycle(ord)
 		}
 	}
 }
@@ -168,17 +169,30 @@ func (s *State) applyOrder(o *Order, u OrderUpdate) {
 	if u == OrderCancellation || o.Status.Final() || o.Remaining() <= 0 {
 		if old != nil {
 			delete(s.Orders, o.ID)
+			s.recycle(old)
 		}
 		return
 	}
 	if old == nil {
-		old = new(Order)
+		if n := len(s.spare); n > 0 {
+			old, s.spare = s.spare[n-1], s.spare[:n-1]
+		} else {
+			old = new(Order)
+		}
 		s.Orders[o.ID] = old
 	}
 	*old = *o
 	r := reservation(old)
 	s.Reserved += r
 	s.Balance -= r
+}
+
+// recycle keeps an order removed from s.Orders for reuse (at most maxSpareOrders).
+func (s *State) recycle(o *Order) {
+	if len(s.spare) < maxSpareOrders {
+		*o = Order{}
+		s.spare = append(s.spare, o)
+	}
 }
 
 func (s *State) applyFill(f *Fill) {
