@@ -47,20 +47,37 @@ type result struct {
 // send runs o on the loop (synchronous venue; its answer is handled after the
 // current pass) or hands it to the executor.
 func (a *Agent) send(o op) {
-	if (a.sync || a.prepLocal) && o.kind == opPlace && !o.prepared {
-		// Prepare here so that the order's id is known before the venue can emit
-		// events about it, and before a checkpoint may have to record it.
-		p, err := a.venue.Prepare(context.Background(), o.req)
-		if err != nil {
-			a.local = append(a.local, localItem{result: true, res: result{op: o, err: err, stage: "prepare"}})
-			return
-		}
-		o.prep, o.prepared = p, true
-		if rec := a.byClient[o.client]; rec != nil && rec.id == "" {
-			rec.prep, rec.prepared, rec.id = p, true, p.ID
-			a.byID[p.ID] = rec
-		}
+	if o.kind == opPlace && !a.prepareHere(&o) {
+		return
 	}
+	a.dispatch(o)
+}
+
+// prepareHere prepares placement o on the loop when the venue is synchronous or
+// prepares locally, so that the order's id is known before the venue can emit
+// events about it, before a checkpoint may have to record it and before its "place"
+// audit record is written. It reports false when preparing failed (the failure is
+// queued as the call's answer: nothing is to be sent).
+func (a *Agent) prepareHere(o *op) bool {
+	if !(a.sync || a.prepLocal) || o.prepared {
+		return true
+	}
+	p, err := a.venue.Prepare(context.Background(), o.req)
+	if err != nil {
+		a.local = append(a.local, localItem{result: true, res: result{op: *o, err: err, stage: "prepare"}})
+		return false
+	}
+	o.prep, o.prepared = p, true
+	if rec := a.byClient[o.client]; rec != nil && rec.id == "" {
+		rec.prep, rec.prepared, rec.id = p, true, p.ID
+		a.byID[p.ID] = rec
+	}
+	return true
+}
+
+// dispatch makes the venue call o: on the loop for a synchronous venue, else on an
+// executor.
+func (a *Agent) dispatch(o op) {
 	if a.sync {
 		r := &a.scratch
 		*r = result{op: o}

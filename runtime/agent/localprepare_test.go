@@ -95,3 +95,60 @@ func TestLocalPreparerCheckpointsTheIDBeforeTheAnswer(t *testing.T) {
 		})
 	}
 }
+
+// TestThePlaceRecordCarriesTheOrderID: when the order's id is known before it is
+// sent (a synchronous venue, or one that prepares on the loop), the "place" audit
+// record carries it — the same id as the "placed" record of the venue's answer.
+// A venue prepared on an executor has no id to record until the answer.
+func TestThePlaceRecordCarriesTheOrderID(t *testing.T) {
+	tests := []struct {
+		name        string
+		sync, local bool
+		wantID      bool
+	}{
+		{name: "synchronous venue", sync: true, wantID: true},
+		{name: "prepared on the loop", local: true, wantID: true},
+		{name: "prepared on an executor", wantID: false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			fv := newFakeVenue()
+			fv.sync = tt.sync
+			var v agent.Venue = fv
+			if tt.local {
+				v = &localVenue{fakeVenue: fv}
+			}
+			log := &auditLog{}
+			a := newAgent(t, baseConfig(), v, &scriptFeed{events: []market.Event{book(1000, "0.45", "0.50")}},
+				bidQuoter("10"), &fakeGuards{}, func(d *agent.Deps) { d.Audit = log })
+			if err := a.Run(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+			var place, placed *agent.AuditRecord
+			log.mu.Lock()
+			defer log.mu.Unlock()
+			for i := range log.recs {
+				switch r := &log.recs[i]; {
+				case r.Kind == agent.AuditOrder && r.Op == "place" && place == nil:
+					place = r
+				case r.Kind == agent.AuditOrder && r.Op == "placed" && placed == nil:
+					placed = r
+				}
+			}
+			if place == nil || placed == nil || placed.Order.ID == "" {
+				t.Fatalf("records place=%v placed=%v", place, placed)
+			}
+			if got := place.Order.ID != ""; got != tt.wantID {
+				t.Fatalf("place record's order id %q, want one: %v", place.Order.ID, tt.wantID)
+			}
+			if tt.wantID && place.Order.ID != placed.Order.ID {
+				t.Fatalf("place record's id %s, the venue's %s", place.Order.ID, placed.Order.ID)
+			}
+		})
+	}
+}
+
+// localVenue is a fakeVenue that prepares on the loop.
+type localVenue struct{ *fakeVenue }
+
+func (v *localVenue) PrepareLocally() bool { return true }

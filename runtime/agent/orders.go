@@ -335,9 +335,13 @@ func (a *Agent) place(s *slot, it *market.Intent, op string) *orderRec {
 		}
 		ce.Write(fields...)
 	}
-	a.auditOrder(op, r, nil)
 	a.dirtyCP = true
-	a.send(op0(opPlace, r))
+	o := op0(opPlace, r)
+	prepared := a.prepareHere(&o) // the venue's id, when it is known before sending
+	a.auditOrder(op, r, nil)
+	if prepared {
+		a.dispatch(o)
+	}
 	return r
 }
 

@@ -146,7 +146,9 @@ type AuditRecord struct {
 	Code    market.Code
 
 	// AuditOrder: Op is place, cancel, cancel_all or lookup; Order is the request
-	// (place) or the venue's answer; Err the failure, if any.
+	// (place: with the venue's order id whenever it is known before sending — a
+	// synchronous venue, or one that prepares on the loop, as the embedded, paper
+	// and remote venues do) or the venue's answer; Err the failure, if any.
 	Op    string
 	Order market.Order
 	Key   string // the quote or rule key the order belongs to
