@@ -4,9 +4,7 @@ package main
 
 import (
 	"context"
-	"fmt"
 	"os"
-	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -39,34 +37,20 @@ func TestFileStoreWalletRunsAnAgentEndToEnd(t *testing.T) {
 	}
 	addr := m[1]
 
-	dir := t.TempDir()
-	if err := os.WriteFile(filepath.Join(dir, "strategy.yaml"), []byte(liveStrategy), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	// The live tests' agent file (their strategy, market and guards) on this venue,
+	// naming the wallet by the reference wallet new printed.
+	x := &exchangeProcess{clob: lv.clobURL, cat: lv.catalogueURL, data: lv.dataURL, bridge: lv.bridgeURL}
 	agentFile := func(dryRun bool) string {
-		src := fmt.Sprintf(`name: filebot
-wallet: %s
-venue:
-  kind: remote
-  clob: %s
-  catalogue: %s
-  data: %s
-  bridge: %s
-dry_run: %v
-markets:
-  conditions: [%s]
-strategy:
-  file: strategy.yaml
-state_dir: state
-heartbeat: 2s
-guards:
-  max_order_size: 25
-  max_order_notional: 15
-  max_open_orders: 6
-  max_orders_per_minute: 600
-`, ref, lv.clobURL, lv.catalogueURL, lv.dataURL, lv.bridgeURL, dryRun, fedMarket(t).Condition)
-		path := filepath.Join(dir, "agent.yaml")
-		if err := os.WriteFile(path, []byte(src), 0o600); err != nil {
+		path := liveAgentFile(t, x, "filebot", !dryRun)
+		src, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		src = []byte(strings.Replace(string(src), "wallet: env:PITBOSS_TEST_WALLET\n", "wallet: "+ref+"\n", 1))
+		if !strings.Contains(string(src), "wallet: "+ref+"\n") {
+			t.Fatal("the live tests' agent file names its wallet differently now")
+		}
+		if err := os.WriteFile(path, src, 0o600); err != nil {
 			t.Fatal(err)
 		}
 		return path
