@@ -72,7 +72,7 @@ func runAgentNew(_ context.Context, args []string, io stdio) error {
 	names := templateNames()
 	fs := newFlagSet("agent new", "NAME --template "+strings.Join(names, "|")+" [--wallet REF] [--dir DIR]", io)
 	tmpl := fs.String("template", "", "the example to start from: "+strings.Join(names, ", "))
-	walletFlag := fs.String("wallet", "", "the wallet reference to write (keyring:NAME, keystore:PATH or env:VAR; default keyring:pitboss-NAME)")
+	walletFlag := fs.String("wallet", "", "the wallet reference to write (keyring:NAME, file:NAME, keystore:PATH or env:VAR; default keyring:pitboss-NAME)")
 	dirFlag := fs.String("dir", "", "the directory to create (default ./NAME); it must not exist or be empty")
 	if err := parseFlags(fs, interspersed(args)); err != nil {
 		return err
@@ -177,8 +177,11 @@ func runAgentNew(_ context.Context, args []string, io stdio) error {
 	fmt.Fprintln(w, "check    ok ('pitboss check' passes)")
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, "Next:")
-	if ref.Scheme == agents.WalletKeyring {
+	switch ref.Scheme {
+	case agents.WalletKeyring:
 		fmt.Fprintf(w, "  pitboss wallet new --keyring %s     # if that wallet does not exist yet\n", ref.Value)
+	case agents.WalletFile:
+		fmt.Fprintf(w, "  pitboss wallet new --file %s        # if that wallet does not exist yet\n", ref.Value)
 	}
 	fmt.Fprintf(w, "  pitboss backtest %s     # try it on a recorded or synthetic tape\n", agentFile)
 	fmt.Fprintf(w, "  pitboss run %s          # paper-trade it (dry run)\n", agentFile)

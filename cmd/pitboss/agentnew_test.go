@@ -88,6 +88,13 @@ func TestAgentNewOptionsAndRefusals(t *testing.T) {
 			t.Fatalf("%v %v", spec, err)
 		}
 	})
+	t.Run("a file-store wallet, with the hint to create it", func(t *testing.T) {
+		dir := filepath.Join(root, "f")
+		out := c.mustRun("", "agent", "new", "fbot", "--template", "quoter", "--wallet", "file:bot", "--dir", dir)
+		if !strings.Contains(out, "wallet   file:bot") || !strings.Contains(out, "pitboss wallet new --file bot") {
+			t.Fatalf("output:\n%s", out)
+		}
+	})
 	t.Run("an empty directory is used", func(t *testing.T) {
 		dir := filepath.Join(root, "empty")
 		if err := os.Mkdir(dir, 0o755); err != nil {
