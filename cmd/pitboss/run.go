@@ -91,6 +91,10 @@ func runRun(ctx context.Context, args []string, io stdio) error {
 	if *duration < 0 || *latency < 0 || *speed <= 0 {
 		return usagef("--duration and --latency must not be negative, --speed must be positive")
 	}
+	if *supervised && *metricsAddr != "" {
+		// One scrape target per supervisor, not a port per agent (docs/design/0125).
+		return usagef("--metrics-addr is not served with --supervised: the agent's metrics are exported by its supervisor (the fleet file's metrics_addr)")
+	}
 
 	path := fs.Arg(0)
 	spec, err := agents.Options{Getenv: io.getenv}.Load(path)
@@ -123,11 +127,13 @@ func runRun(ctx context.Context, args []string, io stdio) error {
 	opt.Logger = log
 
 	reg := prometheus.NewRegistry()
-	m, err := wire.NewMetrics(reg, market.AgentID(spec.Name))
-	if err != nil {
-		return err
+	if !*supervised { // a supervised agent's metrics are RunSupervised's, under its fleet id
+		m, err := wire.NewMetrics(reg, market.AgentID(spec.Name))
+		if err != nil {
+			return err
+		}
+		opt.Metrics = m
 	}
-	opt.Metrics = m
 
 	var wg sync.WaitGroup
 	if *auditPath != "" {

@@ -446,6 +446,8 @@ func TestCtlAndSuperviseRefuseMistakes(t *testing.T) {
 		{"supervise without a file", []string{"supervise"}, 2, "name one fleet file"},
 		{"supervise a bad file", []string{"supervise", bad}, 1, `bad.yaml:2:1: unknown setting "agentz" in the fleet file (did you mean agents?)`},
 		{"supervise a missing agent file", []string{"supervise", missingAgent}, 1, "none.yaml"},
+		{"a supervised run with its own metrics listener", []string{"run", "--supervised", "--metrics-addr", "127.0.0.1:0", "a.yaml"}, 2,
+			"--metrics-addr is not served with --supervised"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -598,6 +600,20 @@ func TestSuperviseOnTheRemoteVenue(t *testing.T) {
 		return metricValue(body, "pitboss_fleet_budget_grants") > 0 && metricValue(body, "pitboss_fleet_fanout_tokens") == 2 &&
 			metricValue(body, "pitboss_fleet_fanout_events_total") > 0
 	})
+	// The agents' own metrics, exported by their supervisor: each received the
+	// fan-out and applied trades from it (the live agents' takes print on the
+	// market channel).
+	waitUntilTrue(t, "every agent's fan-out and trade counters in the supervisor's metrics", func() bool {
+		body = httpGet(t, metricsURL[1])
+		for _, id := range ids {
+			agent := `agent="` + id + `"`
+			if sampleValue(body, "pitboss_agent_fanout_events_total", agent) <= 0 ||
+				sampleValue(body, "pitboss_agent_events_total", agent, `kind="last_trade_price"`) <= 0 {
+				return false
+			}
+		}
+		return true
+	})
 	stopSub()
 	if err := <-subDone; err != nil {
 		t.Fatalf("subscriber: %v", err)
@@ -606,6 +622,30 @@ func TestSuperviseOnTheRemoteVenue(t *testing.T) {
 	if code := p.wait(); code != 0 {
 		t.Fatalf("supervise exited %d:\n%s", code, p.text())
 	}
+}
+
+// sampleValue is the value of the first sample of metric name whose labels
+// include every one of labels (`key="value"`) in a Prometheus text exposition, or
+// -1.
+func sampleValue(body, name string, labels ...string) float64 {
+	for _, line := range strings.Split(body, "\n") {
+		rest, ok := strings.CutPrefix(line, name+"{")
+		if !ok {
+			continue
+		}
+		ls, val, ok := strings.Cut(rest, "} ")
+		if !ok {
+			continue
+		}
+		all := true
+		for _, l := range labels {
+			all = all && slices.Contains(strings.Split(ls, ","), l)
+		}
+		if v, err := strconv.ParseFloat(strings.TrimSpace(val), 64); all && err == nil {
+			return v
+		}
+	}
+	return -1
 }
 
 // wsCountingProxy forwards HTTP and WebSocket requests to a server and counts the

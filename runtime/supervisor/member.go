@@ -571,6 +571,13 @@ func (m *member) converge(ctx context.Context) {
 	m.log.Info("desired state applied", zap.String("op", string(op)))
 }
 
+// procState returns the state of the agent's process.
+func (m *member) procState() ProcState {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.state
+}
+
 // view describes the member.
 func (m *member) view(now time.Time) AgentView {
 	m.mu.Lock()

@@ -169,7 +169,8 @@ type Supervisor struct {
 
 	metrics *metrics
 
-	envGoMaxProcs bool // the supervisor's environment sets GOMAXPROCS (children inherit it)
+	envGoMaxProcs bool          // the supervisor's environment sets GOMAXPROCS (children inherit it)
+	agentMetrics  *agentMetrics // the agents' own metrics, re-exported (with Registry)
 }
 
 // New checks cfg and returns a supervisor ready to Run.
@@ -266,6 +267,10 @@ func New(cfg Config) (*Supervisor, error) {
 			return nil, err
 		}
 		s.metrics = m
+		s.agentMetrics = newAgentMetrics(s)
+		if err := cfg.Registry.Register(s.agentMetrics); err != nil {
+			return nil, err
+		}
 	}
 	return s, nil
 }
@@ -362,6 +367,11 @@ func (s *Supervisor) Run(ctx context.Context) error {
 	}
 	if s.metrics != nil {
 		goInfra("metrics", s.metrics.run)
+		serve, err := s.agentMetrics.serve()
+		if err != nil {
+			return err
+		}
+		goInfra("agent metrics", serve)
 	}
 
 	// Lifecycle servers, then the members.

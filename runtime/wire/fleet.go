@@ -142,6 +142,12 @@ func FleetWallet(ctx context.Context, spec *agents.Spec, live bool, res *secrets
 // keeps its own user channel and REST replay; an agent on another venue than the
 // one the fleet publishes keeps its own market channel. The embedded venue is the
 // agent's own in-process market, so it keeps its own feed (docs/fleet.md).
+//
+// Metrics: the agent's metrics (NewMetrics, the remote feed's or the fan-out's
+// counters, its process's) go to a registry of its own that it publishes to its
+// supervisor every supervisor.DefaultAgentMetricsInterval; the supervisor exports
+// them on its metrics address. Options.Metrics, if set, receives the measurements
+// too.
 func RunSupervised(ctx context.Context, spec *agents.Spec, opt Options) error {
 	if opt.Getenv == nil {
 		opt.Getenv = os.Getenv
@@ -200,6 +206,15 @@ func RunSupervised(ctx context.Context, spec *agents.Spec, opt Options) error {
 	sink := &fleetAudit{w: writer, wallet: wallet, next: opt.Audit, backlog: make(chan struct{}, 1)}
 	opt.Audit = sink
 
+	reg, metrics, err := fleetRegistry(id)
+	if err != nil {
+		return err
+	}
+	if opt.Metrics != nil {
+		opt.Metrics = teeMetrics{metrics, opt.Metrics}
+	} else {
+		opt.Metrics = metrics
+	}
 	var fleetFeed *FleetFeed
 	if spec.Venue.Kind == agents.VenueRemote && cc.MarketData == supervisor.MarketDataFanout && opt.Remote.MarketData == nil {
 		if v := cc.MarketVenue; v != "" && !sameVenue(v, wsBase(spec.Venue.CLOB)) {
@@ -244,6 +259,14 @@ func RunSupervised(ctx context.Context, spec *agents.Spec, opt Options) error {
 		log.Info("the fleet fans market data out; the embedded venue keeps its own in-process market")
 	case fleetFeed != nil:
 		log.Info("market data from the fleet's fan-out; orders and fills from the wallet's own channel")
+		if err := RegisterFleetFeedMetrics(reg, id, fleetFeed); err != nil {
+			return err
+		}
+	}
+	if r.Remote != nil && r.Remote.Feed != nil {
+		if err := RegisterRemoteMetrics(reg, id, r.Remote.Feed); err != nil {
+			return err
+		}
 	}
 
 	conds := make([]market.ConditionID, len(r.Bindings))
@@ -297,6 +320,7 @@ func RunSupervised(ctx context.Context, spec *agents.Spec, opt Options) error {
 		go func() { defer wg.Done(); fn() }()
 	}
 	side(func() { _ = ctl.Run(sideCtx) })
+	side(func() { _ = supervisor.PublishAgentMetrics(sideCtx, bus, id, reg, 0, log) })
 	side(func() { heartbeat(sideCtx, bus, cc.Heartbeat, snapshot, kick, log) })
 	side(func() {
 		if err := watchLease(runCtx, locks, walletKey, id, cc.Lease, log); err != nil {

@@ -21,6 +21,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zaptest"
 
@@ -32,6 +33,10 @@ import (
 // ChildEnv makes the test binary act as an agent process (FakeAgent) instead of
 // running the tests.
 const ChildEnv = "PITBOSS_SUPERVISORTEST_CHILD"
+
+// FakeBeatsMetric is the counter a fake agent publishes to its supervisor (with
+// its "agent" label): the statuses it sent.
+const FakeBeatsMetric = "pitboss_agent_fake_heartbeats_total"
 
 // RunChildIfRequested runs FakeAgent and exits when the process was started as a
 // fake agent; otherwise it returns at once. Call it first in TestMain.
@@ -91,7 +96,8 @@ func WaitNoLeaks(d time.Duration) string {
 // ignore-term (run, ignoring SIGTERM). It reads the fleet's environment
 // (supervisor.ChildFromEnv), starts killed or paused as the desired state says,
 // answers pause, resume, kill and resume_after_kill, and publishes its status every
-// heartbeat and after each request.
+// heartbeat and after each request, and its metrics (FakeBeatsMetric) every
+// heartbeat.
 func FakeAgent() int {
 	mode := os.Args[len(os.Args)-1]
 	fmt.Println("fake agent starting:", mode)
@@ -167,6 +173,16 @@ func FakeAgent() int {
 	var wg sync.WaitGroup
 	wg.Add(1)
 	go func() { defer wg.Done(); _ = cs.Run(runCtx) }()
+	// Its metrics, as a supervised agent publishes them (every heartbeat here).
+	reg := prometheus.NewRegistry()
+	beats := prometheus.NewCounter(prometheus.CounterOpts{Name: FakeBeatsMetric, Help: "Statuses the fake agent sent.",
+		ConstLabels: prometheus.Labels{"agent": string(cc.Agent)}})
+	reg.MustRegister(beats)
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		_ = supervisor.PublishAgentMetrics(runCtx, bus, cc.Agent, reg, cc.Heartbeat, nil)
+	}()
 	host, _ := os.Hostname()
 	status := func(st natsbus.AgentState) *natsbus.Status {
 		return &natsbus.Status{Agent: cc.Agent, State: st, DryRun: true, PID: os.Getpid(), Host: host, Supervisor: cc.Supervisor,
@@ -180,6 +196,7 @@ func FakeAgent() int {
 		st := state
 		mu.Unlock()
 		_ = bus.PublishStatus(status(st))
+		beats.Inc()
 		select {
 		case <-sigs:
 			stop()
