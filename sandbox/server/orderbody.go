@@ -58,21 +58,16 @@ const (
 	keyPostOnly
 )
 
-// Keys of the order object, as bits of a seen-set.
+// orderKeys are the keys of the order object; a key's index is its bit in the
+// seen-set.
+var orderKeys = [...]string{"salt", "maker", "signer", "taker", "tokenId", "makerAmount", "takerAmount",
+	"expiration", "nonce", "feeRateBps", "side", "signatureType", "signature"}
+
+// Indexes of orderKeys that are not uint256 or address fields.
 const (
-	keySalt = 1 << iota
-	keyMaker
-	keySigner
-	keyTaker
-	keyTokenID
-	keyMakerAmount
-	keyTakerAmount
-	keySide
-	keyExpiration
-	keyNonce
-	keyFeeRateBps
-	keySignatureType
-	keySignature
+	iSide          = 10
+	iSignatureType = 11
+	iSignature     = 12
 )
 
 // maxOwnerLen is api.DecodePostOrder's bound on "owner".
@@ -153,67 +148,43 @@ func scanOrderBody(body []byte) (orderBody, bool) {
 // order reads the order object into so. Addresses, side and signature must be
 // present and valid (api.SignedOrder.Validate's rules), the signature type at most 2.
 func (s *scanner) order(so *auth.SignedOrder) bool {
+	// The fields of so by key index: uint256 or address (nil for the others).
+	u256s := [len(orderKeys)]*api.U256{0: &so.Salt, 4: &so.TokenID, 5: &so.MakerAmount, 6: &so.TakerAmount,
+		7: &so.Expiration, 8: &so.Nonce, 9: &so.FeeRateBps}
+	addrs := [len(orderKeys)]*market.Address{1: &so.Maker, 2: &so.Signer, 3: &so.Taker}
 	seen := 0
 	ok := s.object(func(key []byte) bool {
-		var bit int
-		var ok bool
-		switch string(key) {
-		case "salt":
-			bit = keySalt
-			var v api.U256
-			v, ok = s.u256()
-			so.Salt = v
-		case "maker":
-			bit = keyMaker
-			so.Maker, ok = s.address()
-		case "signer":
-			bit = keySigner
-			so.Signer, ok = s.address()
-		case "taker":
-			bit = keyTaker
-			so.Taker, ok = s.address()
-		case "tokenId":
-			bit = keyTokenID
-			so.TokenID, ok = s.u256()
-		case "makerAmount":
-			bit = keyMakerAmount
-			so.MakerAmount, ok = s.u256()
-		case "takerAmount":
-			bit = keyTakerAmount
-			so.TakerAmount, ok = s.u256()
-		case "side":
-			bit = keySide
+		i := 0
+		for i < len(orderKeys) && orderKeys[i] != string(key) {
+			i++
+		}
+		ok := false
+		switch {
+		case i == len(orderKeys) || seen&(1<<i) != 0:
+			return false
+		case u256s[i] != nil:
+			*u256s[i], ok = s.u256()
+		case addrs[i] != nil:
+			*addrs[i], ok = s.address()
+		case i == iSide:
 			var v []byte
 			if v, ok = s.str(); ok {
 				so.Side, ok = api.ParseSide(string(v))
 			}
-		case "expiration":
-			bit = keyExpiration
-			so.Expiration, ok = s.u256()
-		case "nonce":
-			bit = keyNonce
-			so.Nonce, ok = s.u256()
-		case "feeRateBps":
-			bit = keyFeeRateBps
-			so.FeeRateBps, ok = s.u256()
-		case "signatureType":
-			bit = keySignatureType
+		case i == iSignatureType:
 			var v []byte
-			if v, ok = s.uint(); ok {
-				ok = len(v) == 1 && v[0] <= '0'+byte(api.SignaturePolyGnosisSafe)
+			if v, ok = s.uint(); ok && len(v) == 1 && v[0] <= '0'+byte(api.SignaturePolyGnosisSafe) {
 				so.SignatureType = api.SignatureType(v[0] - '0')
+			} else {
+				ok = false
 			}
-		case "signature":
-			bit = keySignature
+		case i == iSignature:
 			so.Signature, ok = s.signature()
 		}
-		if !ok || seen&bit != 0 {
-			return false
-		}
-		seen |= bit
-		return true
+		seen |= 1 << i
+		return ok
 	})
-	const required = keyMaker | keySigner | keyTaker | keySide | keySignature
+	const required = 1<<1 | 1<<2 | 1<<3 | 1<<iSide | 1<<iSignature // maker, signer, taker
 	return ok && seen&required == required
 }
 
