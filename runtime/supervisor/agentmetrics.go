@@ -326,22 +326,7 @@ func suffixCollision(name string, typ dto.MetricType, types map[string]dto.Metri
 // serve subscribes to the agents' metrics and returns the loop that stores them
 // until its context ends.
 func (a *agentMetrics) serve() (func(context.Context) error, error) {
-	ch := make(chan *nats.Msg, agentMetricsQueue)
-	sub, err := a.s.bus.Conn().ChanSubscribe(natsbus.Prefix+".agent.*.metrics", ch)
-	if err != nil {
-		return nil, fmt.Errorf("supervisor: agent metrics: %w", err)
-	}
-	return func(ctx context.Context) error {
-		defer func() { _ = sub.Unsubscribe() }()
-		for {
-			select {
-			case <-ctx.Done():
-				return nil
-			case msg := <-ch:
-				a.store(msg.Subject, msg.Data)
-			}
-		}
-	}, nil
+	return a.s.serveSubject(natsbus.Prefix+".agent.*.metrics", agentMetricsQueue, func(m *nats.Msg) { a.store(m.Subject, m.Data) })
 }
 
 // store keeps one message of subject "pitboss.agent.<id>.metrics" if <id> is an

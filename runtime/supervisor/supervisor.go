@@ -616,14 +616,29 @@ const rosterRequests = 64
 // serveRoster answers `pitboss ctl list` (SubjectRoster) with View. It subscribes
 // before returning.
 func (s *Supervisor) serveRoster() (func(context.Context) error, error) {
-	ch := make(chan *nats.Msg, rosterRequests)
-	sub, err := s.bus.Conn().ChanSubscribe(SubjectRoster, ch)
-	if err != nil {
-		return nil, fmt.Errorf("supervisor: roster subject: %w", err)
+	return s.serveSubject(SubjectRoster, rosterRequests, func(m *nats.Msg) {
+		if m.Reply == "" {
+			return
+		}
+		if data, err := json.Marshal(s.View()); err == nil {
+			_ = m.Respond(data)
+		}
+	})
+}
+
+// serveSubject subscribes to subject (a queue of n messages: nats.go drops the
+// newest when it is full) before returning, and returns the loop that hands each
+// message to handle until its context ends, then unsubscribes.
+func (s *Supervisor) serveSubject(subject string, n int, handle func(*nats.Msg)) (func(context.Context) error, error) {
+	ch := make(chan *nats.Msg, n)
+	sub, err := s.bus.Conn().ChanSubscribe(subject, ch)
+	if err == nil {
+		if err = s.bus.Conn().Flush(); err != nil {
+			_ = sub.Unsubscribe()
+		}
 	}
-	if err := s.bus.Conn().Flush(); err != nil {
-		_ = sub.Unsubscribe()
-		return nil, fmt.Errorf("supervisor: roster subject: %w", err)
+	if err != nil {
+		return nil, fmt.Errorf("supervisor: subscribe to %s: %w", subject, err)
 	}
 	return func(ctx context.Context) error {
 		defer func() { _ = sub.Unsubscribe() }()
@@ -632,14 +647,7 @@ func (s *Supervisor) serveRoster() (func(context.Context) error, error) {
 			case <-ctx.Done():
 				return nil
 			case m := <-ch:
-				if m.Reply == "" {
-					continue
-				}
-				data, err := json.Marshal(s.View())
-				if err != nil {
-					continue
-				}
-				_ = m.Respond(data)
+				handle(m)
 			}
 		}
 	}, nil
