@@ -41,7 +41,11 @@ func randomFlow(t testing.TB, h *wstest.Host, seed uint64, n int, ms ...wstest.M
 // engine's books after thousands of random orders (crossing, partial fills, FAKs,
 // cancels, batches of several commands).
 func TestRandomFlowBooksStayConsistent(t *testing.T) {
-	f := newFixture(t, ws.Config{})
+	// The client reads only after the whole flow is applied, so its connection's
+	// queue must hold every frame the socket buffers do not: with the default 1024
+	// frames, whether it does depends on how fast the hub encodes compared with the
+	// writer, and the connection may be closed as a slow consumer.
+	f := newFixture(t, ws.Config{QueueLen: 1 << 16})
 	m2 := wstest.NewMarket(2)
 	f.host.Must(t, m2.Create())
 	for _, a := range []market.Address{alice, bob, carol} {

@@ -38,7 +38,9 @@ type state struct {
 	taker  exchange.Event   // the last OrderAccepted (the taker of the command being applied)
 	fills  []exchange.Event // OrderFilled events of the trade being built
 	hasher api.BookHasher
-	keyBuf map[string][]byte // per-API-key encodings of one user event
+	keyBuf map[string][]byte        // per-API-key encodings of one user event
+	enc    []byte                   // scratch of the hand-written frame encoders
+	all    []api.WSPriceChangeEntry // scratch: the entries of one price_change
 }
 
 type tokRef struct {
@@ -370,7 +372,7 @@ func (s *state) flushMarket(m *mstate) {
 			f := api.WSLastTradePrice{EventType: api.WSEventLastTradePrice, AssetID: m.tokens[o], Market: m.id,
 				Price: api.Decimal(px), Side: api.Side(side), Size: api.Decimal(p.size), FeeRateBps: api.Int(m.feeBps),
 				Timestamp: api.Int(p.time), Seq: m.seq[o]}
-			if b, err := marshal(f); err == nil {
+			if b := s.frame(f.AppendJSON(s.enc[:0])); b != nil {
 				sendAll(m.subs[o], b)
 				s.rtdsClobMarket(m, o, api.WSEventLastTradePrice, b, p.time)
 			}
@@ -412,7 +414,7 @@ func (s *state) flushMarket(m *mstate) {
 }
 
 func (s *state) flushChanges(m *mstate) {
-	var all []api.WSPriceChangeEntry
+	all := s.all[:0]
 	listeners := len(m.subs[0]) + len(m.subs[1]) + len(m.rtds[0]) + len(m.rtds[1])
 	for o := range 2 {
 		ch := m.changes[o]
@@ -431,12 +433,13 @@ func (s *state) flushChanges(m *mstate) {
 		}
 		all = append(all, ch...)
 	}
+	s.all = all[:0]
 	if listeners == 0 {
 		return
 	}
 	f := api.WSPriceChange{EventType: api.WSEventPriceChange, Market: m.id, PriceChanges: all, Timestamp: api.Int(m.t)}
-	b, err := marshal(f)
-	if err != nil {
+	b := s.frame(f.AppendJSON(s.enc[:0]))
+	if b == nil {
 		return
 	}
 	sendUnion(m.subs, b)
@@ -471,7 +474,7 @@ func (s *state) flushChanges(m *mstate) {
 				continue
 			}
 			if enc == nil {
-				if enc, err = marshal(bb); err != nil {
+				if enc = s.frame(bb.AppendJSON(s.enc[:0])); enc == nil {
 					break
 				}
 			}
@@ -492,11 +495,7 @@ func (m *mstate) bookState(o market.Outcome, timeMs int64) *api.BookState {
 func (s *state) bookFrame(m *mstate, o market.Outcome) []byte {
 	if m.snap[o] == nil {
 		f := api.NewWSBook(m.bookState(o, s.now), m.seq[o], &s.hasher)
-		b, err := marshal(f)
-		if err != nil {
-			return nil
-		}
-		m.snap[o] = b
+		m.snap[o] = s.frame(f.AppendJSON(s.enc[:0]))
 	}
 	return m.snap[o]
 }
@@ -575,6 +574,20 @@ func sendUnion(sets [2]map[*conn]struct{}, b []byte) {
 			c.enqueueLocked(b)
 		}
 	}
+}
+
+// frame takes the result of a hand-written encoder called with s.enc[:0] (see
+// api/ws_encode.go): it keeps the grown buffer as the scratch of the next
+// encoding and returns a copy of the encoding — a frame of its own, since queued
+// frames are shared by the connections' writers until they are written. It
+// returns nil when the encoder failed (a frame that does not encode is not sent,
+// as with marshal).
+func (s *state) frame(b []byte, err error) []byte {
+	s.enc = b[:0]
+	if err != nil {
+		return nil
+	}
+	return bytes.Clone(b)
 }
 
 // marshal encodes v compactly without HTML escaping.
