@@ -523,6 +523,13 @@ func checkRecovered(t *testing.T, x *durableExchange, wallets []*crashWallet, hi
 	}
 
 	// Every acknowledged order and trade is there; nothing is open that should not be.
+	for i, b := range books {
+		for id := range b.openOrders {
+			if o, ok := hist.orders[id]; !ok || o.wallet != i {
+				t.Errorf("wallet %d has an open order %s it never posted", i, id)
+			}
+		}
+	}
 	lost, unacked := 0, 0
 	for id, o := range hist.orders {
 		open, isOpen := books[o.wallet].openOrders[id]
