@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -17,6 +18,7 @@ import (
 
 	"github.com/pitbossdev/pitboss/adapters/natsbus"
 	"github.com/pitbossdev/pitboss/market"
+	"github.com/pitbossdev/pitboss/runtime/supervisor"
 	"github.com/pitbossdev/pitboss/runtime/wire"
 )
 
@@ -104,12 +106,18 @@ func fanoutChild() int {
 //
 //	go test -run '^$' -bench FanoutToAgents -benchtime 2000x -count 5 ./runtime/wire
 //
-// procs is the agents' GOMAXPROCS: 0 is Go's default (the number of cores), 1 is
-// what the fleet file's limits.gomaxprocs: 1 sets.
+// gomaxprocs is the agents' GOMAXPROCS: "fleet" is what a supervisor gives 50
+// agents on this machine by default (supervisor.AutoGoMaxProcs: 1 when agents
+// outnumber CPUs), "cores" is Go's default (limits.gomaxprocs: 0), for comparison.
 func BenchmarkFanoutToAgents(b *testing.B) {
-	for _, procs := range []int{0, 1} {
+	const agents = 50
+	for _, mode := range []string{"fleet", "cores"} {
+		procs := 0
+		if mode == "fleet" {
+			procs = supervisor.AutoGoMaxProcs(agents, runtime.GOMAXPROCS(0))
+		}
 		for _, rate := range []int{200, 1000} {
-			b.Run(fmt.Sprintf("agents=50/rate=%d/procs=%d", rate, procs), func(b *testing.B) { benchFanout(b, 50, rate, procs) })
+			b.Run(fmt.Sprintf("agents=%d/rate=%d/gomaxprocs=%s", agents, rate, mode), func(b *testing.B) { benchFanout(b, agents, rate, procs) })
 		}
 	}
 }
@@ -152,7 +160,13 @@ func benchFanout(b *testing.B, agents, rate, procs int) {
 		}
 		defer func() { _ = sub.Unsubscribe() }()
 	}
-	env := append(os.Environ(), srv.Endpoint(natsbus.RoleAgent).Environ()...)
+	var env []string
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "GOMAXPROCS=") { // the child's is the benchmark's choice
+			env = append(env, kv)
+		}
+	}
+	env = append(env, srv.Endpoint(natsbus.RoleAgent).Environ()...)
 	env = append(env, fanoutEventsEnv+"="+strconv.Itoa(b.N))
 	if procs > 0 {
 		env = append(env, "GOMAXPROCS="+strconv.Itoa(procs))
