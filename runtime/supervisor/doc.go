@@ -44,8 +44,13 @@
 //   - on ctx's end sends SIGTERM to every child's group, SIGKILL after StopTimeout,
 //     releases the locks and shuts the embedded server down last.
 //
+// Agents get GOMAXPROCS=1 when they outnumber the CPUs (AutoGoMaxProcs) unless
+// their limits say otherwise.
+//
 // View, Fleet and KillAll are what the dashboard (package dashboard) shows and
-// does; Prometheus metrics are registered on Config.Registry.
+// does; Prometheus metrics are registered on Config.Registry: the fleet's own and,
+// re-exported, each running agent's (PublishAgentMetrics is the agent's side,
+// DecodeAgentMetrics what the supervisor accepts of it).
 //
 // # Client
 //
