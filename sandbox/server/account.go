@@ -11,21 +11,39 @@ import (
 	"github.com/pitbossdev/pitboss/sandbox/host"
 )
 
-// balanceAllowance is GET /balance-allowance (and /balance-allowance/update) (L2):
-// query asset_type COLLATERAL (default) or CONDITIONAL with token_id, and
-// signature_type 0 (1 and 2 are reserved and refused). balance is the ledger
-// balance (available + reserved by open orders); allowance is what new orders may
-// still commit (the available amount); allowances maps every outcome token the
-// wallet holds (or the requested one) to its available balance.
+// balanceAllowance is GET /balance-allowance (L2): query asset_type COLLATERAL
+// (default) or CONDITIONAL with token_id, and signature_type 0 (1 and 2 are
+// reserved and refused). balance is the ledger balance (available + reserved by
+// open orders); allowance is what new orders may still commit (the available
+// amount); allowances maps every outcome token the wallet holds (or the requested
+// one) to its available balance.
 func (s *Server) balanceAllowance(w http.ResponseWriter, r *http.Request) {
+	if out, ok := s.readBalanceAllowance(w, r); ok {
+		s.writeJSON(w, out)
+	}
+}
+
+// balanceAllowanceUpdate is GET /balance-allowance/update (L2, the same query): the
+// service re-reads a wallet's on-chain balance and allowance into its cache. The
+// local ledger is the balance, always current, so the request is checked exactly
+// like GET /balance-allowance and answered null (wire dialect §3.10).
+func (s *Server) balanceAllowanceUpdate(w http.ResponseWriter, r *http.Request) {
+	if _, ok := s.readBalanceAllowance(w, r); ok {
+		s.writeJSON(w, nil)
+	}
+}
+
+// readBalanceAllowance authenticates and answers the query of GET
+// /balance-allowance; on failure it has written the error and returns false.
+func (s *Server) readBalanceAllowance(w http.ResponseWriter, r *http.Request) (api.BalanceAllowance, bool) {
 	c, ok := s.authL2(w, r, nil)
 	if !ok {
-		return
+		return api.BalanceAllowance{}, false
 	}
 	q := r.URL.Query()
 	if st := q.Get("signature_type"); st != "" && st != "0" {
 		s.writeErr(w, market.Errorf(market.CodeBadRequest, "signature_type"))
-		return
+		return api.BalanceAllowance{}, false
 	}
 	asset := q.Get("asset_type")
 	if asset == "" {
@@ -38,12 +56,12 @@ func (s *Server) balanceAllowance(w http.ResponseWriter, r *http.Request) {
 		t, ok := parseToken(q.Get("token_id"))
 		if !ok {
 			s.writeErr(w, market.Errorf(market.CodeInvalidTokenID))
-			return
+			return api.BalanceAllowance{}, false
 		}
 		tok = t
 	default:
 		s.writeErr(w, market.Errorf(market.CodeBadRequest, "asset_type"))
-		return
+		return api.BalanceAllowance{}, false
 	}
 	out := api.BalanceAllowance{Allowances: map[market.TokenID]api.Decimal{}}
 	known := true
@@ -65,13 +83,13 @@ func (s *Server) balanceAllowance(w http.ResponseWriter, r *http.Request) {
 	})
 	if err != nil {
 		s.writeErr(w, hostErr(err))
-		return
+		return api.BalanceAllowance{}, false
 	}
 	if !known {
 		s.writeErr(w, market.Errorf(market.CodeNoOrderbook))
-		return
+		return api.BalanceAllowance{}, false
 	}
-	s.writeJSON(w, out)
+	return out, true
 }
 
 // assetInfo describes the collateral in the account state.

@@ -32,7 +32,7 @@ func (s *Server) routes() {
 
 	// Account.
 	r("GET /balance-allowance", s.balanceAllowance)
-	r("GET /balance-allowance/update", s.balanceAllowance)
+	r("GET /balance-allowance/update", s.balanceAllowanceUpdate)
 	r("GET /agent/account/state", s.agentAccountState)
 	r("GET /balance-reconciliation", s.balanceReconciliation)
 	r("GET /notifications", s.notifications)
