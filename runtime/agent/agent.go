@@ -250,6 +250,10 @@ func (a *Agent) Run(ctx context.Context) error {
 // Done returns a channel closed when Run has returned.
 func (a *Agent) Done() <-chan struct{} { return a.done }
 
+// feedBatch bounds the feed events the loop handles per wake-up before it looks at
+// its other inputs (answers, control, ctx) again.
+const feedBatch = 64
+
 // errStop ends the loop without an error (MaxEvents reached, feed ended).
 var errStop = errors.New("stop")
 
@@ -284,29 +288,45 @@ func (a *Agent) loop(ctx context.Context, feedErr <-chan error) error {
 			}
 			// The feed ended: handle what it queued before it did.
 			for ctx.Err() == nil {
-				select {
-				case s := <-a.queue.ready:
-					a.arrived, a.lastEvWall = s.at, s.at
-					err := a.handleFeedEvent(&s.ev)
-					a.queue.release(s)
-					a.drainLocal(ctx)
-					if err != nil {
-						return stopErr(err)
-					}
-					continue
-				default:
+				q := a.queue.next()
+				if q == nil {
+					break
 				}
-				break
+				a.arrived, a.lastEvWall = q.at, q.at
+				err := a.handleFeedEvent(&q.ev)
+				a.queue.done()
+				a.drainLocal(ctx)
+				if err != nil {
+					return stopErr(err)
+				}
 			}
 			a.log.Info("feed ended", zap.Int64("t", a.st.Time))
 			return nil
-		case s := <-a.queue.ready:
-			a.arrived = s.at
-			a.lastEvWall = s.at
-			err := a.handleFeedEvent(&s.ev)
-			a.queue.release(s)
-			if err != nil {
-				return stopErr(err)
+		case <-a.queue.ready:
+			// A bounded batch of events, each followed by the answers and own
+			// events it caused, as if the select had picked them one by one.
+			more := true
+			for i := 0; more && i < feedBatch; i++ {
+				if i > 0 {
+					if i%16 == 0 && ctx.Err() != nil {
+						break
+					}
+					a.drainLocal(ctx)
+				}
+				q := a.queue.next()
+				if q == nil {
+					more = false
+					break
+				}
+				a.arrived, a.lastEvWall = q.at, q.at
+				err := a.handleFeedEvent(&q.ev)
+				more = a.queue.done()
+				if err != nil {
+					return stopErr(err)
+				}
+			}
+			if more {
+				a.queue.rearm()
 			}
 		case r := <-a.answers:
 			a.inflight--

@@ -8,13 +8,22 @@ import (
 	"github.com/pitbossdev/pitboss/market"
 )
 
-// eventQueue is the bounded queue between the feed's goroutine and the loop: a fixed
-// set of slots that cycle between a free list and a ready list, so that passing an
-// event copies it once into storage the slot owns and allocates nothing in steady
-// state. Overflow policy: the producer waits for a free slot (backpressure).
+// eventQueue is the bounded queue between the feed's goroutine and the loop: a ring
+// of slots that own their events' storage, so that passing an event copies it once
+// and allocates nothing in steady state. The loop is woken through ready (one token
+// when the ring becomes non-empty) and then takes events one by one under a mutex —
+// a lock and an unlock per event instead of channel operations and a select, which
+// cost most of the hand-over on one core. Overflow policy: the producer waits for a
+// free slot (backpressure).
 type eventQueue struct {
-	free  chan *queued
-	ready chan *queued
+	mu      sync.Mutex
+	slots   []queued
+	head, n int  // the ready events are slots[head], ... (n of them, wrapping)
+	waiting bool // the producer waits for a free slot
+	closed  bool
+
+	ready chan struct{} // capacity 1: there are events to take
+	space chan struct{} // capacity 1: a waiting producer may try again
 	stop  chan struct{}
 	once  sync.Once
 }
@@ -25,35 +34,96 @@ type queued struct {
 }
 
 func newEventQueue(n int) *eventQueue {
-	q := &eventQueue{free: make(chan *queued, n), ready: make(chan *queued, n), stop: make(chan struct{})}
-	for range n {
-		q.free <- new(queued)
+	return &eventQueue{slots: make([]queued, n), ready: make(chan struct{}, 1), space: make(chan struct{}, 1),
+		stop: make(chan struct{})}
+}
+
+// signal leaves a token in c unless one is there.
+func signal(c chan struct{}) {
+	select {
+	case c <- struct{}{}:
+	default:
 	}
-	return q
 }
 
 // put copies ev into a free slot and queues it. It waits for a slot and reports
 // false when ctx ends or the queue is closed.
 func (q *eventQueue) put(ctx context.Context, ev *market.Event, at time.Time) bool {
-	var s *queued
-	select {
-	case s = <-q.free:
-	case <-ctx.Done():
-		return false
-	case <-q.stop:
-		return false
+	for {
+		q.mu.Lock()
+		if q.closed {
+			q.mu.Unlock()
+			return false
+		}
+		if q.n < len(q.slots) {
+			// The slot is outside the ready range: the loop does not read it.
+			s := &q.slots[(q.head+q.n)%len(q.slots)]
+			copyEvent(&s.ev, ev)
+			s.at = at
+			q.n++
+			first := q.n == 1
+			q.mu.Unlock()
+			if first {
+				signal(q.ready)
+			}
+			return true
+		}
+		q.waiting = true
+		q.mu.Unlock()
+		select {
+		case <-q.space:
+		case <-ctx.Done():
+			return false
+		case <-q.stop:
+			return false
+		}
 	}
-	copyEvent(&s.ev, ev)
-	s.at = at
-	q.ready <- s // never blocks: there are as many ready places as slots
-	return true
 }
 
-// release returns a handled slot to the free list.
-func (q *eventQueue) release(s *queued) { q.free <- s }
+// next returns the oldest queued event, or nil when there is none. The slot stays
+// the loop's (the producer does not touch it) until done.
+func (q *eventQueue) next() *queued {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if q.n == 0 {
+		return nil
+	}
+	return &q.slots[q.head]
+}
+
+// done frees the slot next returned, and reports whether more events are queued.
+func (q *eventQueue) done() bool {
+	q.mu.Lock()
+	q.head = (q.head + 1) % len(q.slots)
+	q.n--
+	wake, more := q.waiting, q.n > 0
+	q.waiting = false
+	q.mu.Unlock()
+	if wake {
+		signal(q.space)
+	}
+	return more
+}
+
+// rearm leaves a ready token when events remain (the loop took a bounded batch).
+func (q *eventQueue) rearm() {
+	q.mu.Lock()
+	more := q.n > 0
+	q.mu.Unlock()
+	if more {
+		signal(q.ready)
+	}
+}
 
 // close makes every put report false from now on.
-func (q *eventQueue) close() { q.once.Do(func() { close(q.stop) }) }
+func (q *eventQueue) close() {
+	q.once.Do(func() {
+		q.mu.Lock()
+		q.closed = true
+		q.mu.Unlock()
+		close(q.stop)
+	})
+}
 
 // copyEvent copies src into dst, reusing dst's slices.
 func copyEvent(dst, src *market.Event) {

@@ -1,0 +1,80 @@
+package agent
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/pitbossdev/pitboss/market"
+)
+
+// TestEventQueueKeepsOrderUnderBackpressure: a producer faster than the consumer
+// waits for free slots, and every event arrives once, in order, with its levels.
+func TestEventQueueKeepsOrderUnderBackpressure(t *testing.T) {
+	q := newEventQueue(4)
+	const n = 10_000
+	go func() {
+		for i := range n {
+			ev := market.Event{Kind: market.EventBook, Time: int64(i), Bids: []market.Level{{Price: market.Micros(i), Size: 1}}}
+			if !q.put(context.Background(), &ev, time.Time{}) {
+				return
+			}
+		}
+	}()
+	next := int64(0)
+	deadline := time.After(10 * time.Second)
+	for next < n {
+		select {
+		case <-q.ready:
+		case <-deadline:
+			t.Fatalf("stuck after %d events", next)
+		}
+		for {
+			s := q.next()
+			if s == nil {
+				break
+			}
+			if s.ev.Time != next || len(s.ev.Bids) != 1 || s.ev.Bids[0].Price != market.Micros(next) {
+				t.Fatalf("event %d: got %+v", next, s.ev)
+			}
+			next++
+			if !q.done() {
+				break
+			}
+		}
+	}
+}
+
+// TestEventQueuePutStopsOnCloseAndCancel: a producer waiting on a full queue
+// returns false when the queue is closed or its context ends.
+func TestEventQueuePutStopsOnCloseAndCancel(t *testing.T) {
+	for _, how := range []string{"close", "cancel"} {
+		t.Run(how, func(t *testing.T) {
+			q := newEventQueue(1)
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			ev := market.Event{Kind: market.EventTimer}
+			if !q.put(ctx, &ev, time.Time{}) {
+				t.Fatal("first put refused")
+			}
+			res := make(chan bool)
+			go func() { res <- q.put(ctx, &ev, time.Time{}) }()
+			if how == "close" {
+				q.close()
+			} else {
+				cancel()
+			}
+			select {
+			case ok := <-res:
+				if ok {
+					t.Fatal("put succeeded on a full queue")
+				}
+			case <-time.After(10 * time.Second):
+				t.Fatal("put did not return")
+			}
+			if how == "close" && q.put(context.Background(), &ev, time.Time{}) {
+				t.Fatal("put after close succeeded")
+			}
+		})
+	}
+}
