@@ -2,7 +2,6 @@ package policies_test
 
 import (
 	"fmt"
-	"os"
 	"path/filepath"
 	"reflect"
 	"strconv"
@@ -32,50 +31,7 @@ import (
 //
 // PITBOSS_UPDATE_GOLDEN=1 rewrites the expected sections.
 func TestGoldenGuards(t *testing.T) {
-	files, err := filepath.Glob("testdata/golden/*.txt")
-	if err != nil || len(files) == 0 {
-		t.Fatalf("no golden cases: %v", err)
-	}
-	update := os.Getenv("PITBOSS_UPDATE_GOLDEN") == "1"
-	for _, file := range files {
-		t.Run(filepath.Base(file), func(t *testing.T) {
-			c, err := strategytest.ParseFile(file)
-			if err != nil {
-				t.Fatal(err)
-			}
-			annotate, err := chainFor(c)
-			if err != nil {
-				t.Fatalf("%s: %v", file, err)
-			}
-			got, err := strategytest.Run(c, annotate)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if update {
-				src, _ := os.ReadFile(file)
-				in, _, _ := strings.Cut(string(src), "\n"+strategytest.Separator+"\n")
-				if err := os.WriteFile(file, []byte(in+"\n"+strategytest.Separator+"\n"+got), 0o644); err != nil {
-					t.Fatal(err)
-				}
-				return
-			}
-			if got != c.Expected {
-				w, g := strings.Split(c.Expected, "\n"), strings.Split(got, "\n")
-				for i := 0; i < max(len(w), len(g)); i++ {
-					var a, b string
-					if i < len(w) {
-						a = w[i]
-					}
-					if i < len(g) {
-						b = g[i]
-					}
-					if a != b {
-						t.Fatalf("%s: line %d of the expected section differs (PITBOSS_UPDATE_GOLDEN=1 rewrites it)\n  want: %q\n  got:  %q", file, i+1, a, b)
-					}
-				}
-			}
-		})
-	}
+	strategytest.CheckDirWith(t, "testdata/golden/*.txt", chainFor)
 }
 
 // chainFor builds the case's chain from its guard directives and returns the
