@@ -45,23 +45,13 @@ func fleetRegistry(id market.AgentID) (*prometheus.Registry, *Metrics, error) {
 //
 // The values are read from the feed when gathered.
 func RegisterFleetFeedMetrics(reg prometheus.Registerer, id market.AgentID, f *FleetFeed) error {
-	labels := prometheus.Labels{"agent": string(id)}
-	counter := func(name, help string, v func(natsbus.FeedStats) uint64) prometheus.Collector {
-		return prometheus.NewCounterFunc(prometheus.CounterOpts{Namespace: "pitboss", Subsystem: "agent", Name: name,
-			Help: help, ConstLabels: labels}, func() float64 { return float64(v(f.Stats())) })
-	}
-	for _, c := range []prometheus.Collector{
-		counter("fanout_frames_total", "Market-data frames received from the fleet's fan-out.", func(s natsbus.FeedStats) uint64 { return s.Frames }),
-		counter("fanout_events_total", "Fan-out events handed to the agent.", func(s natsbus.FeedStats) uint64 { return s.Emitted }),
-		counter("fanout_gaps_total", "Lost fan-out frames detected (each resynchronizes its token).", func(s natsbus.FeedStats) uint64 { return s.Gaps }),
-		counter("fanout_resyncs_total", "Fan-out snapshot requests completed.", func(s natsbus.FeedStats) uint64 { return s.Resyncs }),
-		counter("fanout_bad_total", "Undecodable or misrouted fan-out frames.", func(s natsbus.FeedStats) uint64 { return s.Bad }),
-	} {
-		if err := reg.Register(c); err != nil {
-			return err
-		}
-	}
-	return nil
+	return registerStatCounters(reg, id, f.Stats, []statCounter[natsbus.FeedStats]{
+		{"fanout_frames_total", "Market-data frames received from the fleet's fan-out.", func(s natsbus.FeedStats) uint64 { return s.Frames }},
+		{"fanout_events_total", "Fan-out events handed to the agent.", func(s natsbus.FeedStats) uint64 { return s.Emitted }},
+		{"fanout_gaps_total", "Lost fan-out frames detected (each resynchronizes its token).", func(s natsbus.FeedStats) uint64 { return s.Gaps }},
+		{"fanout_resyncs_total", "Fan-out snapshot requests completed.", func(s natsbus.FeedStats) uint64 { return s.Resyncs }},
+		{"fanout_bad_total", "Undecodable or misrouted fan-out frames.", func(s natsbus.FeedStats) uint64 { return s.Bad }},
+	})
 }
 
 // teeMetrics hands every measurement to two agent.Metrics.
