@@ -75,6 +75,7 @@ type slot struct {
 	queued   bool
 	replace  bool          // the pending placement replaces an order
 	was      market.Micros // the replaced order's price
+	info     *market.Info  // the market's, once looked up (slotTick)
 }
 
 func (a *Agent) slotFor(key string, m market.ConditionID) *slot {
@@ -226,7 +227,7 @@ func (a *Agent) reconcile(s *slot) {
 		}
 	}
 	rc := &a.cfg.Reconcile
-	plan := PlanQuote(want, live, inFlight, a.st.Time, a.tick(s.market), rc.ToleranceTicks, rc.SizeTolerance)
+	plan := PlanQuote(want, live, inFlight, a.st.Time, a.slotTick(s), rc.ToleranceTicks, rc.SizeTolerance)
 	switch plan {
 	case PlanCancel:
 		a.cancel(s.cur, "withdrawn")
@@ -294,12 +295,16 @@ func (a *Agent) denied(s *slot, it *market.Intent, v *Verdict) {
 	}
 }
 
-// tick returns the tick size of market m (0 if unknown).
-func (a *Agent) tick(m market.ConditionID) market.Micros {
-	if info := a.st.Markets[m]; info != nil {
-		return info.TickSize
+// slotTick returns the tick size of slot s's market (0 if unknown). The market's
+// Info is looked up once per slot: the state's markets are written at start-up only
+// (events change an Info in place), so the pointer stays the state's.
+func (a *Agent) slotTick(s *slot) market.Micros {
+	if s.info == nil || s.info.Condition != s.market {
+		if s.info = a.st.Markets[s.market]; s.info == nil {
+			return 0
+		}
 	}
-	return 0
+	return s.info.TickSize
 }
 
 // place sends a new order for it on slot s.
