@@ -400,9 +400,10 @@ func seriesValue(t *Token, s series) float64 {
 // were mirrored from the other token's book.
 func (in *Instance) fill(m *mstate, info *market.Info, ev *market.Event, st *market.State, now int64) (bit uint16, touched, mirrored [2]bool) {
 	s := in.s
+	books := [2]*market.Book{st.Books[info.Tokens[market.Yes]], st.Books[info.Tokens[market.No]]} // each looked up once
 	for o := market.Yes; o <= market.No; o++ {
 		t := m.token(o)
-		own, other := st.Books[info.Tokens[o]], st.Books[info.Tokens[o.Other()]]
+		own, other := books[o], books[o.Other()]
 		switch {
 		case own != nil && len(own.Bids)+len(own.Asks) > 0:
 			t.fillBook(own, false, s.needDepth)
