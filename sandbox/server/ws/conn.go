@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/coder/websocket"
@@ -41,10 +42,23 @@ type conn struct {
 	id   uint64
 	kind channel
 
-	queue chan []byte   // outgoing frames; never blocks the producer (overflow → drop)
-	kick  chan struct{} // closed when the connection must close
-	once  sync.Once
-	grace *time.Timer
+	// The outgoing queue: the producers (the hub's fan-out, the connection's own
+	// answers) append to pending under qmu and wake the writer only when it waits;
+	// the writer takes every queued frame at once and writes them one message
+	// each. Bounded: at most QueueLen frames wait (in pending or in the writer's
+	// batch, besides the one being written); one more closes the connection as a
+	// slow consumer.
+	qmu     sync.Mutex
+	pending [][]byte      // guarded by qmu
+	waiting bool          // guarded by qmu: the writer waits for wake
+	batched atomic.Int64  // frames of the writer's batch not yet being written
+	wake    chan struct{} // 1-buffered; a token is sent only by whoever clears waiting
+	spare   [][]byte      // the writer's: the emptied batch, pending's next backing array
+
+	kicked atomic.Bool   // set when the connection must close (then kick is closed)
+	kick   chan struct{} // closed when the connection must close (the pinger waits on it)
+	once   sync.Once
+	grace  *time.Timer
 
 	// guarded by hub.mu
 	dead        bool
@@ -64,14 +78,33 @@ func (c *conn) enqueueLocked(b []byte) {
 	if c.dead {
 		return
 	}
-	select {
-	case c.queue <- b:
-		c.h.stats.frames.Add(1)
-	default:
+	c.qmu.Lock()
+	if len(c.pending)+int(c.batched.Load()) >= c.h.cfg.QueueLen {
+		c.qmu.Unlock()
 		c.h.stats.overflows.Add(1)
 		c.h.log.Warn("ws: slow consumer disconnected", zap.String("channel", c.kind.String()),
-			zap.Uint64("conn", c.id), zap.Int("queue", cap(c.queue)))
+			zap.Uint64("conn", c.id), zap.Int("queue", c.h.cfg.QueueLen))
 		c.h.dropLocked(c, CloseSlowConsumer, ReasonSlowConsumer)
+		return
+	}
+	c.pending = append(c.pending, b)
+	wake := c.waiting
+	c.waiting = false
+	c.qmu.Unlock()
+	c.h.stats.frames.Add(1)
+	if wake {
+		c.wake <- struct{}{} // never blocks: the writer waits and the buffer is empty
+	}
+}
+
+// wakeWriter wakes the writer if it waits (for the kick).
+func (c *conn) wakeWriter() {
+	c.qmu.Lock()
+	wake := c.waiting
+	c.waiting = false
+	c.qmu.Unlock()
+	if wake {
+		c.wake <- struct{}{}
 	}
 }
 
@@ -92,7 +125,9 @@ func (h *Hub) dropLocked(c *conn, code websocket.StatusCode, reason string) {
 	delete(h.rtdsAll, c)
 	c.rtdsDropLocked()
 	c.once.Do(func() {
+		c.kicked.Store(true)
 		close(c.kick)
+		c.wakeWriter()
 		// A writer stuck on a client that stopped reading cannot send the close
 		// frame; after the grace period the socket is closed without it.
 		c.grace = time.AfterFunc(h.cfg.CloseGrace, func() { _ = c.ws.CloseNow() })
@@ -113,7 +148,7 @@ func (h *Hub) handler(kind channel) http.Handler {
 			return // Accept wrote the HTTP error
 		}
 		ws.SetReadLimit(h.cfg.ReadLimit)
-		c := &conn{h: h, ws: ws, kind: kind, queue: make(chan []byte, h.cfg.QueueLen), kick: make(chan struct{})}
+		c := &conn{h: h, ws: ws, kind: kind, wake: make(chan struct{}, 1), kick: make(chan struct{})}
 		h.mu.Lock()
 		if h.stopping {
 			h.mu.Unlock()
@@ -165,48 +200,91 @@ func (c *conn) serve() {
 	_ = c.ws.CloseNow()
 }
 
-// writeLoop sends queued frames until the connection is kicked or a write fails.
-// Writes use a context without deadline: a client that stops reading fills the
-// queue and is dropped (enqueueLocked), and the grace timer unblocks the write.
+// writeLoop sends queued frames until the connection is kicked or a write fails:
+// each wake-up takes every frame queued so far and writes them, one WebSocket
+// message each (one Conn.Write, so one socket write, per frame: the library
+// flushes every message). Writes use a context without deadline, so no timer is
+// armed per write: a client that stops reading fills the queue and is dropped
+// (enqueueLocked), and the grace timer unblocks the write.
 func (c *conn) writeLoop() {
 	ctx := context.Background()
 	for {
-		select {
-		case b := <-c.queue:
+		batch, ok := c.take()
+		if !ok {
+			c.finish(ctx, nil)
+			return
+		}
+		for i, b := range batch {
+			if c.kicked.Load() {
+				c.finish(ctx, batch[i:])
+				return
+			}
+			c.batched.Add(-1)
 			if err := c.ws.Write(ctx, websocket.MessageText, b); err != nil {
 				c.h.mu.Lock()
 				c.h.dropLocked(c, websocket.StatusInternalError, "write failed")
 				c.h.mu.Unlock()
 				return
 			}
-		case <-c.kick:
-			c.h.mu.Lock()
-			code, reason := c.closeCode, c.closeReason
-			c.h.mu.Unlock()
-			if code != CloseSlowConsumer {
-				// Deliver what was queued before the close (an error frame that
-				// explains it, for one); a slow consumer gets only the close.
-				c.drain(ctx)
-			}
-			_ = c.ws.Close(code, reason)
-			return
+		}
+		clear(batch) // the frames are garbage once written
+		if cap(batch) <= maxSpare {
+			c.spare = batch[:0]
 		}
 	}
 }
 
-// drain writes the frames queued so far; it stops at the first failure. The grace
-// timer bounds it when the client does not read.
-func (c *conn) drain(ctx context.Context) {
-	for {
-		select {
-		case b := <-c.queue:
-			if c.ws.Write(ctx, websocket.MessageText, b) != nil {
-				return
+// maxSpare bounds the batch slice a writer keeps for reuse, in frames: a burst
+// that queued more leaves its larger slice to the collector.
+const maxSpare = 1024
+
+// take waits until frames are queued or the connection is kicked, and takes
+// every queued frame; false once kicked (what is still queued is left for
+// finish).
+func (c *conn) take() ([][]byte, bool) {
+	c.qmu.Lock()
+	for len(c.pending) == 0 && !c.kicked.Load() {
+		c.waiting = true
+		c.qmu.Unlock()
+		<-c.wake
+		c.qmu.Lock()
+	}
+	if c.kicked.Load() {
+		c.qmu.Unlock()
+		return nil, false
+	}
+	batch := c.pending
+	c.pending, c.spare = c.spare, nil
+	c.batched.Store(int64(len(batch)))
+	c.qmu.Unlock()
+	return batch, true
+}
+
+// finish closes the connection with the code and reason it was kicked with.
+// Unless it is a slow consumer (which gets only the close), the frames queued
+// before the close are written first — rest (the unwritten part of the writer's
+// batch), then the queue — an error frame that explains the close, for one; it
+// stops at the first failure, and the grace timer bounds it when the client does
+// not read. Nothing is queued after the kick (the connection is dead).
+func (c *conn) finish(ctx context.Context, rest [][]byte) {
+	c.h.mu.Lock()
+	code, reason := c.closeCode, c.closeReason
+	c.h.mu.Unlock()
+	if code != CloseSlowConsumer {
+		c.qmu.Lock()
+		queued := c.pending
+		c.pending = nil
+		c.qmu.Unlock()
+		for _, frames := range [2][][]byte{rest, queued} {
+			for _, b := range frames {
+				if c.ws.Write(ctx, websocket.MessageText, b) != nil {
+					_ = c.ws.Close(code, reason)
+					return
+				}
 			}
-		default:
-			return
 		}
 	}
+	_ = c.ws.Close(code, reason)
 }
 
 // pingLoop pings the client every PingInterval; a missing pong closes the

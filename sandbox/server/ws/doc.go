@@ -48,18 +48,31 @@
 //
 // # Slow consumers
 //
-// Each connection has a bounded outgoing queue (Config.QueueLen frames). Queuing
-// never blocks the host's dispatcher: when a queue is full the connection is closed
-// with status 1013 and reason ReasonSlowConsumer, so its client reconnects and
-// resubscribes (with fresh snapshots). A writer stuck on a client that stopped
-// reading is cut after Config.CloseGrace. Matching never waits for a client.
+// Each connection has a bounded outgoing queue (Config.QueueLen frames waiting,
+// besides the one being written). Queuing never blocks the host's dispatcher: when
+// a queue is full the connection is closed with status 1013 and reason
+// ReasonSlowConsumer, so its client reconnects and resubscribes (with fresh
+// snapshots). A writer stuck on a client that stopped reading is cut after
+// Config.CloseGrace. Matching never waits for a client.
+//
+// # Cost of a fan-out
+//
+// Frames of the market channel's hot events (price_change, last_trade_price, book,
+// best_bid_ask) are encoded by the hand-written encoders of api/ws_encode.go, once
+// per event, into a scratch buffer, then copied once into the shared frame. Queuing
+// a frame takes the connection's own small lock; the writer is woken (one channel
+// send) only when it waits, and each wake-up takes every frame queued so far.
+// Writes carry no deadline (no timer per write). Each frame is one WebSocket
+// message and one socket write (coder/websocket flushes every message): for a book
+// update delivered to N connections that is N write system calls, which dominate
+// the hub's CPU (see docs/design/0127-ws-fanout-cost.md).
 //
 // # Goroutines
 //
 // Run owns the hub: it waits for every connection to finish before it returns.
 // Each connection has three goroutines — the HTTP handler's (reading client
-// messages), a writer draining the queue, and a pinger (WebSocket ping every
-// Config.PingInterval; no pong within Config.PongTimeout closes the connection) —
-// and the handler returns only after the other two have stopped. Client text
-// frames PING/ping are answered PONG/pong.
+// messages), a writer draining the queue (every queued frame per wake-up), and a
+// pinger (WebSocket ping every Config.PingInterval; no pong within
+// Config.PongTimeout closes the connection) — and the handler returns only after
+// the other two have stopped. Client text frames PING/ping are answered PONG/pong.
 package ws

@@ -92,8 +92,9 @@ type Config struct {
 	// Name is the listener name given to Source.Subscribe. If empty, "ws".
 	Name string
 
-	// QueueLen is each connection's outgoing queue, in frames. Enqueuing never
-	// blocks: when the queue is full the connection is closed with
+	// QueueLen is each connection's outgoing queue, in frames waiting besides the
+	// one being written (its memory grows with what is queued, up to this).
+	// Enqueuing never blocks: when the queue is full the connection is closed with
 	// CloseSlowConsumer. If zero, DefaultQueueLen.
 	QueueLen int
 	// PingInterval is how often the hub pings each connection (WebSocket ping
