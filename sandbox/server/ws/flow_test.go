@@ -1,7 +1,9 @@
 package ws_test
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"net"
 	"net/http"
@@ -285,4 +287,67 @@ func TestSlowConsumerDisconnected(t *testing.T) {
 	if st := f.srv.Hub.Stats(); st.Overflows != 1 {
 		t.Fatalf("overflows %d", st.Overflows)
 	}
+}
+
+// TestFramesAreEncodingJSONBytes: every frame the hub sends for a random flow —
+// snapshots, price changes, trade prints, best bid/ask, all of them from the
+// hand-written encoders — is byte for byte what encoding/json writes for the
+// message it decodes to (HTML escaping off, as the hub has always encoded frames).
+func TestFramesAreEncodingJSONBytes(t *testing.T) {
+	f := newFixture(t, ws.Config{QueueLen: 1 << 16})
+	c := dial(t, f.srv.WS+"/ws/market")
+	c.send(api.WSSubscribe{Type: api.WSChannelMarket, AssetsIDs: []market.TokenID{f.m.Yes, f.m.No}, CustomFeatureEnabled: true})
+	n := 1500
+	if testing.Short() {
+		n = 500
+	}
+	randomFlow(t, f.host, 11, n, f.m)
+	f.host.Flush()
+	target := f.host.Seq()
+	wstest.Eventually(t, 20*time.Second, "the hub to catch up", func() bool { return f.srv.Hub.Stats().Seq == target })
+	c.sendText("PING")
+	seen := map[string]int{}
+	for {
+		b := c.read()
+		if string(b) == "PONG" {
+			break
+		}
+		msgs, err := api.DecodeWSFrame(b)
+		if err != nil {
+			t.Fatalf("decode %s: %v", b, err)
+		}
+		if len(msgs) != 1 {
+			t.Fatalf("a frame of %d messages: %s", len(msgs), b)
+		}
+		m := msgs[0]
+		var v any
+		switch {
+		case m.Book != nil:
+			v = m.Book
+		case m.PriceChange != nil:
+			v = m.PriceChange
+		case m.LastTrade != nil:
+			v = m.LastTrade
+		case m.BestBidAsk != nil:
+			v = m.BestBidAsk
+		default:
+			continue
+		}
+		var buf bytes.Buffer
+		enc := json.NewEncoder(&buf)
+		enc.SetEscapeHTML(false)
+		if err := enc.Encode(v); err != nil {
+			t.Fatal(err)
+		}
+		if want := bytes.TrimSuffix(buf.Bytes(), []byte("\n")); !bytes.Equal(b, want) {
+			t.Fatalf("%s frame differs from encoding/json:\nsent          %s\nencoding/json %s", m.EventType, b, want)
+		}
+		seen[m.EventType]++
+	}
+	for _, typ := range []string{api.WSEventBook, api.WSEventPriceChange, api.WSEventLastTradePrice, api.WSEventBestBidAsk} {
+		if seen[typ] == 0 {
+			t.Errorf("the flow produced no %s frame (seen %v)", typ, seen)
+		}
+	}
+	t.Logf("frames compared: %v", seen)
 }
