@@ -75,26 +75,13 @@ func TestRandomFlowBooksStayConsistent(t *testing.T) {
 	}
 	randomFlow(t, f.host, 2, n, f.m, m2)
 	f.host.Flush()
-	target := f.host.Seq()
-	// Drain until the hub has applied everything and a PONG proves the connection
-	// delivered every frame queued before it.
-	wstest.Eventually(t, 20*time.Second, "the hub to catch up", func() bool { return f.srv.Hub.Stats().Seq == target })
-	c.sendText("PING")
-	for {
-		b := c.read()
-		if string(b) == "PONG" {
-			break
-		}
-		msgs, err := api.DecodeWSFrame(b)
-		if err != nil {
-			t.Fatal(err)
-		}
+	c.drainAfterFlow(f, func(_ []byte, msgs []api.WSMessage) {
 		for _, m := range msgs {
 			for _, tb := range books {
 				tb.apply(t, &m)
 			}
 		}
-	}
+	})
 	for _, a := range assets {
 		want := f.host.Book(a)
 		got := books[a].book
@@ -303,19 +290,8 @@ func TestFramesAreEncodingJSONBytes(t *testing.T) {
 	}
 	randomFlow(t, f.host, 11, n, f.m)
 	f.host.Flush()
-	target := f.host.Seq()
-	wstest.Eventually(t, 20*time.Second, "the hub to catch up", func() bool { return f.srv.Hub.Stats().Seq == target })
-	c.sendText("PING")
 	seen := map[string]int{}
-	for {
-		b := c.read()
-		if string(b) == "PONG" {
-			break
-		}
-		msgs, err := api.DecodeWSFrame(b)
-		if err != nil {
-			t.Fatalf("decode %s: %v", b, err)
-		}
+	c.drainAfterFlow(f, func(b []byte, msgs []api.WSMessage) {
 		if len(msgs) != 1 {
 			t.Fatalf("a frame of %d messages: %s", len(msgs), b)
 		}
@@ -331,7 +307,7 @@ func TestFramesAreEncodingJSONBytes(t *testing.T) {
 		case m.BestBidAsk != nil:
 			v = m.BestBidAsk
 		default:
-			continue
+			return
 		}
 		var buf bytes.Buffer
 		enc := json.NewEncoder(&buf)
@@ -343,7 +319,7 @@ func TestFramesAreEncodingJSONBytes(t *testing.T) {
 			t.Fatalf("%s frame differs from encoding/json:\nsent          %s\nencoding/json %s", m.EventType, b, want)
 		}
 		seen[m.EventType]++
-	}
+	})
 	for _, typ := range []string{api.WSEventBook, api.WSEventPriceChange, api.WSEventLastTradePrice, api.WSEventBestBidAsk} {
 		if seen[typ] == 0 {
 			t.Errorf("the flow produced no %s frame (seen %v)", typ, seen)

@@ -99,6 +99,27 @@ func (c *client) until(what string, ok func(m *api.WSMessage) bool) api.WSMessag
 	return api.WSMessage{}
 }
 
+// drainAfterFlow waits until the hub has applied every event the host has
+// published, then reads c's frames until a PONG — which proves the connection
+// delivered every frame queued before it — passing each frame's messages to fn.
+func (c *client) drainAfterFlow(f *fixture, fn func(frame []byte, msgs []api.WSMessage)) {
+	c.t.Helper()
+	target := f.host.Seq()
+	wstest.Eventually(c.t, 20*time.Second, "the hub to catch up", func() bool { return f.srv.Hub.Stats().Seq == target })
+	c.sendText("PING")
+	for {
+		b := c.read()
+		if string(b) == "PONG" {
+			return
+		}
+		msgs, err := api.DecodeWSFrame(b)
+		if err != nil {
+			c.t.Fatalf("decode %s: %v", b, err)
+		}
+		fn(b, msgs)
+	}
+}
+
 // closed reads until the connection ends and returns its close error.
 func (c *client) closed() websocket.CloseError {
 	c.t.Helper()
