@@ -82,3 +82,25 @@ func BenchmarkGuardsCustom(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkGuardsKeep re-checks a kept quote in a new batch on every iteration, as
+// the agent does on every event, with the state's version declared and nothing the
+// decision depends on changed: the reused path (docs/design/0105).
+func BenchmarkGuardsKeep(b *testing.B) {
+	c, err := New(Config{}, WithGeoblock(Geoblock{Status: GeoAllowed}), WithSink(Discard))
+	if err != nil {
+		b.Fatal(err)
+	}
+	s := benchState()
+	it := quote(yes, market.Buy, "0.40", "5")
+	c.SetStateVersion(s, 1)
+	if d := c.Batch(s).EvaluateKeeping(it, "0x00"); !d.Allowed {
+		b.Fatal(d.Err())
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		if d := c.Batch(s).EvaluateKeeping(it, "0x00"); !d.Allowed || !d.Reused {
+			b.Fatalf("allowed=%v reused=%v", d.Allowed, d.Reused)
+		}
+	}
+}

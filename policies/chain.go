@@ -303,9 +303,12 @@ func (c *Chain) Observe(s *market.State) Action {
 // (decisions made before are not reused), and so does a change of the baselines
 // when a custom guard reads them (day_pnl, drawdown).
 func (c *Chain) observe(s *market.State, eq market.Micros) Action {
+	if c.custom == nil || !c.custom.valued {
+		return c.observeLimits(s, eq)
+	}
 	old := c.kill
 	a := c.observeLimits(s, eq)
-	if c.kill != old && c.custom != nil && c.custom.valued {
+	if c.kill != old {
 		c.epoch++
 	}
 	return a

@@ -44,7 +44,22 @@ func (c *Chain) positionsValue(s *market.State) market.Micros {
 	cv := &c.values
 	if !c.versioned(s) {
 		cv.state = nil
-		return s.Equity() - s.Balance - s.Reserved
+		var sum market.Micros
+		for tok, p := range s.Positions {
+			if p.Size <= 0 {
+				continue
+			}
+			own := s.Books[tok]
+			if own != nil {
+				if mid, ok := own.Mid(); ok { // the usual case: no other lookup
+					sum += notional(mid, p.Size)
+					continue
+				}
+			}
+			m := markOf(s, tok, p, own)
+			sum += m.value()
+		}
+		return sum
 	}
 	if cv.state != s || cv.version != c.version || cv.books != len(s.Books) {
 		cv.rebuild(s, c.version)
@@ -61,13 +76,28 @@ func (cv *valuation) rebuild(s *market.State, version uint64) {
 	cv.marks = cv.marks[:0]
 	cv.state, cv.version, cv.books = s, version, len(s.Books)
 	for tok, p := range s.Positions {
-		if p.Size <= 0 {
-			continue
+		if p.Size > 0 {
+			cv.marks = append(cv.marks, markOf(s, tok, p, s.Books[tok]))
 		}
-		m := mark{pos: p, own: s.Books[tok]}
-		if info, o, ok := s.MarketOf(tok); ok {
-			m.other = s.Books[info.Tokens[o.Other()]]
-		}
-		cv.marks = append(cv.marks, m)
 	}
+}
+
+// markOf finds the books position p in token tok is marked from: its own (given),
+// and the complementary token's of its market — the position's market when it
+// holds tok, else the one market.State.MarketOf finds (a token belongs to one
+// market).
+func markOf(s *market.State, tok market.TokenID, p *market.Position, own *market.Book) mark {
+	m := mark{pos: p, own: own}
+	info := s.Markets[p.Market]
+	o, ok := market.Outcome(0), false
+	if info != nil {
+		o, ok = info.OutcomeOf(tok)
+	}
+	if !ok {
+		info, o, ok = s.MarketOf(tok)
+	}
+	if ok {
+		m.other = s.Books[info.Tokens[o.Other()]]
+	}
+	return m
 }
