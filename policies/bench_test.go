@@ -25,14 +25,21 @@ func benchState() *market.State {
 	return s
 }
 
-// BenchmarkGuardsBatch runs a quoter's batch (bid, ask, cancel) through the default
-// chain, as the agent does once per event; ns/intent is the cost per intent.
-func BenchmarkGuardsBatch(b *testing.B) {
+// benchChain is the default chain (geoblock allowed, records discarded) over
+// benchState.
+func benchChain(b *testing.B) (*Chain, *market.State) {
+	b.Helper()
 	c, err := New(Config{}, WithGeoblock(Geoblock{Status: GeoAllowed}), WithSink(Discard))
 	if err != nil {
 		b.Fatal(err)
 	}
-	s := benchState()
+	return c, benchState()
+}
+
+// BenchmarkGuardsBatch runs a quoter's batch (bid, ask, cancel) through the default
+// chain, as the agent does once per event; ns/intent is the cost per intent.
+func BenchmarkGuardsBatch(b *testing.B) {
+	c, s := benchChain(b)
 	its := []*market.Intent{quote(yes, market.Buy, "0.44", "10"), quote(yes, market.Sell, "0.46", "10"),
 		{Kind: market.IntentCancel, Key: "main/ask_no", Market: cond}}
 	b.ReportAllocs()
@@ -51,11 +58,7 @@ func BenchmarkGuardsBatch(b *testing.B) {
 // on one allowed quote, against a state with two markets, three positions and ten
 // open orders: the per-intent cost an agent pays. Target: ≤ 500 ns, 0 allocs.
 func BenchmarkGuards(b *testing.B) {
-	c, err := New(Config{}, WithGeoblock(Geoblock{Status: GeoAllowed}), WithSink(Discard))
-	if err != nil {
-		b.Fatal(err)
-	}
-	s := benchState()
+	c, s := benchChain(b)
 	it := quote(yes, market.Buy, "0.45", "10")
 	b.ReportAllocs()
 	for b.Loop() {
@@ -87,11 +90,7 @@ func BenchmarkGuardsCustom(b *testing.B) {
 // the agent does on every event, with the state's version declared and nothing the
 // decision depends on changed: the reused path (docs/design/0105).
 func BenchmarkGuardsKeep(b *testing.B) {
-	c, err := New(Config{}, WithGeoblock(Geoblock{Status: GeoAllowed}), WithSink(Discard))
-	if err != nil {
-		b.Fatal(err)
-	}
-	s := benchState()
+	c, s := benchChain(b)
 	it := quote(yes, market.Buy, "0.40", "5")
 	c.SetStateVersion(s, 1)
 	if d := c.Batch(s).EvaluateKeeping(it, "0x00"); !d.Allowed {
