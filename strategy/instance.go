@@ -54,6 +54,8 @@ type mstate struct {
 	rreasons []string
 	lastFire []int64
 	fired    []bool
+
+	snap snapshot // what the last complete evaluation read (reuse.go)
 }
 
 // NewInstance binds s to markets. Names must be unique and non-empty; for a strategy
@@ -237,8 +239,14 @@ func (in *Instance) evalMarket(m *mstate, ev *market.Event, st *market.State, ou
 		}
 		*m.f[ci.slot] = x.value(now, m.start)
 	}
+	// Unchanged inputs: the vars' slots still hold their values, the quotes' last
+	// intents are appended again (reuse.go).
+	reuse := s.reuse && m.same(s, info)
 	// vars
 	for i := range s.vars {
+		if reuse {
+			break
+		}
 		v := &s.vars[i]
 		if v.isBool {
 			b, err := in.eval.Bool(v.prog, m.boxed)
@@ -312,7 +320,13 @@ func (in *Instance) evalMarket(m *mstate, ev *market.Event, st *market.State, ou
 	if suppress {
 		return out, nil
 	}
+	if reuse {
+		m.snap.valid = true
+		m.snap.reused++
+		return append(out, m.snap.quotes...), nil
+	}
 	// quotes
+	n0 := len(out)
 	for j, qi := range m.quotes {
 		q := &s.quotes[qi]
 		want := tradable
@@ -349,6 +363,9 @@ func (in *Instance) evalMarket(m *mstate, ev *market.Event, st *market.State, ou
 			it.Expiration = (now + q.ttl + 999) / 1000
 		}
 		out = append(out, it)
+	}
+	if s.reuse {
+		m.keep(out[n0:])
 	}
 	return out, nil
 }

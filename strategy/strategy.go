@@ -28,6 +28,10 @@ type Strategy struct {
 	needDepth  bool // some expression reads bid_depth, ask_depth or imbalance
 	needOrders bool // some expression reads orders
 	needOpen   bool // some expression reads open_buy or open_sell
+	// reuse: a market's quotes may be reused when their inputs are unchanged
+	// (reuse.go); readsLast: some expression reads a token's last trade.
+	reuse     bool
+	readsLast bool
 }
 
 type compiledInd struct {
@@ -412,6 +416,7 @@ func (s *Strategy) scanNeeds() {
 			s.needOrders = true
 		}
 	}
+	s.reuse, s.readsLast = reusable(progs, s.quotes)
 }
 
 // resolveWindow returns an indicator's window: events (num) or a duration (dur, ms).

@@ -1,0 +1,153 @@
+package strategy
+
+import (
+	"math"
+	"strings"
+
+	"github.com/pitbossdev/pitboss/market"
+	"github.com/pitbossdev/pitboss/sandbox/exprenv"
+)
+
+// Reusing a market's quotes (docs/design/0106). A market's quote intents are a
+// function of what its expressions read — the environment filled from the state
+// (tokens, market, account), the indicator values, the params and, through the
+// vars, nothing else — plus, for a GTD quote, the event time. When an evaluation
+// finds every one of those inputs bit for bit as the last complete evaluation of the
+// market left them, the vars would compute the same values (their slots still hold
+// them) and the quotes the same intents: they are appended again without
+// evaluating. Rules are always evaluated (they depend on the event's kind and on
+// cooldowns); an evaluation in which a rule suppresses the quotes, or that fails,
+// leaves nothing to reuse.
+//
+// A strategy reuses only when that list is complete: every expression is a constant
+// or runs on exprenv's fast path (whose only reads are the field paths listed by
+// Program.Names — no closures, no let), none reads time, orders (their ages), the
+// event or market.ends_in (all change with every event), and no quote is GTD (its
+// expiration follows the event time). A token's last trade is an input only when an
+// expression reads one of its fields.
+
+// reusable reports whether a strategy with these expressions and quotes may reuse,
+// and whether its expressions read a token's last trade.
+func reusable(progs []*exprenv.Program, quotes []compiledQuote) (ok, readsLast bool) {
+	ok = true
+	for _, q := range quotes {
+		if q.typ == market.GTD {
+			ok = false
+		}
+	}
+	for _, p := range progs {
+		if p == nil {
+			continue
+		}
+		if _, c := p.Constant(); c {
+			continue
+		}
+		if !p.Fast() {
+			ok = false
+		}
+		for _, n := range p.Names() {
+			switch {
+			case n == "time", n == "orders", n == "event", strings.HasPrefix(n, "event."), n == "market.ends_in":
+				ok = false
+			case lastField(n):
+				readsLast = true
+			}
+		}
+	}
+	return ok, readsLast
+}
+
+// lastField reports whether name is a token's last-trade field (yes.last, ...).
+func lastField(name string) bool {
+	_, f, ok := strings.Cut(name, ".")
+	return ok && (f == "last" || f == "last_size" || f == "last_side" || f == "last_time")
+}
+
+// snapshot is what the last complete evaluation of a market read.
+type snapshot struct {
+	valid   bool
+	info    *market.Info
+	yes, no Token
+	mkt     MarketInfo
+	acct    Account // Time and Orders are not inputs of a reusing strategy
+	ind     []float64
+	quotes  []market.Intent // the quote intents it produced
+	reused  uint64          // evaluations that reused them (for tests)
+}
+
+// same reports whether m's environment and indicator values are those of its
+// snapshot, and records them as the new snapshot (not yet valid: see keep).
+func (m *mstate) same(s *Strategy, info *market.Info) bool {
+	sn := &m.snap
+	eq := sn.valid && sn.info == info && sameToken(&sn.yes, &m.yes, s.readsLast, s.needDepth) &&
+		sameToken(&sn.no, &m.no, s.readsLast, s.needDepth) && sameMarket(&sn.mkt, &m.mkt) && sameAccount(&sn.acct, &m.acct)
+	if len(sn.ind) != len(s.indicators) {
+		sn.ind = make([]float64, len(s.indicators))
+		eq = false
+	}
+	for i := range s.indicators {
+		v := *m.f[s.indicators[i].slot]
+		if !sameFloat(sn.ind[i], v) {
+			eq = false
+			sn.ind[i] = v
+		}
+	}
+	sn.valid = false
+	if !eq { // else the snapshot holds these values already (in every compared field)
+		sn.info, sn.yes, sn.no, sn.mkt = info, m.yes, m.no, m.mkt
+		sn.acct = Account{Inventory: m.acct.Inventory, UPnL: m.acct.UPnL, RPnL: m.acct.RPnL, Balance: m.acct.Balance,
+			Reserved: m.acct.Reserved, Mode: m.acct.Mode}
+	}
+	return eq
+}
+
+// keep makes the snapshot valid with the quote intents its evaluation produced.
+func (m *mstate) keep(quotes []market.Intent) {
+	m.snap.quotes = append(m.snap.quotes[:0], quotes...)
+	m.snap.valid = true
+}
+
+// sameFloat is bitwise equality: the same bits are the same value for every
+// expression (−0 and +0 differ, as 1/x tells them apart; a NaN matches only the same
+// NaN, which at worst misses a reuse).
+func sameFloat(a, b float64) bool { return math.Float64bits(a) == math.Float64bits(b) }
+
+func sameFloats(a, b []float64) bool {
+	for i := range a {
+		if !sameFloat(a[i], b[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+// sameToken compares the fields of two tokens an expression may read: the last
+// trade's only when last, the depth arrays only when depth (without them nothing
+// reads the arrays but the indicators, whose values are compared on their own).
+func sameToken(a, b *Token, last, depth bool) bool {
+	return sameFloat(a.Bid, b.Bid) && sameFloat(a.Ask, b.Ask) && sameFloat(a.Mid, b.Mid) &&
+		sameFloat(a.Microprice, b.Microprice) && sameFloat(a.Spread, b.Spread) && sameFloat(a.BidSize, b.BidSize) &&
+		sameFloat(a.AskSize, b.AskSize) && a.HasBid == b.HasBid && a.HasAsk == b.HasAsk && a.TwoSided == b.TwoSided &&
+		sameFloat(a.Position, b.Position) && sameFloat(a.AvgPrice, b.AvgPrice) && sameFloat(a.Cost, b.Cost) &&
+		sameFloat(a.UPnL, b.UPnL) && sameFloat(a.RPnL, b.RPnL) && sameFloat(a.Fees, b.Fees) &&
+		sameFloat(a.OpenBuy, b.OpenBuy) && sameFloat(a.OpenSell, b.OpenSell) &&
+		(!last || sameFloat(a.Last, b.Last) && sameFloat(a.LastSize, b.LastSize) && a.LastSide == b.LastSide &&
+			a.LastTime == b.LastTime) &&
+		(!depth || sameFloats(a.BidDepth[:], b.BidDepth[:]) && sameFloats(a.AskDepth[:], b.AskDepth[:]) &&
+			sameFloats(a.Imbalance[:], b.Imbalance[:]))
+}
+
+// sameMarket compares every field of two markets but EndsIn (never read by a
+// reusing strategy).
+func sameMarket(a, b *MarketInfo) bool {
+	return a.Name == b.Name && a.ID == b.ID && sameFloat(a.Tick, b.Tick) && sameFloat(a.MinSize, b.MinSize) &&
+		sameFloat(a.FeeBps, b.FeeBps) && sameFloat(a.Fee, b.Fee) && a.End == b.End && a.NegRisk == b.NegRisk &&
+		a.Tradable == b.Tradable && a.Resolved == b.Resolved && a.YesWon == b.YesWon
+}
+
+// sameAccount compares the account's fields but Time and Orders (never read by a
+// reusing strategy).
+func sameAccount(a, b *Account) bool {
+	return sameFloat(a.Inventory, b.Inventory) && sameFloat(a.UPnL, b.UPnL) && sameFloat(a.RPnL, b.RPnL) &&
+		sameFloat(a.Balance, b.Balance) && sameFloat(a.Reserved, b.Reserved) && a.Mode == b.Mode
+}
