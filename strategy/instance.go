@@ -137,6 +137,10 @@ func (in *Instance) Strategy() *Strategy { return in.s }
 // set. A fired flatten, cancel_all or pause suppresses that market's quotes for the
 // evaluation.
 //
+// When nothing a market's expressions read has changed since its last complete
+// evaluation, its vars and quotes are not evaluated again and the same quote intents
+// are appended (rules are always evaluated; see reuse.go and docs/design/0106).
+//
 // A failing expression (a runtime error or a recovered panic) stops the evaluation:
 // Decide returns out with nothing appended and a positioned *exprenv.Error; the agent
 // should stop opening positions and report. The same events with the same state give
