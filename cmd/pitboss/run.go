@@ -54,6 +54,7 @@ func runRun(ctx context.Context, args []string, io stdio) error {
 	latency := fs.Duration("latency", 0, "paper venue: an order reaches the book this long (event time) after the event that caused it")
 	leave := fs.Bool("leave-orders", false, "on stop, leave open orders on the venue instead of cancelling them")
 	auditPath := fs.String("audit", "", "append every guard decision, order, fill and kill-switch event to this file (JSON lines)")
+	resumeKill := fs.String("resume-after-kill", "", "clear a tripped kill switch at start, with this `reason` in the audit trail (the state directory's checkpoint keeps it tripped until then)")
 	supervised := fs.Bool("supervised", false, "run as a member of a fleet (started by pitboss supervise; NATS from the PITBOSS_NATS_* environment)")
 	var lf liveFlags
 	lf.register(fs)
@@ -64,7 +65,7 @@ func runRun(ctx context.Context, args []string, io stdio) error {
 		return usagef("name one agent file")
 	}
 	opt := wire.Options{Live: *live, Seed: *seed, Speed: *speed, Events: *events, StateDir: *stateDir,
-		Latency: *latency, LeaveOrders: *leave, Getenv: io.getenv}
+		Latency: *latency, LeaveOrders: *leave, ResumeAfterKill: *resumeKill, Getenv: io.getenv}
 	switch *clock {
 	case "wall":
 		opt.Clock = wire.ClockWall
@@ -90,6 +91,9 @@ func runRun(ctx context.Context, args []string, io stdio) error {
 	opt.Balance = b
 	if *duration < 0 || *latency < 0 || *speed <= 0 {
 		return usagef("--duration and --latency must not be negative, --speed must be positive")
+	}
+	if *supervised && *resumeKill != "" {
+		return usagef("--resume-after-kill is not for a supervised agent: pitboss ctl resume-after-kill AGENT --reason TEXT")
 	}
 	if *supervised && *metricsAddr != "" {
 		// One scrape target per supervisor, not a port per agent (docs/design/0125).
@@ -271,7 +275,7 @@ func summary(w io.Writer, r *wire.Runnable, took time.Duration) {
 	state := string(s.State)
 	switch {
 	case s.Halted:
-		state += "; kill switch tripped: " + s.Reason
+		state += "; kill switch tripped: " + s.Reason + ` (it stays tripped across restarts; to clear it: pitboss run --resume-after-kill "REASON" …)`
 	case s.Reason != "":
 		state += " (" + s.Reason + ")"
 	}

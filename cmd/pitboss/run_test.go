@@ -146,10 +146,12 @@ func TestRunKillSwitchFlattensAndHalts(t *testing.T) {
 	// A drawdown limit of 0.05 trips soon after the first position moves against the
 	// quoter; flatten_on_halt sells what it holds.
 	path := agentFile(t, "killed", "  max_drawdown: 0.05\n  flatten_on_halt: true\n")
-	code, out, errOut := runEnv(t, "run", "--clock", "sim", "--duration", "20m", "--state-dir", t.TempDir(), path)
+	stateDir := t.TempDir()
+	code, out, errOut := runEnv(t, "run", "--clock", "sim", "--duration", "20m", "--state-dir", stateDir, path)
 	if code != 0 {
 		t.Fatalf("exit %d\n%s\n%s", code, out, errOut)
 	}
+	defer checkResumeAfterKill(t, path, stateDir)
 	trip := strings.Index(out, "kill switch tripped")
 	if trip < 0 {
 		t.Fatalf("the kill switch never tripped:\n%s", out)
@@ -174,6 +176,41 @@ func TestRunKillSwitchFlattensAndHalts(t *testing.T) {
 	}
 }
 
+// checkResumeAfterKill restarts a killed agent: without --resume-after-kill it stays
+// halted and places nothing (the summary says how to clear it); with it, the switch
+// is cleared before any event, the audit trail says so with the operator's reason,
+// and the agent quotes again.
+func checkResumeAfterKill(t *testing.T, path, stateDir string) {
+	t.Helper()
+	code, out, errOut := runEnv(t, "run", "--clock", "sim", "--duration", "2m", "--state-dir", stateDir, path)
+	if code != 0 {
+		t.Fatalf("restart: exit %d\n%s\n%s", code, out, errOut)
+	}
+	if strings.Contains(out, "order   place") || !strings.Contains(out, "kill switch tripped: drawdown") ||
+		!strings.Contains(out, "--resume-after-kill") {
+		t.Fatalf("a restart without --resume-after-kill must stay halted and say how to clear it:\n%s", out)
+	}
+	audit := filepath.Join(t.TempDir(), "audit.jsonl")
+	code, out, errOut = runEnv(t, "run", "--clock", "sim", "--duration", "2m", "--state-dir", stateDir,
+		"--audit", audit, "--resume-after-kill", "drawdown reviewed by the operator", path)
+	if code != 0 {
+		t.Fatalf("resume: exit %d\n%s\n%s", code, out, errOut)
+	}
+	if !strings.Contains(out, "kill switch cleared") || !strings.Contains(out, "order   place") {
+		t.Fatalf("--resume-after-kill did not re-arm the agent:\n%s", out)
+	}
+	b, err := os.ReadFile(audit)
+	if err != nil || !strings.Contains(string(b), "drawdown reviewed by the operator") {
+		t.Fatalf("the audit trail lacks the operator's reason (%v):\n%s", err, b)
+	}
+	// Not tripped: nothing to clear, and the run goes on.
+	code, out, errOut = runEnv(t, "run", "--clock", "sim", "--duration", "1m", "--state-dir", t.TempDir(),
+		"--resume-after-kill", "again", quoterAgent)
+	if code != 0 || !strings.Contains(out+errOut, "not tripped") {
+		t.Fatalf("resume of an agent that is not halted: exit %d\n%s\n%s", code, out, errOut)
+	}
+}
+
 func TestRunUsage(t *testing.T) {
 	tests := []struct {
 		args []string
@@ -183,6 +220,7 @@ func TestRunUsage(t *testing.T) {
 		{[]string{"run", "--clock", "fast", quoterAgent}, "--clock must be wall or sim"},
 		{[]string{"run", "--balance", "-5", quoterAgent}, "--balance must be a positive decimal"},
 		{[]string{"run", "--log-format", "xml", quoterAgent}, "--log-format must be text or json"},
+		{[]string{"run", "--supervised", "--resume-after-kill", "x", quoterAgent}, "pitboss ctl resume-after-kill"},
 	}
 	for _, tc := range tests {
 		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {

@@ -71,6 +71,14 @@ type Config struct {
 	// agent's checkpoint does not know (they are tracked and cancelled on stop,
 	// but never re-priced). If false (the default), they are cancelled at startup.
 	AdoptUnknown bool
+	// ResumeAfterKill, if not empty, is an operator's explicit re-arm of a kill
+	// switch the checkpoint restored as tripped: at startup, before any market
+	// event, the switch is cleared (the drawdown baseline restarts from the
+	// current equity) and an audit record with this text as the reason is
+	// written — what a fleet's `ctl resume-after-kill` does, for an agent without
+	// a supervisor (`pitboss run --resume-after-kill REASON`). If the switch is
+	// not tripped, nothing changes and a warning is logged.
+	ResumeAfterKill string
 
 	// QueueSize bounds the events waiting between the feed and the loop (the
 	// feed waits when it is full). If zero, DefaultQueueSize (1024).

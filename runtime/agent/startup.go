@@ -94,6 +94,14 @@ func (a *Agent) startup(ctx context.Context) error {
 	if cp == nil {
 		a.startEquity = a.st.Equity()
 	}
+	if why := a.cfg.ResumeAfterKill; why != "" {
+		if a.guards.Resume(&a.st, why) {
+			a.log.Info("kill switch cleared", zap.Int64("t", a.st.Time), zap.String("why", why))
+			a.auditSimple(AuditResume, why)
+		} else {
+			a.log.Warn("resume after kill: the kill switch is not tripped; nothing to clear", zap.String("agent", string(a.cfg.ID)))
+		}
+	}
 	if !a.noStore {
 		if err := a.store.Save(a.checkpoint()); err != nil {
 			return err

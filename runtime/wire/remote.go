@@ -304,7 +304,7 @@ func buildRemote(ctx context.Context, spec *agents.Spec, opt Options, live bool)
 			" after the last heartbeat, unless the agent is back by then")
 	}
 	cfg := agent.Config{ID: id, Wallet: r.Wallet, DryRun: !live, Markets: conds, Heartbeat: beat,
-		LeaveOrders: opt.LeaveOrders, MaxEvents: opt.Events}
+		LeaveOrders: opt.LeaveOrders, MaxEvents: opt.Events, ResumeAfterKill: opt.ResumeAfterKill}
 	a, err := agent.New(cfg, agent.Deps{Venue: r.Venue, Feed: lf, Decider: inst, Guards: g, Store: store,
 		Audit: opt.Audit, Metrics: opt.Metrics, Logger: log, Clock: agent.WallClock})
 	if err != nil {

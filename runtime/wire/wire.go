@@ -72,6 +72,9 @@ type Options struct {
 	Latency time.Duration
 	// LeaveOrders keeps open orders on stop (--leave-orders).
 	LeaveOrders bool
+	// ResumeAfterKill clears a tripped kill switch at start, with this reason
+	// (--resume-after-kill; agent.Config.ResumeAfterKill). Empty: no change.
+	ResumeAfterKill string
 	// Flow replaces the embedded market's flow (tests). If nil, sandbox/sim's
 	// participants on four synthetic markets (embedded.NewSimFlow).
 	Flow embedded.Flow
@@ -304,7 +307,7 @@ func BuildContext(ctx context.Context, spec *agents.Spec, opt Options) (*Runnabl
 	}
 
 	cfg := agent.Config{ID: id, Wallet: r.Wallet, DryRun: !live, Markets: conds, Heartbeat: spec.Heartbeat,
-		LeaveOrders: opt.LeaveOrders, MaxEvents: opt.Events}
+		LeaveOrders: opt.LeaveOrders, MaxEvents: opt.Events, ResumeAfterKill: opt.ResumeAfterKill}
 	clock := agent.WallClock
 	if opt.Clock == ClockSim {
 		clock = agent.EventClock
