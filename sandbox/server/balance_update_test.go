@@ -78,16 +78,7 @@ func TestBalanceAllowanceUpdate(t *testing.T) {
 	})
 
 	t.Run("the query is checked as for /balance-allowance", func(t *testing.T) {
-		for _, tc := range []struct {
-			name, query string
-			status      int
-			msg         string
-		}{
-			{"reserved signature type", "?signature_type=1", 400, "invalid signature_type"},
-			{"unknown asset type", "?asset_type=GOLD", 400, "invalid asset_type"},
-			{"conditional without token", "?asset_type=CONDITIONAL", 400, "Invalid token id"},
-			{"conditional of an unknown token", "?asset_type=CONDITIONAL&token_id=42", 404, "No orderbook exists for the requested token id"},
-		} {
+		for _, tc := range balanceQueryErrors {
 			t.Run(tc.name, func(t *testing.T) {
 				st, b := e.call(http.MethodGet, "/balance-allowance/update"+tc.query, nil, tk, nil)
 				wantErr(t, st, b, tc.status, tc.msg)

@@ -275,16 +275,7 @@ func TestAccountEndpoints(t *testing.T) {
 	if ba.Balance.String() != "95" || ba.Allowance.String() != "80" {
 		t.Fatalf("maker token balance %+v", ba)
 	}
-	for _, tc := range []struct {
-		name, query string
-		status      int
-		msg         string
-	}{
-		{"reserved signature type", "?signature_type=1", 400, "invalid signature_type"},
-		{"unknown asset type", "?asset_type=GOLD", 400, "invalid asset_type"},
-		{"conditional without token", "?asset_type=CONDITIONAL", 400, "Invalid token id"},
-		{"conditional of an unknown token", "?asset_type=CONDITIONAL&token_id=42", 404, "No orderbook exists for the requested token id"},
-	} {
+	for _, tc := range balanceQueryErrors {
 		t.Run(tc.name, func(t *testing.T) {
 			st, b := e.call("GET", "/balance-allowance"+tc.query, nil, tk, nil)
 			wantErr(t, st, b, tc.status, tc.msg)
@@ -437,4 +428,17 @@ func TestMetrics(t *testing.T) {
 			t.Fatalf("metrics lack %q: %d", want, st)
 		}
 	}
+}
+
+// balanceQueryErrors are the refused queries of GET /balance-allowance (and of
+// /balance-allowance/update, which checks them the same way).
+var balanceQueryErrors = []struct {
+	name, query string
+	status      int
+	msg         string
+}{
+	{"reserved signature type", "?signature_type=1", 400, "invalid signature_type"},
+	{"unknown asset type", "?asset_type=GOLD", 400, "invalid asset_type"},
+	{"conditional without token", "?asset_type=CONDITIONAL", 400, "Invalid token id"},
+	{"conditional of an unknown token", "?asset_type=CONDITIONAL&token_id=42", 404, "No orderbook exists for the requested token id"},
 }
