@@ -25,6 +25,7 @@ type Instance struct {
 	s      *Strategy
 	ms     []*mstate
 	byCond map[market.ConditionID]*mstate
+	last   *mstate // the market find returned last
 	eval   exprenv.Evaluator
 }
 
@@ -56,6 +57,7 @@ type mstate struct {
 	fired    []bool
 
 	snap snapshot // what the last complete evaluation read (reuse.go)
+	h    handles  // its entries of the state's maps (handles.go)
 }
 
 // NewInstance binds s to markets. Names must be unique and non-empty; for a strategy
@@ -125,7 +127,10 @@ func (in *Instance) Strategy() *Strategy { return in.s }
 // Decide evaluates the strategy for one event and appends the resulting intents to
 // out, returning the extended slice (pass a reused out[:0] and the hot path does not
 // allocate intents). st must already include ev (call st.Apply(ev) first); Decide
-// reads st and never keeps references into it.
+// only reads st. Between calls with the same st it keeps each bound market's Info,
+// books and positions, looking them up again when st's maps change their number of
+// entries (handles.go): change st through Apply, or replace an entry of those maps
+// in place only before the first call.
 //
 // The event's market is evaluated (every bound market for a timer event; none for an
 // event of an unbound market): indicators are sampled, vars computed, then rules
@@ -195,7 +200,14 @@ func (in *Instance) find(ev *market.Event, st *market.State) *mstate {
 		cond = ev.Order.Market
 	}
 	if cond != "" {
-		return in.byCond[cond]
+		if in.last != nil && in.last.b.Market == cond {
+			return in.last
+		}
+		m := in.byCond[cond]
+		if m != nil {
+			in.last = m
+		}
+		return m
 	}
 	tok := eventToken(ev)
 	if tok == "" {
@@ -212,7 +224,8 @@ func (in *Instance) find(ev *market.Event, st *market.State) *mstate {
 }
 
 func (in *Instance) evalMarket(m *mstate, ev *market.Event, st *market.State, out []market.Intent) ([]market.Intent, error) {
-	info := st.Markets[m.b.Market]
+	h := m.handlesFor(st)
+	info := h.info
 	if info == nil {
 		return out, nil // no metadata yet: nothing can be priced
 	}
@@ -224,7 +237,7 @@ func (in *Instance) evalMarket(m *mstate, ev *market.Event, st *market.State, ou
 	if !m.started {
 		m.start, m.started = now, true
 	}
-	bit, touched, mirrored := in.fill(m, info, ev, st, now)
+	bit, touched, mirrored := in.fill(m, h, ev, st, now)
 
 	// indicators
 	for i := range s.indicators {
@@ -419,9 +432,9 @@ func seriesValue(t *Token, s series) float64 {
 // fill rewrites the environment of m from the state and the event. It returns the
 // event's on: bit, which tokens a book event touched and which tokens' book fields
 // were mirrored from the other token's book.
-func (in *Instance) fill(m *mstate, info *market.Info, ev *market.Event, st *market.State, now int64) (bit uint16, touched, mirrored [2]bool) {
+func (in *Instance) fill(m *mstate, h *handles, ev *market.Event, st *market.State, now int64) (bit uint16, touched, mirrored [2]bool) {
 	s := in.s
-	books := [2]*market.Book{st.Books[info.Tokens[market.Yes]], st.Books[info.Tokens[market.No]]} // each looked up once
+	info, books := h.info, h.book
 	for o := market.Yes; o <= market.No; o++ {
 		t := m.token(o)
 		own, other := books[o], books[o.Other()]
@@ -434,9 +447,15 @@ func (in *Instance) fill(m *mstate, info *market.Info, ev *market.Event, st *mar
 		default:
 			t.clearBook()
 		}
-		lt, ok := st.Last[info.Tokens[o]]
-		t.fillLast(lt, ok)
-		t.fillPosition(st.Positions[info.Tokens[o]])
+		p := h.pos[o]
+		if s.needLast || p != nil && !t.HasBid && !t.HasAsk {
+			// the last trade is read by an expression, or marks a position
+			lt, ok := st.Last[info.Tokens[o]]
+			t.fillLast(lt, ok)
+		} else {
+			t.fillLast(market.LastTrade{}, false)
+		}
+		t.fillPosition(p)
 		t.OpenBuy, t.OpenSell = 0, 0
 	}
 

@@ -32,6 +32,10 @@ type Strategy struct {
 	// (reuse.go); readsLast: some expression reads a token's last trade.
 	reuse     bool
 	readsLast bool
+	// needLast: the tokens' last trades are filled for every evaluation (some
+	// expression reads one, or one runs on expr's VM, whose reads are not known
+	// exactly); otherwise only to mark a position on a token with an empty book.
+	needLast bool
 }
 
 type compiledInd struct {
@@ -417,6 +421,15 @@ func (s *Strategy) scanNeeds() {
 		}
 	}
 	s.reuse, s.readsLast = reusable(progs, s.quotes)
+	s.needLast = s.readsLast
+	for _, p := range progs {
+		if p == nil {
+			continue
+		}
+		if _, c := p.Constant(); !c && !p.Fast() {
+			s.needLast = true
+		}
+	}
 }
 
 // resolveWindow returns an indicator's window: events (num) or a duration (dur, ms).
