@@ -237,7 +237,7 @@ func compileSpec(sp *spec, values map[string]pval) (*Strategy, *problems) {
 	}
 
 	newEnv := func() *exprenv.Env {
-		env, err := exprenv.New(exprenv.Config{Env: Env{}, Consts: consts, Aliases: aliases, TickField: "market.tick"})
+		env, err := exprenv.New(exprenv.Config{Env: Env{}, Consts: consts, Aliases: aliases, TickField: "market.tick", Fields: fieldReader})
 		if err != nil { // names were checked above; this is a programmer error
 			panic("strategy: " + err.Error())
 		}

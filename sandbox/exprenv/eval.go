@@ -97,7 +97,7 @@ func fastNumRun(f fastNum, env any) (x float64, ok bool) {
 			x, ok = 0, false
 		}
 	}()
-	return f(reflect.ValueOf(env)), true
+	return f(env), true
 }
 
 func fastBoolRun(f fastBool, env any) (b bool, ok bool) {
@@ -106,5 +106,5 @@ func fastBoolRun(f fastBool, env any) (b bool, ok bool) {
 			b, ok = false, false
 		}
 	}()
-	return f(reflect.ValueOf(env)), true
+	return f(env), true
 }

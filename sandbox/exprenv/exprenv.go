@@ -89,7 +89,22 @@ type Config struct {
 	TickField string
 	// MaxNodes is the node limit per expression. If zero, DefaultMaxNodes.
 	MaxNodes uint
+	// Fields, if set, gives the fast path typed reads of the environment's fields,
+	// so that it does not read them through reflection (see FieldReader).
+	Fields FieldReader
 }
+
+// FieldReader returns a typed read of the environment field at path — the expr names
+// from the environment down, as an expression spells them after aliases are
+// resolved ("yes", "bid"; "@s", "f3") — or nil to have it read through reflection.
+// A read is a func(env any) float64 (for float32 and float64 fields), func(env any)
+// int64 (signed integers), func(env any) bool or func(env any) string; one of another
+// type, or not matching the field's kind, is ignored. It is called when expressions
+// are compiled; the read is called with a value of the Config.Env type and must
+// return exactly that field's value (a nil pointer on the way may panic: the
+// evaluation then falls back to expr's VM, which reports it). The reads make the fast
+// path cheaper, never different.
+type FieldReader func(path []string) any
 
 // Env is a compiled environment description. It is immutable after New and safe for
 // concurrent use; compile as many expressions against it as needed.
@@ -347,7 +362,7 @@ func (e *Env) Compile(src string, at Origin, want Kind) (*Program, error) {
 		}
 	}
 	if !p.isConst {
-		fb := fastBuilder{envType: e.envType}
+		fb := fastBuilder{envType: e.envType, fields: e.cfg.Fields}
 		switch kind {
 		case Float:
 			p.fnum, _ = fb.num(prog.Node())

@@ -11,15 +11,16 @@ import (
 // comparisons, logic, the ternary and the numeric builtins and helpers are compiled
 // a second time, from expr's type-checked and optimized tree, into Go closures over
 // float64 and bool. They then run without expr's VM: no boxing of intermediate
-// results, no reflection beyond reading fields, no allocation. Anything else (strings
+// results, no allocation, and no reflection beyond reading fields — none at all for
+// the fields Config.Fields gives typed reads of. Anything else (strings
 // beyond == and !=, collections, predicates, let, %, ??, methods) leaves the program
 // on expr's VM. Both paths give the same results (a test compares them on generated
 // expressions); integers are carried as float64, which is exact below 2^53.
 
 type (
-	fastNum  func(v reflect.Value) float64
-	fastBool func(v reflect.Value) bool
-	fastStr  func(v reflect.Value) string
+	fastNum  func(env any) float64
+	fastBool func(env any) bool
+	fastStr  func(env any) string
 )
 
 // step is one move along a field path: an optional pointer dereference, then a
@@ -33,6 +34,7 @@ type step struct {
 // fastBuilder compiles nodes against the environment type.
 type fastBuilder struct {
 	envType reflect.Type
+	fields  FieldReader // typed reads of fields, if the configuration gives them
 }
 
 func isNumKind(k reflect.Kind) bool {
@@ -107,6 +109,61 @@ func fieldStep(steps []step, t reflect.Type, name string) ([]step, reflect.Type,
 	return nil, nil, false
 }
 
+// read returns the configuration's typed read of the field node n reads (of type
+// t), or nil when there is none or it does not give t's kind: a func(any) float64
+// for float32 and float64 fields, func(any) int64 for signed integers, func(any) bool
+// and func(any) string.
+func (b *fastBuilder) read(n ast.Node, t reflect.Type) any {
+	if b.fields == nil {
+		return nil
+	}
+	names, ok := fieldNames(n)
+	if !ok {
+		return nil
+	}
+	r := b.fields(names)
+	switch r.(type) {
+	case func(any) float64:
+		if t.Kind() == reflect.Float64 || t.Kind() == reflect.Float32 {
+			return r
+		}
+	case func(any) int64:
+		if t.Kind() == reflect.Int64 || t.Kind() == reflect.Int || t.Kind() == reflect.Int32 ||
+			t.Kind() == reflect.Int16 || t.Kind() == reflect.Int8 {
+			return r
+		}
+	case func(any) bool:
+		if t.Kind() == reflect.Bool {
+			return r
+		}
+	case func(any) string:
+		if t.Kind() == reflect.String {
+			return r
+		}
+	}
+	return nil
+}
+
+// fieldNames returns the expr names along a chain of field reads from the
+// environment ("yes", "bid"); ok is false for anything else (an array element).
+func fieldNames(n ast.Node) ([]string, bool) {
+	switch n := n.(type) {
+	case *ast.IdentifierNode:
+		return []string{n.Value}, true
+	case *ast.MemberNode:
+		p, ok := n.Property.(*ast.StringNode)
+		if !ok || n.Optional || n.Method {
+			return nil, false
+		}
+		names, ok := fieldNames(n.Node)
+		if !ok {
+			return nil, false
+		}
+		return append(names, p.Value), true
+	}
+	return nil, false
+}
+
 // walk follows steps from v. A nil pointer on the way panics; the evaluator recovers
 // and falls back to expr's VM, which reports the error.
 func walk(v reflect.Value, steps []step) reflect.Value {
@@ -137,36 +194,42 @@ func (b *fastBuilder) num(n ast.Node) (fastNum, bool) {
 	switch n := n.(type) {
 	case *ast.FloatNode:
 		c := n.Value
-		return func(reflect.Value) float64 { return c }, true
+		return func(any) float64 { return c }, true
 	case *ast.IntegerNode:
 		c := float64(n.Value)
-		return func(reflect.Value) float64 { return c }, true
+		return func(any) float64 { return c }, true
 	case *ast.ConstantNode:
 		c, err := num(n.Value)
 		if err != nil {
 			return nil, false
 		}
-		return func(reflect.Value) float64 { return c }, true
+		return func(any) float64 { return c }, true
 	case *ast.IdentifierNode, *ast.MemberNode:
 		steps, t, ok := b.path(n)
 		if !ok {
 			return nil, false
 		}
+		switch r := b.read(n, t).(type) {
+		case func(any) float64:
+			return r, true
+		case func(any) int64:
+			return func(v any) float64 { return float64(r(v)) }, true
+		}
 		switch t.Kind() {
 		case reflect.Float32, reflect.Float64:
 			if len(steps) == 1 && !steps[0].deref && steps[0].index >= 0 {
 				i := steps[0].index
-				return func(v reflect.Value) float64 { return v.Field(i).Float() }, true
+				return func(v any) float64 { return reflect.ValueOf(v).Field(i).Float() }, true
 			}
 			if len(steps) == 2 && !steps[0].deref && steps[0].index >= 0 && steps[1].deref && steps[1].index >= 0 {
 				i, j := steps[0].index, steps[1].index
-				return func(v reflect.Value) float64 { return v.Field(i).Elem().Field(j).Float() }, true
+				return func(v any) float64 { return reflect.ValueOf(v).Field(i).Elem().Field(j).Float() }, true
 			}
-			return func(v reflect.Value) float64 { return walk(v, steps).Float() }, true
+			return func(v any) float64 { return walk(reflect.ValueOf(v), steps).Float() }, true
 		case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
-			return func(v reflect.Value) float64 { return float64(walk(v, steps).Int()) }, true
+			return func(v any) float64 { return float64(walk(reflect.ValueOf(v), steps).Int()) }, true
 		case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
-			return func(v reflect.Value) float64 { return float64(walk(v, steps).Uint()) }, true
+			return func(v any) float64 { return float64(walk(reflect.ValueOf(v), steps).Uint()) }, true
 		}
 		return nil, false
 	case *ast.UnaryNode:
@@ -176,7 +239,7 @@ func (b *fastBuilder) num(n ast.Node) (fastNum, bool) {
 		}
 		switch n.Operator {
 		case "-":
-			return func(v reflect.Value) float64 { return -x(v) }, true
+			return func(v any) float64 { return -x(v) }, true
 		case "+":
 			return x, true
 		}
@@ -189,15 +252,15 @@ func (b *fastBuilder) num(n ast.Node) (fastNum, bool) {
 		}
 		switch n.Operator {
 		case "+":
-			return func(v reflect.Value) float64 { return l(v) + r(v) }, true
+			return func(v any) float64 { return l(v) + r(v) }, true
 		case "-":
-			return func(v reflect.Value) float64 { return l(v) - r(v) }, true
+			return func(v any) float64 { return l(v) - r(v) }, true
 		case "*":
-			return func(v reflect.Value) float64 { return l(v) * r(v) }, true
+			return func(v any) float64 { return l(v) * r(v) }, true
 		case "/":
-			return func(v reflect.Value) float64 { return l(v) / r(v) }, true
+			return func(v any) float64 { return l(v) / r(v) }, true
 		case "**", "^":
-			return func(v reflect.Value) float64 { return math.Pow(l(v), r(v)) }, true
+			return func(v any) float64 { return math.Pow(l(v), r(v)) }, true
 		}
 		return nil, false
 	case *ast.ConditionalNode:
@@ -217,7 +280,7 @@ func (b *fastBuilder) ternary(n *ast.ConditionalNode) (fastNum, bool) {
 	if !ok || !ok1 || !ok2 {
 		return nil, false
 	}
-	return func(v reflect.Value) float64 {
+	return func(v any) float64 {
 		if c(v) {
 			return x(v)
 		}
@@ -250,7 +313,7 @@ func (b *fastBuilder) builtin(n *ast.BuiltinNode) (fastNum, bool) {
 			return nil, false
 		}
 		x := a[0]
-		return func(v reflect.Value) float64 { return f(x(v)) }, true
+		return func(v any) float64 { return f(x(v)) }, true
 	}
 	switch n.Name {
 	case "abs":
@@ -283,7 +346,7 @@ func (b *fastBuilder) builtin(n *ast.BuiltinNode) (fastNum, bool) {
 		if len(a) == 2 {
 			x, y := a[0], a[1]
 			if isMin {
-				return func(v reflect.Value) float64 {
+				return func(v any) float64 {
 					m, o := x(v), y(v)
 					if m > o {
 						m = o
@@ -291,7 +354,7 @@ func (b *fastBuilder) builtin(n *ast.BuiltinNode) (fastNum, bool) {
 					return m
 				}, true
 			}
-			return func(v reflect.Value) float64 {
+			return func(v any) float64 {
 				m, o := x(v), y(v)
 				if m < o {
 					m = o
@@ -299,7 +362,7 @@ func (b *fastBuilder) builtin(n *ast.BuiltinNode) (fastNum, bool) {
 				return m
 			}, true
 		}
-		return func(v reflect.Value) float64 {
+		return func(v any) float64 {
 			m := a[0](v)
 			for _, f := range a[1:] {
 				o := f(v)
@@ -325,10 +388,10 @@ func (b *fastBuilder) call(n *ast.CallNode) (fastNum, bool) {
 	switch {
 	case id.Value == "clamp" && len(a) == 3:
 		x, lo, hi := a[0], a[1], a[2]
-		return func(v reflect.Value) float64 { return Clamp(x(v), lo(v), hi(v)) }, true
+		return func(v any) float64 { return Clamp(x(v), lo(v), hi(v)) }, true
 	case id.Value == "nz" && len(a) == 2:
 		x, d := a[0], a[1]
-		return func(v reflect.Value) float64 {
+		return func(v any) float64 {
 			if r := x(v); !math.IsNaN(r) && !math.IsInf(r, 0) {
 				return r
 			}
@@ -337,11 +400,11 @@ func (b *fastBuilder) call(n *ast.CallNode) (fastNum, bool) {
 	case len(a) == 2 && (id.Value == "round_tick" || id.Value == "floor_tick" || id.Value == "ceil_tick"):
 		round := map[string]func(float64) float64{"round_tick": math.Round, "floor_tick": math.Floor, "ceil_tick": math.Ceil}[id.Value]
 		x, t := a[0], a[1]
-		return func(v reflect.Value) float64 { return RoundTick(x(v), t(v), round) }, true
+		return func(v any) float64 { return RoundTick(x(v), t(v), round) }, true
 	case len(a) == 1 && (id.Value == "sqrt" || id.Value == "log" || id.Value == "exp"):
 		f := map[string]func(float64) float64{"sqrt": math.Sqrt, "log": math.Log, "exp": math.Exp}[id.Value]
 		x := a[0]
-		return func(v reflect.Value) float64 { return f(x(v)) }, true
+		return func(v any) float64 { return f(x(v)) }, true
 	}
 	return nil, false
 }
@@ -353,25 +416,28 @@ func (b *fastBuilder) boolean(n ast.Node) (fastBool, bool) {
 	switch n := n.(type) {
 	case *ast.BoolNode:
 		c := n.Value
-		return func(reflect.Value) bool { return c }, true
+		return func(any) bool { return c }, true
 	case *ast.ConstantNode:
 		c, ok := n.Value.(bool)
 		if !ok {
 			return nil, false
 		}
-		return func(reflect.Value) bool { return c }, true
+		return func(any) bool { return c }, true
 	case *ast.IdentifierNode, *ast.MemberNode:
 		steps, t, ok := b.path(n)
 		if !ok || t.Kind() != reflect.Bool {
 			return nil, false
 		}
-		return func(v reflect.Value) bool { return walk(v, steps).Bool() }, true
+		if r, ok := b.read(n, t).(func(any) bool); ok {
+			return r, true
+		}
+		return func(v any) bool { return walk(reflect.ValueOf(v), steps).Bool() }, true
 	case *ast.UnaryNode:
 		x, ok := b.boolean(n.Node)
 		if !ok || n.Operator != "!" && n.Operator != "not" {
 			return nil, false
 		}
-		return func(v reflect.Value) bool { return !x(v) }, true
+		return func(v any) bool { return !x(v) }, true
 	case *ast.ConditionalNode:
 		c, ok := b.boolean(n.Cond)
 		x, ok1 := b.boolean(n.Exp1)
@@ -379,7 +445,7 @@ func (b *fastBuilder) boolean(n ast.Node) (fastBool, bool) {
 		if !ok || !ok1 || !ok2 {
 			return nil, false
 		}
-		return func(v reflect.Value) bool {
+		return func(v any) bool {
 			if c(v) {
 				return x(v)
 			}
@@ -394,7 +460,7 @@ func (b *fastBuilder) boolean(n ast.Node) (fastBool, bool) {
 		if !ok {
 			return nil, false
 		}
-		return func(v reflect.Value) bool {
+		return func(v any) bool {
 			for _, f := range a {
 				if x := f(v); math.IsNaN(x) || math.IsInf(x, 0) {
 					return false
@@ -417,9 +483,9 @@ func (b *fastBuilder) binaryBool(n *ast.BinaryNode) (fastBool, bool) {
 			return nil, false
 		}
 		if n.Operator == "&&" || n.Operator == "and" {
-			return func(v reflect.Value) bool { return l(v) && r(v) }, true
+			return func(v any) bool { return l(v) && r(v) }, true
 		}
-		return func(v reflect.Value) bool { return l(v) || r(v) }, true
+		return func(v any) bool { return l(v) || r(v) }, true
 	case "<", ">", "<=", ">=", "==", "!=":
 	default:
 		return nil, false
@@ -434,17 +500,17 @@ func (b *fastBuilder) binaryBool(n *ast.BinaryNode) (fastBool, bool) {
 		}
 		switch n.Operator {
 		case "<":
-			return func(v reflect.Value) bool { return l(v) < r(v) }, true
+			return func(v any) bool { return l(v) < r(v) }, true
 		case ">":
-			return func(v reflect.Value) bool { return l(v) > r(v) }, true
+			return func(v any) bool { return l(v) > r(v) }, true
 		case "<=":
-			return func(v reflect.Value) bool { return l(v) <= r(v) }, true
+			return func(v any) bool { return l(v) <= r(v) }, true
 		case ">=":
-			return func(v reflect.Value) bool { return l(v) >= r(v) }, true
+			return func(v any) bool { return l(v) >= r(v) }, true
 		case "==":
-			return func(v reflect.Value) bool { return l(v) == r(v) }, true
+			return func(v any) bool { return l(v) == r(v) }, true
 		default:
-			return func(v reflect.Value) bool { return l(v) != r(v) }, true
+			return func(v any) bool { return l(v) != r(v) }, true
 		}
 	case lk == reflect.Bool && rk == reflect.Bool && (n.Operator == "==" || n.Operator == "!="):
 		l, ok1 := b.boolean(n.Left)
@@ -453,9 +519,9 @@ func (b *fastBuilder) binaryBool(n *ast.BinaryNode) (fastBool, bool) {
 			return nil, false
 		}
 		if n.Operator == "==" {
-			return func(v reflect.Value) bool { return l(v) == r(v) }, true
+			return func(v any) bool { return l(v) == r(v) }, true
 		}
-		return func(v reflect.Value) bool { return l(v) != r(v) }, true
+		return func(v any) bool { return l(v) != r(v) }, true
 	case lk == reflect.String && rk == reflect.String && (n.Operator == "==" || n.Operator == "!="):
 		l, ok1 := b.str(n.Left)
 		r, ok2 := b.str(n.Right)
@@ -463,9 +529,9 @@ func (b *fastBuilder) binaryBool(n *ast.BinaryNode) (fastBool, bool) {
 			return nil, false
 		}
 		if n.Operator == "==" {
-			return func(v reflect.Value) bool { return l(v) == r(v) }, true
+			return func(v any) bool { return l(v) == r(v) }, true
 		}
-		return func(v reflect.Value) bool { return l(v) != r(v) }, true
+		return func(v any) bool { return l(v) != r(v) }, true
 	}
 	return nil, false
 }
@@ -477,13 +543,16 @@ func (b *fastBuilder) str(n ast.Node) (fastStr, bool) {
 	switch n := n.(type) {
 	case *ast.StringNode:
 		c := n.Value
-		return func(reflect.Value) string { return c }, true
+		return func(any) string { return c }, true
 	case *ast.IdentifierNode, *ast.MemberNode:
 		steps, t, ok := b.path(n)
 		if !ok || t.Kind() != reflect.String {
 			return nil, false
 		}
-		return func(v reflect.Value) string { return walk(v, steps).String() }, true
+		if r, ok := b.read(n, t).(func(any) string); ok {
+			return r, true
+		}
+		return func(v any) string { return walk(reflect.ValueOf(v), steps).String() }, true
 	}
 	return nil, false
 }
