@@ -400,9 +400,11 @@ func liveKillRestart(t *testing.T, bin string, x *exchangeProcess) {
 	before := checkpoint(t, state)
 	restarted := startAgent(t, bin, env, "--live", "--state-dir", state, path)
 	waitCheckpoint(t, restarted, state, "the restart's checkpoint", func(c *agent.Checkpoint) bool { return c.Runs == before.Runs+1 })
-	started := restarted.logs("started")
+	// The checkpoint is written just before the start line is logged.
+	var started []map[string]any
+	waitUntilTrue(t, "the restart's start line", func() bool { started = restarted.logs("started"); return len(started) > 0 })
 	if len(started) != 1 {
-		t.Fatalf("no start line:\n%s", restarted.text())
+		t.Fatalf("%d start lines:\n%s", len(started), restarted.text())
 	}
 	// The orders the last checkpoint knew come back under their quote keys (an
 	// order placed after that checkpoint would be cancelled, never left beside a
