@@ -44,6 +44,7 @@ type Chain struct {
 	vstate  *market.State
 	memos   map[string]*memo
 	values  valuation
+	books   bookCache // the books of the markets decided on (keep.go)
 
 	denyKind, denyHalted, denyGeoBlocked, denyGeoUnknown, denyBanned, denyCloseOnly *Denied
 }

@@ -57,23 +57,6 @@ type memo struct {
 // everything the guards read of its books.
 type top [4]market.Micros
 
-func topOf(s *market.State, m *market.Info) (t top) {
-	if m == nil {
-		return t
-	}
-	for o := range 2 {
-		if b := s.Books[m.Tokens[o]]; b != nil {
-			if len(b.Bids) > 0 {
-				t[2*o] = b.Bids[0].Price
-			}
-			if len(b.Asks) > 0 {
-				t[2*o+1] = b.Asks[0].Price
-			}
-		}
-	}
-	return t
-}
-
 // SetStateVersion declares that s is at version v: a number the caller changes
 // whenever anything in s changes other than what Apply does for market data (books
 // of EventBook and EventPriceChange, prints, time) — any order, fill, balance,
@@ -175,9 +158,60 @@ func (b *Batch) topOf(m *market.Info) top {
 		return top{}
 	}
 	if b.topMarket != m {
-		b.topMarket, b.top = m, topOf(b.state, m)
+		b.topMarket, b.top = m, b.c.books.of(b.state, b.c.version, m).top()
 	}
 	return b.top
+}
+
+// bookCache keeps, per market, its two books (nil while missing) between batches,
+// so that finding the top of a market's books costs no lookups by token id. Its
+// entries hold while the state, its declared version (SetStateVersion: every direct
+// write changes it) and its number of books are unchanged: Apply creates a token's
+// book on first use and never removes or replaces one, so a book that appears
+// changes the count and the entries are looked up again.
+type bookCache struct {
+	st      *market.State
+	version uint64
+	n       int
+	markets map[*market.Info]*marketBooks
+}
+
+// marketBooks are a market's books, for the tokens they were looked up for.
+type marketBooks struct {
+	tokens [2]market.TokenID
+	books  [2]*market.Book
+}
+
+// of returns m's books in s.
+func (c *bookCache) of(s *market.State, version uint64, m *market.Info) *marketBooks {
+	if c.st != s || c.version != version || c.n != len(s.Books) {
+		clear(c.markets)
+		c.st, c.version, c.n = s, version, len(s.Books)
+	}
+	mb := c.markets[m]
+	if mb == nil || mb.tokens != m.Tokens {
+		if c.markets == nil {
+			c.markets = make(map[*market.Info]*marketBooks)
+		}
+		mb = &marketBooks{tokens: m.Tokens, books: [2]*market.Book{s.Books[m.Tokens[0]], s.Books[m.Tokens[1]]}}
+		c.markets[m] = mb
+	}
+	return mb
+}
+
+// top returns the best prices of the books (as topOf).
+func (mb *marketBooks) top() (t top) {
+	for o, b := range mb.books {
+		if b != nil {
+			if len(b.Bids) > 0 {
+				t[2*o] = b.Bids[0].Price
+			}
+			if len(b.Asks) > 0 {
+				t[2*o+1] = b.Asks[0].Price
+			}
+		}
+	}
+	return t
 }
 
 func (p *pending) equal(q *pending) bool {

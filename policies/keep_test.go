@@ -74,6 +74,13 @@ func TestAKeptQuoteIsReevaluatedWhenAnInputChanges(t *testing.T) {
 				b.Reset([]market.Level{{Price: m("0.50"), Size: m("1")}}, nil)
 				s.Books[no] = b
 			}},
+		{name: "a book replaced by a direct write (a new state version)",
+			change: func(c *Chain, s *market.State, v *uint64) {
+				b := &market.Book{Token: yes}
+				b.Reset([]market.Level{{Price: m("0.43"), Size: m("5")}}, []market.Level{{Price: m("0.46"), Size: m("5")}})
+				s.Books[yes] = b
+				*v++
+			}},
 		{name: "the book moves out of the price band", denied: GuardPriceBand,
 			change: func(c *Chain, s *market.State, v *uint64) { setTop(s, yes, "0.60", "0.62") }},
 		{name: "the balance changes (a new state version)",
