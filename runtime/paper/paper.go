@@ -51,7 +51,16 @@ type Venue struct {
 	finalAt  int                             // the ring's oldest entry once it is full
 	trades   uint64
 	scratch  []market.Level
-	ev       market.Event // the event being emitted (emit copies it)
+	ev       market.Event  // the event being emitted (emit copies it)
+	recent   [2]recentBook // the books found last (lookup)
+	next     int           // the entry of recent to replace next
+}
+
+// recentBook is a book found by lookup, kept with its token: books are never
+// removed or replaced, so the pair stays true.
+type recentBook struct {
+	token market.TokenID
+	book  *market.Book
 }
 
 type tokenRef struct {
@@ -356,8 +365,25 @@ func (v *Venue) ObserveMarket(ev *market.Event) {
 	}
 }
 
-func (v *Venue) book(t market.TokenID) *market.Book {
+// lookup returns token t's book, nil if it has none yet. The two books found last
+// are remembered, so that the events of one market (its two tokens) cost no lookups
+// by token id.
+func (v *Venue) lookup(t market.TokenID) *market.Book {
+	for i := range v.recent {
+		if r := &v.recent[i]; r.book != nil && r.token == t {
+			return r.book
+		}
+	}
 	b := v.books[t]
+	if b != nil {
+		v.recent[v.next] = recentBook{token: t, book: b}
+		v.next ^= 1
+	}
+	return b
+}
+
+func (v *Venue) book(t market.TokenID) *market.Book {
+	b := v.lookup(t)
 	if b == nil {
 		b = &market.Book{Token: t}
 		v.books[t] = b
@@ -412,7 +438,7 @@ func (v *Venue) arrive(o *order) bool {
 
 // crosses reports whether o's price meets the opposite side of its token's mirror.
 func (v *Venue) crosses(o *order) bool {
-	b := v.books[o.Token]
+	b := v.lookup(o.Token)
 	if b == nil {
 		return false
 	}
@@ -426,7 +452,7 @@ func (v *Venue) crosses(o *order) bool {
 
 // available is the opposite size o can take within its limit.
 func (v *Venue) available(o *order) market.Micros {
-	b := v.books[o.Token]
+	b := v.lookup(o.Token)
 	if b == nil {
 		return 0
 	}
@@ -457,7 +483,7 @@ func (v *Venue) within(o *order, px market.Micros) bool {
 // take fills o as a taker against the opposite side of its mirror, removing what it
 // takes from the mirror.
 func (v *Venue) take(o *order) {
-	b := v.books[o.Token]
+	b := v.lookup(o.Token)
 	if b == nil {
 		return
 	}
@@ -481,7 +507,7 @@ func (v *Venue) take(o *order) {
 // queue ahead shrinks to the visible size, and an opposite side that moved through
 // an order's price fills it.
 func (v *Venue) levelsChanged(t market.TokenID) {
-	b := v.books[t]
+	b := v.lookup(t)
 	if b == nil {
 		return
 	}
