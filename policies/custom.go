@@ -74,7 +74,7 @@ func newGuardEnv() (*exprenv.Env, error) {
 		name := t.Field(i).Tag.Get("expr")
 		aliases[name] = "@e." + name
 	}
-	return exprenv.New(exprenv.Config{Env: envBox{}, Aliases: aliases})
+	return exprenv.New(exprenv.Config{Env: envBox{}, Aliases: aliases, Fields: guardField})
 }
 
 // CompileDenyIf compiles a deny_if expression, reporting problems as *exprenv.Error
