@@ -243,6 +243,9 @@ func (c *Chain) locate(v *View) {
 	case it.Market != "":
 		v.Market = s.Markets[it.Market]
 	}
+	if v.Market != nil && c.versioned(s) {
+		v.mb = c.books.of(s, c.version, v.Market)
+	}
 	if it.Kind.Opens() && it.Price > 0 && it.Size > 0 {
 		if n, ok := market.Notional(it.Price, it.Size); ok {
 			v.Notional = n

@@ -195,10 +195,11 @@ func (cs *customSet) fill(v *View) {
 	if mid, ok := v.Mid(); ok {
 		e.HasMid, e.Mid = true, units(mid)
 	}
-	if p, ok := bestOpposite(s, m, v.Outcome, market.Sell); ok {
+	books := v.books()
+	if p, ok := bestOpposite(books, v.Outcome, market.Sell); ok {
 		e.BestBid = units(p)
 	}
-	if p, ok := bestOpposite(s, m, v.Outcome, market.Buy); ok {
+	if p, ok := bestOpposite(books, v.Outcome, market.Buy); ok {
 		e.BestAsk = units(p)
 	}
 	if e.BestBid > 0 && e.BestAsk > 0 {

@@ -184,7 +184,7 @@ func (preflightGuard) Check(v *View) *Denied {
 		return denyExpiration
 	}
 	if it.PostOnly {
-		if opp, ok := bestOpposite(v.State, m, v.Outcome, it.Side); ok &&
+		if opp, ok := bestOpposite(v.books(), v.Outcome, it.Side); ok &&
 			(it.Side == market.Buy && it.Price >= opp || it.Side == market.Sell && it.Price <= opp) {
 			return denyPostOnly
 		}
@@ -215,8 +215,8 @@ func feeBound(n market.Micros, bps uint32) market.Micros {
 // bestOpposite returns the best price an order on side of outcome o would cross
 // against: the best ask for a buy, the best bid for a sell, from the token's book or
 // mirrored from the complementary token's.
-func bestOpposite(s *market.State, m *market.Info, o market.Outcome, side market.Side) (market.Micros, bool) {
-	if b := s.Books[m.Tokens[o]]; b != nil {
+func bestOpposite(books [2]*market.Book, o market.Outcome, side market.Side) (market.Micros, bool) {
+	if b := books[o]; b != nil {
 		if side == market.Buy {
 			if l, ok := b.BestAsk(); ok {
 				return l.Price, true
@@ -225,7 +225,7 @@ func bestOpposite(s *market.State, m *market.Info, o market.Outcome, side market
 			return l.Price, true
 		}
 	}
-	if b := s.Books[m.Tokens[o.Other()]]; b != nil {
+	if b := books[o.Other()]; b != nil {
 		if side == market.Buy {
 			if l, ok := b.BestBid(); ok {
 				return market.One - l.Price, true

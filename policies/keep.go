@@ -169,31 +169,37 @@ func (b *Batch) topOf(m *market.Info) top {
 // write changes it) and its number of books are unchanged: Apply creates a token's
 // book on first use and never removes or replaces one, so a book that appears
 // changes the count and the entries are looked up again.
+//
+// The entries also hold the market's positions, which only fills create (a new
+// state version, and a new number of positions) and only direct writes replace.
 type bookCache struct {
 	st      *market.State
 	version uint64
-	n       int
+	n, np   int
 	markets map[*market.Info]*marketBooks
 }
 
-// marketBooks are a market's books, for the tokens they were looked up for.
+// marketBooks are a market's books and positions, for the tokens they were looked
+// up for (nil while missing).
 type marketBooks struct {
 	tokens [2]market.TokenID
 	books  [2]*market.Book
+	pos    [2]*market.Position
 }
 
 // of returns m's books in s.
 func (c *bookCache) of(s *market.State, version uint64, m *market.Info) *marketBooks {
-	if c.st != s || c.version != version || c.n != len(s.Books) {
+	if c.st != s || c.version != version || c.n != len(s.Books) || c.np != len(s.Positions) {
 		clear(c.markets)
-		c.st, c.version, c.n = s, version, len(s.Books)
+		c.st, c.version, c.n, c.np = s, version, len(s.Books), len(s.Positions)
 	}
 	mb := c.markets[m]
 	if mb == nil || mb.tokens != m.Tokens {
 		if c.markets == nil {
 			c.markets = make(map[*market.Info]*marketBooks)
 		}
-		mb = &marketBooks{tokens: m.Tokens, books: [2]*market.Book{s.Books[m.Tokens[0]], s.Books[m.Tokens[1]]}}
+		mb = &marketBooks{tokens: m.Tokens, books: [2]*market.Book{s.Books[m.Tokens[0]], s.Books[m.Tokens[1]]},
+			pos: [2]*market.Position{s.Positions[m.Tokens[0]], s.Positions[m.Tokens[1]]}}
 		c.markets[m] = mb
 	}
 	return mb

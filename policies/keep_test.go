@@ -89,6 +89,11 @@ func TestAKeptQuoteIsReevaluatedWhenAnInputChanges(t *testing.T) {
 			change: func(c *Chain, s *market.State, v *uint64) { s.Balance -= m("1"); s.Reserved += m("1") }},
 		{name: "a fill grows the position past max_position", cfg: Config{MaxPosition: m("32")}, denied: GuardPosition,
 			change: func(c *Chain, s *market.State, v *uint64) { s.Positions[yes].Buy(m("0.44"), m("5"), 0); *v++ }},
+		{name: "a position in the complementary token appears", cfg: Config{MaxMarketPosition: m("60")}, denied: GuardMarketPos,
+			change: func(c *Chain, s *market.State, v *uint64) {
+				s.Positions[no] = &market.Position{Market: cond, Token: no, Outcome: market.No, Size: m("50"), Cost: m("25")}
+				*v++
+			}},
 		{name: "the account becomes close-only", denied: GuardAccountMode,
 			change: func(c *Chain, s *market.State, v *uint64) { s.Mode = market.ModeCloseOnly; *v++ }},
 		{name: "the market stops accepting orders", denied: GuardMarketState,

@@ -54,6 +54,32 @@ type View struct {
 	positionsValue  market.Micros // every position at its mark (set by the chain)
 	pending         *pending      // what the batch allowed before this intent
 	keep            bool          // a re-check of Replaces, which stays (EvaluateKeeping)
+	mb              *marketBooks  // Market's books and positions, when the chain keeps them
+}
+
+// books returns the books of Market's two tokens (nil when missing); Market must be
+// set.
+func (v *View) books() [2]*market.Book {
+	if v.mb != nil {
+		return v.mb.books
+	}
+	s, m := v.State, v.Market
+	return [2]*market.Book{s.Books[m.Tokens[market.Yes]], s.Books[m.Tokens[market.No]]}
+}
+
+// positionSize returns the shares of token t held (State.PositionSize).
+func (v *View) positionSize(t market.TokenID) market.Micros {
+	if mb := v.mb; mb != nil {
+		for o, tok := range mb.tokens {
+			if tok == t {
+				if p := mb.pos[o]; p != nil {
+					return p.Size
+				}
+				return 0
+			}
+		}
+	}
+	return v.State.PositionSize(t)
 }
 
 func (v *View) reset(s *market.State, it *market.Intent, replaces *market.Order) {
@@ -88,9 +114,9 @@ func (v *View) compute() {
 			v.marketOpenBuys += rem
 		}
 	}
-	v.held = s.PositionSize(it.Token)
+	v.held = v.positionSize(it.Token)
 	if m != nil {
-		v.marketHeld = s.PositionSize(m.Tokens[market.Yes]) + s.PositionSize(m.Tokens[market.No])
+		v.marketHeld = v.positionSize(m.Tokens[market.Yes]) + v.positionSize(m.Tokens[market.No])
 	}
 	if p != nil && p.added > 0 {
 		v.openOrders += p.quotes
@@ -180,18 +206,23 @@ func (v *View) Mid() (market.Micros, bool) {
 	if v.Market == nil {
 		return 0, false
 	}
-	return TokenMid(v.State, v.Market, v.Outcome)
+	return bookMid(v.books(), v.Outcome)
 }
 
 // TokenMid returns the mid of outcome o of market m: from its own two-sided book,
 // else mirrored (1 − mid) from the complementary token's book.
 func TokenMid(s *market.State, m *market.Info, o market.Outcome) (market.Micros, bool) {
-	if b := s.Books[m.Tokens[o]]; b != nil {
+	return bookMid([2]*market.Book{s.Books[m.Tokens[market.Yes]], s.Books[m.Tokens[market.No]]}, o)
+}
+
+// bookMid is TokenMid over a market's two books (nil when missing).
+func bookMid(books [2]*market.Book, o market.Outcome) (market.Micros, bool) {
+	if b := books[o]; b != nil {
 		if mid, ok := b.Mid(); ok {
 			return mid, true
 		}
 	}
-	if b := s.Books[m.Tokens[o.Other()]]; b != nil {
+	if b := books[o.Other()]; b != nil {
 		if mid, ok := b.Mid(); ok {
 			return market.One - mid, true
 		}
