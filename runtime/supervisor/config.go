@@ -30,6 +30,15 @@ const (
 	DefaultCrashLoop   = 5
 	DefaultCrashWindow = 2 * time.Minute
 	DefaultLockTTL     = 15 * time.Second
+	// DefaultHangTimeout is the watchdog's default silence (Restart.HangTimeout):
+	// 30 s, or ten heartbeats if that is longer.
+	DefaultHangTimeout = 30 * time.Second
+	// DefaultStartTimeout is how long a new process may take to send its first
+	// heartbeat (Restart.StartTimeout): 2 min, or ten heartbeats if longer.
+	DefaultStartTimeout = 2 * time.Minute
+	// WatchdogOff in Restart.HangTimeout or Restart.StartTimeout turns that check
+	// off (the fleet file's 0).
+	WatchdogOff time.Duration = -1
 	// MinHeartbeat and MaxHeartbeat bound the agents' status interval.
 	MinHeartbeat = 100 * time.Millisecond
 	MaxHeartbeat = time.Minute
@@ -64,6 +73,17 @@ type Restart struct {
 	CrashLoop int
 	// CrashWindow: if zero, DefaultCrashWindow (2 min).
 	CrashWindow time.Duration
+	// HangTimeout is the watchdog: a running process whose heartbeats have been
+	// missing for longer is hung — its process group is stopped (SIGTERM, SIGKILL
+	// after the stop timeout), a "hung" lifecycle record says for how long it was
+	// silent, and it counts as a crash (backoff, crash loop, Policy). If zero,
+	// DefaultHangTimeout or ten heartbeats, whichever is longer; WatchdogOff (the
+	// fleet file's 0) never kills a silent agent.
+	HangTimeout time.Duration
+	// StartTimeout bounds the wait for a new process's first heartbeat (it is not
+	// judged by HangTimeout before it). If zero, DefaultStartTimeout or ten
+	// heartbeats, whichever is longer; WatchdogOff waits forever.
+	StartTimeout time.Duration
 }
 
 // Limits are optional per-process resource limits, applied to the child right after
@@ -320,8 +340,9 @@ func yamlMessage(err error) string {
 
 // fdec walks the YAML tree of a fleet file, collecting every problem.
 type fdec struct {
-	file  string
-	probs agents.Problems
+	file     string
+	probs    agents.Problems
+	timeouts []timeoutCheck // watchdog timeouts, checked in finish
 }
 
 func (d *fdec) errorf(n *yaml.Node, format string, args ...any) {
@@ -581,7 +602,7 @@ func (d *fdec) nats(n *yaml.Node, c *NATSFile) {
 }
 
 func (d *fdec) restart(n *yaml.Node, where string, r *Restart) {
-	d.fields(n, where, []string{"policy", "backoff", "max_backoff", "crash_loop", "crash_window"}, func(key string, v *yaml.Node) {
+	d.fields(n, where, []string{"policy", "backoff", "max_backoff", "crash_loop", "crash_window", "hang_timeout", "start_timeout"}, func(key string, v *yaml.Node) {
 		switch key {
 		case "policy":
 			var s string
@@ -602,12 +623,52 @@ func (d *fdec) restart(n *yaml.Node, where string, r *Restart) {
 			r.CrashLoop = int(c)
 		case "crash_window":
 			d.duration(v, where+".crash_window", &r.CrashWindow)
+		case "hang_timeout":
+			d.watchdog(v, where+".hang_timeout", &r.HangTimeout)
+		case "start_timeout":
+			d.watchdog(v, where+".start_timeout", &r.StartTimeout)
 		}
 	})
 	if r.Backoff > 0 && r.MaxBackoff > 0 && r.MaxBackoff < r.Backoff {
 		d.errorf(n, "%s: max_backoff (%s) is shorter than backoff (%s)", where, r.MaxBackoff, r.Backoff)
 	}
 }
+
+// watchdog parses a watchdog timeout: a duration, 0 or off (WatchdogOff). It is
+// checked against the heartbeat in finish (the heartbeat may come later in the
+// file).
+func (d *fdec) watchdog(n *yaml.Node, key string, out *time.Duration) {
+	s, ok := d.scalar(n, key)
+	if !ok {
+		return
+	}
+	if s == "off" {
+		*out = WatchdogOff
+		return
+	}
+	v, err := time.ParseDuration(s)
+	switch {
+	case err != nil || v < 0:
+		d.errorf(n, "%s: must be a duration such as 30s or 2m, or 0 (off), not %s", key, quote(s))
+	case v == 0:
+		*out = WatchdogOff
+	default:
+		*out = v
+		d.timeouts = append(d.timeouts, timeoutCheck{n: n, key: key, v: v})
+	}
+}
+
+// timeoutCheck is a watchdog timeout to check against the heartbeat.
+type timeoutCheck struct {
+	n   *yaml.Node
+	key string
+	v   time.Duration
+}
+
+// minWatchdogBeats is the shortest watchdog timeout, in heartbeats: the roster
+// calls an agent dead after three missed ones; a shorter timeout would kill agents
+// that merely had one status delayed.
+const minWatchdogBeats = 3
 
 func (d *fdec) limits(n *yaml.Node, where string, l *Limits) {
 	d.fields(n, where, []string{"address_space", "memory", "gomaxprocs", "open_files", "cpu_seconds", "nice"}, func(key string, v *yaml.Node) {
@@ -823,7 +884,13 @@ func (o Options) finish(d *fdec, root *yaml.Node, f *File) {
 		}
 		f.NATS.StoreDir = abs(f.NATS.StoreDir)
 	}
-	f.Restart = f.Restart.withDefaults()
+	for _, c := range d.timeouts {
+		if c.v < minWatchdogBeats*f.Heartbeat {
+			d.errorf(c.n, "%s: %s is shorter than %d heartbeats (%s); use a longer one, or 0 to turn the watchdog off",
+				c.key, c.v, minWatchdogBeats, minWatchdogBeats*f.Heartbeat)
+		}
+	}
+	f.Restart = f.Restart.withDefaults().withWatchdog(f.Heartbeat)
 	if f.MarketData.Mode == "" {
 		f.MarketData.Mode = MarketDataAuto
 	}
@@ -877,6 +944,18 @@ func (r Restart) withDefaults() Restart {
 	return r
 }
 
+// withWatchdog fills zero watchdog timeouts for agents heartbeating every hb: the
+// defaults, or ten heartbeats if that is longer.
+func (r Restart) withWatchdog(hb time.Duration) Restart {
+	if r.HangTimeout == 0 {
+		r.HangTimeout = max(DefaultHangTimeout, 10*hb)
+	}
+	if r.StartTimeout == 0 {
+		r.StartTimeout = max(DefaultStartTimeout, 10*hb)
+	}
+	return r
+}
+
 // Merge returns r with the fields o sets (an agent's override of the fleet's
 // default), defaults filled.
 func (r Restart) Merge(o *Restart) Restart {
@@ -897,6 +976,12 @@ func (r Restart) Merge(o *Restart) Restart {
 	}
 	if o.CrashWindow != 0 {
 		r.CrashWindow = o.CrashWindow
+	}
+	if o.HangTimeout != 0 {
+		r.HangTimeout = o.HangTimeout
+	}
+	if o.StartTimeout != 0 {
+		r.StartTimeout = o.StartTimeout
 	}
 	if r.MaxBackoff < r.Backoff {
 		r.MaxBackoff = r.Backoff

@@ -35,6 +35,8 @@ restart:
   max_backoff: 30s
   crash_loop: 3
   crash_window: 1m
+  hang_timeout: 45s
+  start_timeout: 3m
 limits:
   address_space: 4GiB
   memory: 512MiB
@@ -58,7 +60,7 @@ agents:
     state_dir: st/mm2b
     args: [--speed, "10"]
     env: [PITBOSS_KEYSTORE_PASSPHRASE]
-    restart: {policy: never}
+    restart: {policy: never, hang_timeout: 0}
     limits: {open_files: 128}
 `
 
@@ -80,7 +82,8 @@ func TestParseFullFleetFile(t *testing.T) {
 		{"lock ttl", f.LockTTL, 30 * time.Second},
 		{"http", f.HTTPAddr, "127.0.0.1:9000"},
 		{"metrics", f.MetricsAddr, "127.0.0.1:9464"},
-		{"restart", f.Restart, Restart{Policy: RestartAlways, Backoff: 500 * time.Millisecond, MaxBackoff: 30 * time.Second, CrashLoop: 3, CrashWindow: time.Minute}},
+		{"restart", f.Restart, Restart{Policy: RestartAlways, Backoff: 500 * time.Millisecond, MaxBackoff: 30 * time.Second, CrashLoop: 3, CrashWindow: time.Minute,
+			HangTimeout: 45 * time.Second, StartTimeout: 3 * time.Minute}},
 		{"limits address space", f.Limits.AddressSpace, int64(4 << 30)},
 		{"limits memory", f.Limits.Memory, int64(512 << 20)},
 		{"limits gomaxprocs", f.Limits.GoMaxProcs, 1},
@@ -99,6 +102,8 @@ func TestParseFullFleetFile(t *testing.T) {
 		{"args", strings.Join(f.Agents[1].Args, " "), "--speed 10"},
 		{"env", strings.Join(f.Agents[1].Env, " "), "PITBOSS_KEYSTORE_PASSPHRASE"},
 		{"agent restart", f.Restart.Merge(f.Agents[1].Restart).Policy, RestartNever},
+		{"agent watchdog off", f.Restart.Merge(f.Agents[1].Restart).HangTimeout, WatchdogOff},
+		{"agent keeps the fleet's start timeout", f.Restart.Merge(f.Agents[1].Restart).StartTimeout, 3 * time.Minute},
 		{"agent limits", f.Limits.Merge(*f.Agents[1].Limits).OpenFiles, uint64(128)},
 		{"agent limits keep the rest", f.Limits.Merge(*f.Agents[1].Limits).Memory, int64(512 << 20)},
 		{"position", f.Agents[1].Line, strings.Count(fullFleet[:strings.Index(fullFleet, "- file: /abs")], "\n") + 1},
@@ -117,7 +122,8 @@ func TestParseDefaults(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := Restart{Policy: RestartOnFailure, Backoff: DefaultBackoff, MaxBackoff: DefaultMaxBackoff, CrashLoop: DefaultCrashLoop, CrashWindow: DefaultCrashWindow}
+	want := Restart{Policy: RestartOnFailure, Backoff: DefaultBackoff, MaxBackoff: DefaultMaxBackoff, CrashLoop: DefaultCrashLoop, CrashWindow: DefaultCrashWindow,
+		HangTimeout: DefaultHangTimeout, StartTimeout: DefaultStartTimeout}
 	switch {
 	case f.Heartbeat != DefaultHeartbeat, f.StopTimeout != DefaultStopTimeout, f.LockTTL != DefaultLockTTL:
 		t.Fatalf("timing defaults: %+v", f)
@@ -204,6 +210,11 @@ func TestParseReportsEveryProblemWithItsPosition(t *testing.T) {
 		{"not yaml", "name: [\n", "not valid YAML", 1, 1},
 		{"not a mapping", "- a\n", "must be a mapping", 1, 1},
 		{"version", "version: 2\nname: f\nagents: [a]\n", "version: must be a whole number from 1 to 1", 1, 10},
+		{"hang timeout not a duration", "name: f\nrestart: {hang_timeout: soon}\nagents: [a]\n", `restart.hang_timeout: must be a duration such as 30s or 2m, or 0 (off), not "soon"`, 2, 25},
+		{"hang timeout negative", "name: f\nrestart: {hang_timeout: -5s}\nagents: [a]\n", `restart.hang_timeout: must be a duration`, 2, 25},
+		{"hang timeout under three heartbeats", "name: f\nrestart: {hang_timeout: 5s}\nheartbeat: 2s\nagents: [a]\n", "restart.hang_timeout: 5s is shorter than 3 heartbeats (6s)", 2, 25},
+		{"agent start timeout under three heartbeats", "name: f\nagents: [{file: a, restart: {start_timeout: 100ms}}]\n", "agents[0].restart.start_timeout: 100ms is shorter than 3 heartbeats (3s)", 2, 45},
+		{"hang timeout a list", "name: f\nrestart: {hang_timeout: [1]}\nagents: [a]\n", "restart.hang_timeout: must be a single value", 2, 25},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -221,6 +232,42 @@ func TestParseReportsEveryProblemWithItsPosition(t *testing.T) {
 				}
 			}
 			t.Fatalf("no problem containing %q in:\n%v", c.want, err)
+		})
+	}
+}
+
+// TestParseWatchdogTimeouts: left out, the watchdog waits 30 s of silence (2 min
+// for the first heartbeat) or ten heartbeats if longer; 0 and off turn a check
+// off; an agent overrides the fleet's field by field.
+func TestParseWatchdogTimeouts(t *testing.T) {
+	cases := []struct {
+		name, src         string
+		hang, start       time.Duration
+		agentHang, agentS time.Duration
+	}{
+		{"defaults", "", DefaultHangTimeout, DefaultStartTimeout, DefaultHangTimeout, DefaultStartTimeout},
+		{"ten heartbeats when longer", "heartbeat: 20s\n", 200 * time.Second, 200 * time.Second, 200 * time.Second, 200 * time.Second},
+		{"set", "restart: {hang_timeout: 10s, start_timeout: 1m}\n", 10 * time.Second, time.Minute, 10 * time.Second, time.Minute},
+		{"0 turns it off", "restart: {hang_timeout: 0, start_timeout: 0s}\n", WatchdogOff, WatchdogOff, WatchdogOff, WatchdogOff},
+		{"off turns it off", "restart: {hang_timeout: off}\n", WatchdogOff, DefaultStartTimeout, WatchdogOff, DefaultStartTimeout},
+		{"agent override", "restart: {hang_timeout: 0}\nagents_restart: {hang_timeout: 5s}\n", WatchdogOff, DefaultStartTimeout, 5 * time.Second, DefaultStartTimeout},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			src, agent := c.src, "a.yaml"
+			if i := strings.Index(src, "agents_restart: "); i >= 0 {
+				agent = "{file: a.yaml, restart: " + strings.TrimSuffix(src[i+len("agents_restart: "):], "\n") + "}"
+				src = src[:i]
+			}
+			f, err := testOpts.Parse("fleet.yaml", []byte("name: f\n"+src+"agents: ["+agent+"]\n"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			a := f.Restart.Merge(f.Agents[0].Restart)
+			if f.Restart.HangTimeout != c.hang || f.Restart.StartTimeout != c.start || a.HangTimeout != c.agentHang || a.StartTimeout != c.agentS {
+				t.Fatalf("fleet %s/%s, agent %s/%s; want %s/%s, %s/%s", f.Restart.HangTimeout, f.Restart.StartTimeout, a.HangTimeout, a.StartTimeout,
+					c.hang, c.start, c.agentHang, c.agentS)
+			}
 		})
 	}
 }
@@ -270,6 +317,7 @@ func FuzzParseFleetFile(f *testing.F) {
 		"name: f\nagents:\n - file: a\n   wallet: 4c0883a69102937d6231471b5dbb6204fe5129617082792ae468d01a3f362318\n",
 		"name: f\nrestart: [1]\nagents: [a]", "? [a]\n: b", "name: f\n---\n", "agents: !!map {a: 1}", "nats: {port: 99999}",
 		"limits: {address_space: 9223372036854775807}", "name: f\nagents: [{args: [{a: b}]}]",
+		"name: f\nrestart: {hang_timeout: off, start_timeout: 1ms}\nagents: [{file: a, restart: {hang_timeout: 0}}]",
 	} {
 		f.Add([]byte(s))
 	}

@@ -50,6 +50,7 @@ type member struct {
 	backoffN                int
 	lastRefusal             string
 	firstLock               error // the outcome of prepare's lock attempt
+	prevPID                 int   // the pid of the previous process (the watchdog ignores its statuses)
 
 	mu           sync.Mutex
 	state        ProcState
@@ -58,6 +59,7 @@ type member struct {
 	starts       uint64
 	restarts     int
 	crashLoops   int
+	hangs        int
 	lastExit     string
 	message      string
 	agentWant    natsbus.Desired // the agent's own desired entry (watched)
@@ -81,7 +83,7 @@ func (m *member) send(c memberCmd) {
 func (m *member) set(st ProcState, msg string) {
 	m.mu.Lock()
 	m.state, m.message = st, msg
-	if st != ProcRunning && st != ProcStopping {
+	if st != ProcRunning && st != ProcStopping && st != ProcHung {
 		m.pid = 0
 	}
 	m.mu.Unlock()
@@ -228,10 +230,22 @@ func (m *member) once(ctx context.Context) (wanted bool) {
 		m.lifecycle0(ctx, "crashed", 0, 0, err.Error())
 		return m.afterCrash(ctx, 0, err.Error())
 	}
+	var wdC <-chan time.Time
+	w := watch{pid: p.pid, prevPID: m.prevPID, started: p.started}
+	m.prevPID = p.pid
+	if m.watchdogOn() {
+		wd := time.NewTicker(m.watchdogTick())
+		defer wd.Stop()
+		wdC = wd.C
+	}
 	for {
 		select {
 		case <-p.done:
 			return m.exited(ctx, p)
+		case now := <-wdC:
+			if why, silent := m.hung(&w, now); why != "" {
+				return m.killHung(ctx, p, why, silent)
+			}
 		case <-ctx.Done():
 			m.set(ProcStopping, "supervisor stopping")
 			m.stopProc(p)
@@ -298,6 +312,25 @@ func (m *member) exited(ctx context.Context, p *proc) bool {
 		m.backoffN = 0 // it ran well for a while: start over from the first backoff
 	}
 	return m.afterCrash(ctx, code, joinDetail(desc, detail))
+}
+
+// killHung stops a process the watchdog found hung (SIGTERM to its group, SIGKILL
+// after the stop timeout), records it, and goes on as after a crash: the restart
+// policy, the backoff and the crash loop apply.
+func (m *member) killHung(ctx context.Context, p *proc, why string, silent time.Duration) bool {
+	m.mu.Lock()
+	m.hangs++
+	m.mu.Unlock()
+	m.set(ProcHung, why)
+	m.log.Error("agent hung: its heartbeats stopped while the process lives; stopping it", zap.Int("pid", p.pid),
+		zap.Duration("silent", silent), zap.Duration("hang_timeout", m.a.Restart.HangTimeout))
+	m.stopProc(p)
+	desc := p.exitDescription()
+	m.lifecycle0(ctx, "hung", p.pid, p.exitCode(), why+"; stopped: "+desc)
+	if time.Since(p.started) >= m.a.Restart.MaxBackoff {
+		m.backoffN = 0
+	}
+	return m.afterCrash(ctx, p.exitCode(), why)
 }
 
 func joinDetail(a, b string) string {
@@ -583,7 +616,7 @@ func (m *member) view(now time.Time) AgentView {
 	m.mu.Lock()
 	v := AgentView{ID: m.a.ID, Supervisor: m.s.cfg.Name, Host: m.s.host, File: m.a.File, Wallet: m.a.Wallet,
 		WalletRef: m.a.WalletRef, Live: m.a.Live, Process: m.state, PID: m.pid, Restarts: m.restarts,
-		CrashLoops: m.crashLoops, LastExit: m.lastExit, Message: m.message, Desired: m.effective, HeartbeatAgeMS: -1}
+		CrashLoops: m.crashLoops, Hangs: m.hangs, LastExit: m.lastExit, Message: m.message, Desired: m.effective, HeartbeatAgeMS: -1}
 	if !m.started.IsZero() && m.state == ProcRunning {
 		v.Started = m.started.UnixMilli()
 	}

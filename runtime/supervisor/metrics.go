@@ -19,6 +19,7 @@ import (
 //	pitboss_fleet_restarts_total{agent}          process restarts
 //	pitboss_fleet_crash_loops_total{agent}       times the agent entered the crashloop state
 //	pitboss_fleet_crash_loop{agent}              1 while it is in it (alert on this)
+//	pitboss_fleet_hangs_total{agent}             processes the watchdog stopped: alive, but heartbeats stopped
 //	pitboss_fleet_agent_pnl{agent}               realized + unrealized PnL (collateral units)
 //	pitboss_fleet_audit_records                  records in the AUDIT stream
 //	pitboss_fleet_budget_grants                  requests granted in the current budget window
@@ -36,7 +37,7 @@ type metrics struct {
 	auditRecords atomic.Uint64
 	budgetGrants atomic.Uint64
 
-	agents, up, age, restarts, loops, inLoop, pnl, audit, grants, tokens *prometheus.Desc
+	agents, up, age, restarts, loops, inLoop, hangs, pnl, audit, grants, tokens *prometheus.Desc
 }
 
 func newMetrics(s *Supervisor, reg prometheus.Registerer) (*metrics, error) {
@@ -56,6 +57,7 @@ func newMetrics(s *Supervisor, reg prometheus.Registerer) (*metrics, error) {
 		restarts: d("restarts_total", "Process restarts of the agent.", "agent"),
 		loops:    d("crash_loops_total", "Times the agent entered the crashloop state.", "agent"),
 		inLoop:   d("crash_loop", "1 while the agent is in the crashloop state.", "agent"),
+		hangs:    d("hangs_total", "Processes of the agent the watchdog stopped because their heartbeats had stopped.", "agent"),
 		pnl:      d("agent_pnl", "Realized plus unrealized PnL of the agent, from its last status.", "agent"),
 		audit:    d("audit_records", "Records in the AUDIT stream."),
 		grants:   d("budget_grants", "Requests granted in the current window of the fleet's request budget."),
@@ -71,7 +73,7 @@ func newMetrics(s *Supervisor, reg prometheus.Registerer) (*metrics, error) {
 
 // Describe implements prometheus.Collector.
 func (m *metrics) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{m.agents, m.up, m.age, m.restarts, m.loops, m.inLoop, m.pnl, m.audit, m.grants, m.tokens} {
+	for _, d := range []*prometheus.Desc{m.agents, m.up, m.age, m.restarts, m.loops, m.inLoop, m.hangs, m.pnl, m.audit, m.grants, m.tokens} {
 		ch <- d
 	}
 }
@@ -104,6 +106,7 @@ func (m *metrics) Collect(ch chan<- prometheus.Metric) {
 		ch <- prometheus.MustNewConstMetric(m.restarts, prometheus.CounterValue, float64(a.Restarts), id)
 		ch <- prometheus.MustNewConstMetric(m.loops, prometheus.CounterValue, float64(a.CrashLoops), id)
 		ch <- prometheus.MustNewConstMetric(m.inLoop, prometheus.GaugeValue, inLoop, id)
+		ch <- prometheus.MustNewConstMetric(m.hangs, prometheus.CounterValue, float64(a.Hangs), id)
 		ch <- prometheus.MustNewConstMetric(m.pnl, prometheus.GaugeValue, float64(a.PnL())/1e6, id)
 	}
 	for st, n := range byState {

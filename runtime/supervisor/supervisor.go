@@ -135,6 +135,7 @@ const (
 	ProcExited    ProcState = "exited"    // ended by itself with status 0 and not restarted (policy)
 	ProcFailed    ProcState = "failed"    // could not start, or crashed with restart policy never
 	ProcLockLost  ProcState = "lock_lost" // its lock expired; stopped, relocking
+	ProcHung      ProcState = "hung"      // alive but silent past its hang (or start) timeout: being stopped, then restarted as after a crash
 )
 
 // Supervisor runs one `pitboss run --supervised` child per agent, holds their
@@ -168,6 +169,10 @@ type Supervisor struct {
 	rand  func() float64
 
 	metrics *metrics
+
+	busMu      sync.Mutex
+	busSteady  time.Time // since when the supervisor's NATS connection has been up without a reconnect
+	busReconns uint64    // its reconnect count when last looked at
 
 	envGoMaxProcs bool          // the supervisor's environment sets GOMAXPROCS (children inherit it)
 	agentMetrics  *agentMetrics // the agents' own metrics, re-exported (with Registry)
@@ -252,7 +257,7 @@ func New(cfg Config) (*Supervisor, error) {
 		} else {
 			wallets[a.Wallet] = a.ID
 		}
-		a.Restart = a.Restart.withDefaults()
+		a.Restart = a.Restart.withDefaults().withWatchdog(cfg.Heartbeat)
 		m := newMember(s, a)
 		s.members = append(s.members, m)
 		s.byID[a.ID] = m
@@ -386,6 +391,7 @@ func (s *Supervisor) Run(ctx context.Context) error {
 	for _, cs := range lifeSrv {
 		goInfra("lifecycle server", cs.Run)
 	}
+	s.busSteadySince(time.Now()) // the watchdog counts silence from here at the earliest
 	// Locks in file order first, then every agent's loop.
 	for _, m := range s.members {
 		m.prepare(ctx)

@@ -37,9 +37,11 @@ type AgentView struct {
 	PID     int       `json:"pid,omitempty"`
 	Started int64     `json:"started,omitempty"`
 	// Restarts counts the starts after the first; CrashLoops the times the agent
-	// entered the crashloop state.
+	// entered the crashloop state; Hangs the processes the watchdog stopped
+	// because their heartbeats had stopped (Restart.HangTimeout).
 	Restarts   int    `json:"restarts"`
 	CrashLoops int    `json:"crash_loops"`
+	Hangs      int    `json:"hangs"`
 	LastExit   string `json:"last_exit,omitempty"`
 	// Message explains the process state (who holds the lock, the last error line).
 	Message string `json:"message,omitempty"`

@@ -34,6 +34,10 @@ import (
 // running the tests.
 const ChildEnv = "PITBOSS_SUPERVISORTEST_CHILD"
 
+// HangAfterBeats is how many statuses a fake agent in mode hang sends before it
+// falls silent.
+const HangAfterBeats = 5
+
 // FakeBeatsMetric is the counter a fake agent publishes to its supervisor (with
 // its "agent" label): the statuses it sent.
 const FakeBeatsMetric = "pitboss_agent_fake_heartbeats_total"
@@ -93,7 +97,10 @@ func WaitNoLeaks(d time.Duration) string {
 
 // FakeAgent is the child's main. Its behaviour is the last argument (the agent
 // "file"): run (until SIGTERM), crash (exit 3 at once), exit0 (exit 0 at once),
-// ignore-term (run, ignoring SIGTERM). It reads the fleet's environment
+// ignore-term (run, ignoring SIGTERM), hang (run, but stop sending statuses after
+// HangAfterBeats of them: alive and silent, as a deadlocked agent; SIGTERM ends it
+// without a last status), hang-ignore-term (hang, ignoring SIGTERM), mute (alive,
+// never a status: stuck at start). It reads the fleet's environment
 // (supervisor.ChildFromEnv), starts killed or paused as the desired state says,
 // answers pause, resume, kill and resume_after_kill, and publishes its status every
 // heartbeat and after each request, and its metrics (FakeBeatsMetric) every
@@ -108,8 +115,10 @@ func FakeAgent() int {
 	case "exit0":
 		return 0
 	}
+	hang := mode == "hang" || mode == "hang-ignore-term"
+	mute := mode == "mute"
 	sigs := make(chan os.Signal, 1)
-	if mode == "ignore-term" {
+	if mode == "ignore-term" || mode == "hang-ignore-term" {
 		signal.Ignore(syscall.SIGTERM)
 	} else {
 		signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT)
@@ -191,17 +200,23 @@ func FakeAgent() int {
 	}
 	t := time.NewTicker(cc.Heartbeat)
 	defer t.Stop()
-	for {
+	for sent := 0; ; {
 		mu.Lock()
 		st := state
 		mu.Unlock()
-		_ = bus.PublishStatus(status(st))
-		beats.Inc()
+		silent := mute || hang && sent >= HangAfterBeats
+		if !silent {
+			_ = bus.PublishStatus(status(st))
+			beats.Inc()
+			sent++
+		}
 		select {
 		case <-sigs:
 			stop()
 			wg.Wait()
-			_ = bus.PublishStatus(status(natsbus.StateStopped))
+			if !silent {
+				_ = bus.PublishStatus(status(natsbus.StateStopped))
+			}
 			_ = bus.Flush(context.Background())
 			fmt.Println("fake agent stopped")
 			return 0
