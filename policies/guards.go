@@ -2,6 +2,7 @@ package policies
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/pitbossdev/pitboss/market"
 )
@@ -269,64 +270,92 @@ func limitGuards(c *Chain) []Guard {
 	return []Guard{
 		funcGuard{GuardOrderSize, opens(func(v *View, it *market.Intent, cfg *Config) *Denied {
 			if it.Size > cfg.MaxOrderSize {
-				return limit(GuardOrderSize, "order size %s exceeds max_order_size %s", it.Size, cfg.MaxOrderSize)
+				return c.limit(GuardOrderSize, "order size %s exceeds max_order_size %s", it.Size, cfg.MaxOrderSize)
 			}
 			return nil
 		})},
 		funcGuard{GuardOrderNotional, opens(func(v *View, it *market.Intent, cfg *Config) *Denied {
 			if v.Notional > cfg.MaxOrderNotional {
-				return limit(GuardOrderNotional, "order notional %s exceeds max_order_notional %s", v.Notional, cfg.MaxOrderNotional)
+				return c.limit(GuardOrderNotional, "order notional %s exceeds max_order_notional %s", v.Notional, cfg.MaxOrderNotional)
 			}
 			return nil
 		})},
 		funcGuard{GuardPosition, buys(func(v *View, it *market.Intent, cfg *Config) *Denied {
 			if p := v.Held() + v.OpenBuys() + it.Size; p > cfg.MaxPosition {
-				return limit(GuardPosition, "position in %s would reach %s (held %s, open buys %s), above max_position %s",
+				return c.limit(GuardPosition, "position in %s would reach %s (held %s, open buys %s), above max_position %s",
 					it.Token, p, v.Held(), v.OpenBuys(), cfg.MaxPosition)
 			}
 			return nil
 		})},
 		funcGuard{GuardMarketPos, buys(func(v *View, it *market.Intent, cfg *Config) *Denied {
 			if p := v.MarketHeld() + v.MarketOpenBuys() + it.Size; p > cfg.MaxMarketPosition {
-				return limit(GuardMarketPos, "position in market %s would reach %s shares, above max_market_position %s",
+				return c.limit(GuardMarketPos, "position in market %s would reach %s shares, above max_market_position %s",
 					v.Market.Condition, p, cfg.MaxMarketPosition)
 			}
 			return nil
 		})},
 		funcGuard{GuardGross, buys(func(v *View, it *market.Intent, cfg *Config) *Denied {
 			if e := v.PositionsValue() + v.OpenBuyNotional() + v.Notional; e > cfg.MaxGrossExposure {
-				return limit(GuardGross, "gross exposure would reach %s, above max_gross_exposure %s", e, cfg.MaxGrossExposure)
+				return c.limit(GuardGross, "gross exposure would reach %s, above max_gross_exposure %s", e, cfg.MaxGrossExposure)
 			}
 			return nil
 		})},
 		funcGuard{GuardOpenOrders, opens(func(v *View, it *market.Intent, cfg *Config) *Denied {
 			// Takes (FOK, FAK) never rest, so they do not count.
 			if it.Kind == market.IntentQuote && v.OpenOrders()+1 > cfg.MaxOpenOrders {
-				return limit(GuardOpenOrders, "%d open orders, max_open_orders is %d", v.OpenOrders(), cfg.MaxOpenOrders)
+				return c.limit(GuardOpenOrders, "%d open orders, max_open_orders is %d", v.OpenOrders(), cfg.MaxOpenOrders)
 			}
 			return nil
 		})},
 		funcGuard{GuardPriceBand, opens(func(v *View, it *market.Intent, cfg *Config) *Denied {
 			mid, ok := v.Mid()
 			if !ok {
-				return limit(GuardPriceBand, "no two-sided book for %s to check the price band against", it.Token)
+				return c.limit(GuardPriceBand, "no two-sided book for %s to check the price band against", it.Token)
 			}
 			if d := absDiff(it.Price, mid); d > cfg.PriceBand {
-				return limit(GuardPriceBand, "price %s is %s from the mid %s, beyond price_band %s", it.Price, d, mid, cfg.PriceBand)
+				return c.limit(GuardPriceBand, "price %s is %s from the mid %s, beyond price_band %s", it.Price, d, mid, cfg.PriceBand)
 			}
 			return nil
 		})},
 		funcGuard{GuardRate, opens(func(v *View, it *market.Intent, cfg *Config) *Denied {
 			if !v.keep && c.rate.full(v.State.Time, v.PendingOrders()) {
-				return limit(GuardRate, "%d orders sent in the last 60s, max_orders_per_minute is %d", cfg.MaxOrdersPerMinute, cfg.MaxOrdersPerMinute)
+				return c.limit(GuardRate, "%d orders sent in the last 60s, max_orders_per_minute is %d", cfg.MaxOrdersPerMinute, cfg.MaxOrdersPerMinute)
 			}
 			return nil
 		})},
 	}
 }
 
-func limit(guard, format string, args ...any) *Denied {
-	return &Denied{Guard: guard, Reason: fmt.Sprintf(format, args...), Err: ErrLimit}
+// limit returns the denial of a limit guard, its reason formatted from args. The
+// last denial of each guard is kept with its arguments and returned again while
+// they are equal (the same reason), so a limit that keeps denying, as
+// max_market_position does for a quote the strategy keeps asking for, is formatted
+// once (a Denied is never modified, and reused decisions share theirs already).
+func (c *Chain) limit(guard, format string, args ...any) *Denied {
+	var l *lastLimit
+	for i := range c.limits {
+		if c.limits[i].guard == guard {
+			l = &c.limits[i]
+			break
+		}
+	}
+	if l != nil && l.format == format && slices.Equal(l.args, args) {
+		return l.d
+	}
+	d := &Denied{Guard: guard, Reason: fmt.Sprintf(format, args...), Err: ErrLimit}
+	if l == nil {
+		c.limits = append(c.limits, lastLimit{guard: guard})
+		l = &c.limits[len(c.limits)-1]
+	}
+	l.format, l.args, l.d = format, append(l.args[:0], args...), d
+	return d
+}
+
+// lastLimit is the last denial of a limit guard and what it was formatted from.
+type lastLimit struct {
+	guard, format string
+	args          []any
+	d             *Denied
 }
 
 func absDiff(a, b market.Micros) market.Micros {

@@ -218,3 +218,28 @@ func TestAKeptQuoteAfterAnotherIntentOfItsBatchIsReevaluated(t *testing.T) {
 		t.Fatalf("after another buy of the market: allowed=%v reused=%v", d.Allowed, d.Reused)
 	}
 }
+
+// TestALimitDenialIsFormattedOnceWhileItsFiguresHold checks that a limit guard that
+// denies again with the same figures gives the same denial (formatted once), and a
+// new one, with the new figures, when they change.
+func TestALimitDenialIsFormattedOnceWhileItsFiguresHold(t *testing.T) {
+	c, _ := newChain(t, Config{MaxOrderSize: m("5")})
+	s := fixture()
+	it := quote(yes, market.Buy, "0.44", "10")
+	first := c.Batch(s).Evaluate(it)
+	again := c.Batch(s).Evaluate(it)
+	if first.Denied == nil || first.Denied.Guard != GuardOrderSize {
+		t.Fatalf("first decision %+v, want a max_order_size denial", first)
+	}
+	if again.Denied != first.Denied {
+		t.Fatalf("the same figures gave a new denial: %v", again.Denied)
+	}
+	bigger := quote(yes, market.Buy, "0.44", "12")
+	d := c.Batch(s).Evaluate(bigger)
+	if d.Denied == first.Denied || d.Denied.Reason != "order size 12 exceeds max_order_size 5" {
+		t.Fatalf("new figures gave %q (same denial: %v)", d.Denied.Reason, d.Denied == first.Denied)
+	}
+	if first.Denied.Reason != "order size 10 exceeds max_order_size 5" {
+		t.Fatalf("the first denial changed: %q", first.Denied.Reason)
+	}
+}
