@@ -44,7 +44,7 @@ type Chain struct {
 	vstate  *market.State
 	memos   map[string]*memo
 	values  valuation
-	books   bookCache // the books of the markets decided on (keep.go)
+	books   bookCache   // the books of the markets decided on (keep.go)
 	limits  []lastLimit // the last denial of each limit guard (guards.go)
 
 	denyKind, denyHalted, denyGeoBlocked, denyGeoUnknown, denyBanned, denyCloseOnly *Denied
