@@ -36,11 +36,13 @@
 //     restarts; start brings it back) and converges running agents to a killed or
 //     paused desired state they missed — it never resumes one by itself;
 //   - watches every agent's heartbeats (natsbus.Roster): an agent whose statuses
-//     stop is shown dead;
+//     stop is shown dead, and the watchdog stops a process that stayed silent for
+//     Restart.HangTimeout (or sent nothing within Restart.StartTimeout of its
+//     start) and restarts it as after a crash (ProcHung, a hung record);
 //   - optionally publishes the venue's market data for the fleet (one venue
 //     subscription per token, under the token's feed lock);
-//   - writes lifecycle records (started, crashed, restarting, crash_loop, stopped,
-//     lock_refused, lock_lost, exited) to the AUDIT stream;
+//   - writes lifecycle records (started, crashed, hung, restarting, crash_loop,
+//     stopped, lock_refused, lock_lost, exited) to the AUDIT stream;
 //   - on ctx's end sends SIGTERM to every child's group, SIGKILL after StopTimeout,
 //     releases the locks and shuts the embedded server down last.
 //

@@ -7,7 +7,7 @@ import (
 	"github.com/nats-io/nats.go"
 )
 
-// The watchdog (docs/design/0126): a process that is alive but whose heartbeats
+// The watchdog (docs/fleet.md, "Hung agents"): a process that is alive but whose heartbeats
 // stopped — a deadlock, a process stopped by a signal, a child cut off from NATS —
 // is shown dead by the roster; after Restart.HangTimeout of silence its member
 // stops it and restarts it as after a crash. A new process is not judged before its
