@@ -78,3 +78,29 @@ func TestEventQueuePutStopsOnCloseAndCancel(t *testing.T) {
 		})
 	}
 }
+
+// TestArrivalTimesAreTakenOnlyWhenRead: the feed stamps events with the wall clock
+// unless nothing reads the stamp (an event clock and no metrics).
+func TestArrivalTimesAreTakenOnlyWhenRead(t *testing.T) {
+	tests := []struct {
+		name  string
+		clock Clock
+		m     Metrics
+		want  bool
+	}{
+		{"wall clock, no metrics: timer events", WallClock, NopMetrics{}, true},
+		{"event clock, metrics: tick-to-trade", EventClock, countingMetrics{}, true},
+		{"wall clock, metrics", WallClock, countingMetrics{}, true},
+		{"event clock, no metrics: never read", EventClock, NopMetrics{}, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := readsArrival(tt.clock, tt.m); got != tt.want {
+				t.Fatalf("readsArrival = %v, want %v", got, tt.want)
+			}
+		})
+	}
+}
+
+// countingMetrics is any Metrics but NopMetrics.
+type countingMetrics struct{ NopMetrics }
