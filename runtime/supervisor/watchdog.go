@@ -45,14 +45,24 @@ func (m *member) watchdogOn() bool {
 // hang (empty: not hung) and how long the process has been silent (since its last
 // heartbeat, or since its start).
 func (m *member) hung(w *watch, now time.Time) (why string, silent time.Duration) {
-	r := m.a.Restart
+	var seen time.Time
+	pid := 0
 	if m.s.roster != nil {
-		if e, ok := m.s.roster.Get(m.a.ID); ok && e.Seen.After(w.started) && e.Seen.After(w.lastBeat) &&
-			(e.Status.PID == w.pid || e.Status.PID != w.prevPID) {
-			w.lastBeat = e.Seen
+		if e, ok := m.s.roster.Get(m.a.ID); ok {
+			seen, pid = e.Seen, e.Status.PID
 		}
 	}
-	if !w.checked.IsZero() && now.Sub(w.checked) > max(watchdogStall, 5*m.watchdogTick()) {
+	return w.judge(m.a.Restart, m.watchdogTick(), seen, pid, m.s.busSteadySince(now), now)
+}
+
+// judge updates w with the agent's last status (received at seen from process
+// pid; zero: none) and decides at now whether the process is hung, for restart
+// settings r, checks every tick, and a NATS connection steady since busSteady.
+func (w *watch) judge(r Restart, tick time.Duration, seen time.Time, pid int, busSteady, now time.Time) (why string, silent time.Duration) {
+	if seen.After(w.started) && seen.After(w.lastBeat) && (pid == w.pid || pid != w.prevPID) {
+		w.lastBeat = seen
+	}
+	if !w.checked.IsZero() && now.Sub(w.checked) > max(watchdogStall, 5*tick) {
 		w.floor = now // this supervisor was not listening: start counting again
 	}
 	w.checked = now
@@ -62,11 +72,7 @@ func (m *member) hung(w *watch, now time.Time) (why string, silent time.Duration
 		from, limit, name = w.started, r.StartTimeout, "start_timeout"
 	}
 	silent = now.Sub(from)
-	if limit <= 0 {
-		return "", silent
-	}
-	counted := now.Sub(latest(from, w.floor, m.s.busSteadySince(now)))
-	if counted <= limit {
+	if limit <= 0 || now.Sub(latest(from, w.floor, busSteady)) <= limit {
 		return "", silent
 	}
 	if w.lastBeat.IsZero() {
