@@ -74,7 +74,12 @@ func (p *pending) isReplaced(o *market.Order) bool {
 // add records an allowed intent. A kept order (keep) is counted as a replacement
 // by its intent, as EvaluateReplacing counts it, but not as an order to be sent.
 func (p *pending) add(v *View, keep bool) {
-	it := v.Intent
+	p.addIntent(v.Intent, v.Replaces, v.Notional, v.Market, keep)
+}
+
+// addIntent is add with the figures of the intent's View: the order it replaces,
+// its notional and its market.
+func (p *pending) addIntent(it *market.Intent, rep *market.Order, n market.Micros, m *market.Info, keep bool) {
 	if !it.Kind.Opens() {
 		return
 	}
@@ -82,7 +87,7 @@ func (p *pending) add(v *View, keep bool) {
 	if !keep {
 		p.orders++
 	}
-	if r := v.Replaces; r != nil {
+	if r := rep; r != nil {
 		p.replaced = append(p.replaced, r)
 		if r.Side == market.Buy {
 			p.freed += notional(r.Price, r.Remaining())
@@ -97,8 +102,8 @@ func (p *pending) add(v *View, keep bool) {
 	}
 	if it.Side == market.Buy {
 		pt.buys += it.Size
-		p.notional += v.Notional
-		p.buyCost += v.Notional + feeBound(v.Notional, v.Market.FeeBps)
+		p.notional += n
+		p.buyCost += n + feeBound(n, m.FeeBps)
 	} else {
 		pt.sells += it.Size
 	}

@@ -108,11 +108,7 @@ func (c *Chain) reused(b *Batch, m *memo, it *market.Intent, replaces market.Ord
 		}
 		m.time = s.Time
 	}
-	v := &c.view
-	v.reset(s, it, rep)
-	v.Market, v.Notional = m.market, m.notional
-	b.p.add(v, true)
-	v.State, v.Intent, v.Replaces, v.Market = nil, nil, nil, nil
+	b.p.addIntent(it, rep, m.notional, m.market, true)
 	return Decision{Allowed: true, Reused: true}, true
 }
 
