@@ -76,7 +76,8 @@ func (p *proc) signal(sig syscall.Signal) {
 	}
 }
 
-// stop asks the child to stop (SIGTERM to its group), waits up to timeout, then
+// stop asks the child to stop (SIGTERM to its group, then SIGCONT so that a
+// stopped process sees it), waits up to timeout, then
 // kills the group (SIGKILL) and waits for it. It reports whether the child had to
 // be killed.
 func (p *proc) stop(timeout time.Duration) (killed bool) {
@@ -86,6 +87,7 @@ func (p *proc) stop(timeout time.Duration) (killed bool) {
 	default:
 	}
 	p.signal(syscall.SIGTERM)
+	continueGroup(p.pid) // a stopped process (SIGSTOP: hung) handles it, as under systemd
 	t := time.NewTimer(timeout)
 	defer t.Stop()
 	select {

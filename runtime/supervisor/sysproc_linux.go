@@ -47,3 +47,7 @@ func applyLimits(pid int, l Limits) error {
 	}
 	return errors.Join(errs...)
 }
+
+// continueGroup sends SIGCONT to the child's process group, so that a stopped
+// process (SIGSTOP, a debugger's stop) handles the SIGTERM it was just sent.
+func continueGroup(pid int) { _ = syscall.Kill(-pid, syscall.SIGCONT) }

@@ -18,3 +18,7 @@ func applyLimits(_ int, l Limits) error {
 	}
 	return nil
 }
+
+// continueGroup sends SIGCONT to the child's process group, so that a stopped
+// process handles the SIGTERM it was just sent.
+func continueGroup(pid int) { _ = syscall.Kill(-pid, syscall.SIGCONT) }
