@@ -57,6 +57,7 @@ func holds(t *testing.T, f *supervisortest.Fleet, id, what string, d time.Durati
 // silence, and started again after the backoff; a healthy agent beside it is never
 // touched.
 func TestHungAgentIsStoppedAndRestarted(t *testing.T) {
+	t.Parallel() // waits on timers mostly
 	reg := prometheus.NewRegistry()
 	f := supervisortest.Start(t, []Agent{watched("h", 1, "hang"), watched("ok", 2, "run")}, func(c *Config) { c.Registry = reg })
 	first := f.WaitAgent("h", "heartbeats", 20*time.Second, supervisortest.Alive)
@@ -100,6 +101,7 @@ func TestHungAgentIsStoppedAndRestarted(t *testing.T) {
 // TestHungAgentIgnoringTermIsKilled: a hung process that ignores SIGTERM is killed
 // after the stop timeout.
 func TestHungAgentIgnoringTermIsKilled(t *testing.T) {
+	t.Parallel() // waits on timers mostly
 	f := supervisortest.Start(t, []Agent{watched("h", 1, "hang-ignore-term")}, func(c *Config) { c.StopTimeout = 300 * time.Millisecond })
 	first := f.WaitAgent("h", "heartbeats", 20*time.Second, supervisortest.Alive)
 	back := f.WaitAgent("h", "a new process after the hang", 15*time.Second, func(v AgentView) bool {
@@ -122,6 +124,7 @@ func TestHungAgentIgnoringTermIsKilled(t *testing.T) {
 // TestStoppedProcessIsHung: a process stopped with SIGSTOP (alive, silent) is hung;
 // the SIGCONT after the SIGTERM lets it stop cleanly.
 func TestStoppedProcessIsHung(t *testing.T) {
+	t.Parallel() // waits on timers mostly
 	f := supervisortest.Start(t, []Agent{watched("s", 1, "run")})
 	first := f.WaitAgent("s", "heartbeats", 20*time.Second, supervisortest.Alive)
 	if err := syscall.Kill(first.PID, syscall.SIGSTOP); err != nil {
@@ -139,6 +142,7 @@ func TestStoppedProcessIsHung(t *testing.T) {
 // given its start timeout (not the hang timeout), then stopped; hangs count as
 // crashes, so the crash loop stops the restarts.
 func TestAgentSilentAtStartCrashLoops(t *testing.T) {
+	t.Parallel() // waits on timers mostly
 	a := watched("m", 1, "mute")
 	a.Restart.StartTimeout = 900 * time.Millisecond
 	a.Restart.CrashLoop = 2
@@ -168,6 +172,7 @@ func TestAgentSilentAtStartCrashLoops(t *testing.T) {
 // touched, nor is an agent still starting within its start timeout; with the hang
 // timeout off (the fleet file's 0) a hung agent is shown dead and left alone.
 func TestWatchdogSparesAgentsThatHeartbeat(t *testing.T) {
+	t.Parallel() // waits on timers mostly
 	off := watched("off", 1, "hang")
 	off.Restart.HangTimeout = WatchdogOff
 	starting := watched("starting", 3, "mute")
