@@ -258,6 +258,12 @@ func New(cfg Config) (*Supervisor, error) {
 			wallets[a.Wallet] = a.ID
 		}
 		a.Restart = a.Restart.withDefaults().withWatchdog(cfg.Heartbeat)
+		for _, d := range []time.Duration{a.Restart.HangTimeout, a.Restart.StartTimeout} {
+			if d > 0 && d < minWatchdogBeats*cfg.Heartbeat {
+				return nil, fmt.Errorf("supervisor: agent %s: watchdog timeout %s is shorter than %d heartbeats (%s)", a.ID, d,
+					minWatchdogBeats, minWatchdogBeats*cfg.Heartbeat)
+			}
+		}
 		m := newMember(s, a)
 		s.members = append(s.members, m)
 		s.byID[a.ID] = m

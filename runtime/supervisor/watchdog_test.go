@@ -197,3 +197,34 @@ func TestWatchdogSparesAgentsThatHeartbeat(t *testing.T) {
 		t.Fatalf("starting agent touched: %+v", v)
 	}
 }
+
+// TestNewRefusesShortWatchdogTimeouts: a watchdog timeout under three heartbeats
+// would kill agents whose one status was late; New refuses it, as the fleet file
+// does.
+func TestNewRefusesShortWatchdogTimeouts(t *testing.T) {
+	cases := []struct {
+		name        string
+		hang, start time.Duration
+		ok          bool
+	}{
+		{"three heartbeats", 300 * time.Millisecond, 300 * time.Millisecond, true},
+		{"off", WatchdogOff, WatchdogOff, true},
+		{"defaults", 0, 0, true},
+		{"hang under three heartbeats", 299 * time.Millisecond, 0, false},
+		{"start under three heartbeats", 0, 100 * time.Millisecond, false},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			a := supervisortest.AgentSpec("a", 1, "run")
+			a.Restart.HangTimeout, a.Restart.StartTimeout = c.hang, c.start
+			_, err := New(Config{Fleet: "f", Agents: []Agent{a}, Heartbeat: 100 * time.Millisecond,
+				NATS: NATSConfig{StoreDir: t.TempDir()}, Command: []string{"/bin/true"}})
+			if (err == nil) != c.ok {
+				t.Fatalf("err %v, want ok %v", err, c.ok)
+			}
+			if err != nil && !strings.Contains(err.Error(), "shorter than 3 heartbeats (300ms)") {
+				t.Fatalf("message %q", err)
+			}
+		})
+	}
+}
