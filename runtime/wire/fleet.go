@@ -277,12 +277,22 @@ func RunSupervised(ctx context.Context, spec *agents.Spec, opt Options) error {
 	// The agent refreshes its status snapshot every StatusInterval (10 s) and on
 	// every control request: a status request before each heartbeat keeps the
 	// fleet's view (positions, PnL, last event) fresh. A busy loop that does not
-	// answer within half an interval still gets its last snapshot sent.
-	snapshot := func() natsbus.Status {
+	// answer within half an interval still gets its last snapshot sent — until it
+	// has not answered for stuckAfter: then heartbeats stop, so that the
+	// supervisor's watchdog (docs/design/0128) restarts a loop that is stuck.
+	gate := stuckGate{after: stuckAfter(cc.Heartbeat)}
+	snapshot := func() (natsbus.Status, bool) {
 		cctx, cancel := context.WithTimeout(context.Background(), cc.Heartbeat/2)
-		_, _ = r.Agent.Control(cctx, agent.ControlRequest{Op: agent.OpStatus, From: "fleet heartbeat"})
+		_, err := r.Agent.Control(cctx, agent.ControlRequest{Op: agent.OpStatus, From: "fleet heartbeat"})
 		cancel()
-		return fleetStatus(r.Agent.Status(), conds, host, cc.Supervisor)
+		// Only a request the loop never took counts: an agent that is stopping
+		// answers "not running", which is not a stuck loop.
+		publish, silent := gate.observe(time.Now(), !errors.Is(err, context.DeadlineExceeded))
+		if silent > 0 && !publish && gate.firstSilence() {
+			log.Error("the agent's loop has not answered for "+silent.Round(time.Second).String()+
+				": heartbeats stop so that the supervisor restarts it", zap.String("agent", string(r.Agent.Status().Agent)))
+		}
+		return fleetStatus(r.Agent.Status(), conds, host, cc.Supervisor), publish
 	}
 
 	runCtx, stopRun := context.WithCancelCause(ctx)
@@ -343,7 +353,7 @@ func RunSupervised(ctx context.Context, spec *agents.Spec, opt Options) error {
 	runErr := r.Agent.Run(runCtx)
 	stopSide()
 	// The last word: stopped (the roster marks the agent stopped, not dead).
-	final := snapshot()
+	final, _ := snapshot() // the heartbeat goroutine has stopped: the gate is ours
 	final.Time, final.IntervalMS = time.Now().UnixMilli(), cc.Heartbeat.Milliseconds()
 	if err := bus.PublishStatus(&final); err != nil {
 		log.Warn("last status not sent", zap.Error(err))
@@ -374,16 +384,18 @@ func fleetStatus(s agent.Status, markets []market.ConditionID, host, sup string)
 
 // heartbeat publishes snapshot() every interval, and at once after a control
 // request (kick), until ctx ends.
-func heartbeat(ctx context.Context, bus *natsbus.Bus, interval time.Duration, snapshot func() natsbus.Status, kick <-chan struct{}, log *zap.Logger) {
+// snapshot's second result false skips that heartbeat.
+func heartbeat(ctx context.Context, bus *natsbus.Bus, interval time.Duration, snapshot func() (natsbus.Status, bool), kick <-chan struct{}, log *zap.Logger) {
 	t := time.NewTicker(interval)
 	defer t.Stop()
 	var seq uint64
 	for {
-		st := snapshot()
-		seq++
-		st.Seq, st.Time, st.IntervalMS = seq, time.Now().UnixMilli(), interval.Milliseconds()
-		if err := bus.PublishStatus(&st); err != nil {
-			log.Warn("status not sent", zap.Error(err))
+		if st, publish := snapshot(); publish {
+			seq++
+			st.Seq, st.Time, st.IntervalMS = seq, time.Now().UnixMilli(), interval.Milliseconds()
+			if err := bus.PublishStatus(&st); err != nil {
+				log.Warn("status not sent", zap.Error(err))
+			}
 		}
 		select {
 		case <-ctx.Done():
@@ -510,4 +522,46 @@ func randomRun() string {
 // the temporary directory's pitboss-<uid> (the directory of the wallet locks).
 func FleetRuntimeDir(getenv func(string) string) (string, error) {
 	return runtimeDir(Options{Getenv: getenv})
+}
+
+// stuckAfter is how long an agent's loop may leave status requests unanswered
+// before its heartbeats stop: five heartbeats, and at least 30 s, longer than a
+// venue call with its retries (a synchronous venue blocks the loop meanwhile).
+func stuckAfter(heartbeat time.Duration) time.Duration {
+	return max(5*heartbeat, 30*time.Second)
+}
+
+// stuckGate decides whether a heartbeat is published: yes while the loop answers
+// status requests, and for up to after since the last answer; then no, until the
+// loop answers again. The zero value with after set is ready; not safe for
+// concurrent use (the heartbeat goroutine owns it).
+type stuckGate struct {
+	after     time.Duration
+	last      time.Time // the last answer (or the first observation)
+	silent    bool      // heartbeats are stopped
+	announced bool
+}
+
+// observe records one status request at now, answered or not, and returns
+// whether to publish and how long the loop has been silent.
+func (g *stuckGate) observe(now time.Time, answered bool) (publish bool, silent time.Duration) {
+	if answered || g.last.IsZero() {
+		g.last, g.silent, g.announced = now, false, false
+		if answered {
+			return true, 0
+		}
+	}
+	silent = now.Sub(g.last)
+	g.silent = silent >= g.after
+	return !g.silent, silent
+}
+
+// firstSilence reports true once per silence, the first time it is asked while
+// heartbeats are stopped.
+func (g *stuckGate) firstSilence() bool {
+	if !g.silent || g.announced {
+		return false
+	}
+	g.announced = true
+	return true
 }
