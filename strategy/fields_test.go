@@ -2,9 +2,10 @@ package strategy
 
 import (
 	"reflect"
-	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/pitbossdev/pitboss/sandbox/exprenv/exprenvtest"
 )
 
 // TestEveryFieldHasATypedRead checks, for every field of the environment an
@@ -34,44 +35,8 @@ func TestEveryFieldHasATypedRead(t *testing.T) {
 				n++
 				fv := sv.Field(j)
 				r := envField(path)
-				var got, want any
-				switch fv.Kind() {
-				case reflect.Float64:
-					fv.SetFloat(float64(n) + 0.5)
-					want = fv.Float()
-					if g, ok := r.(func(any) float64); ok {
-						got = g(boxed)
-					}
-				case reflect.Int64:
-					fv.SetInt(int64(n))
-					want = fv.Int()
-					if g, ok := r.(func(any) int64); ok {
-						got = g(boxed)
-					}
-				case reflect.String:
-					fv.SetString("v" + strconv.Itoa(n))
-					want = fv.String()
-					if g, ok := r.(func(any) string); ok {
-						got = g(boxed)
-					}
-				case reflect.Bool:
-					fv.SetBool(true)
-					want = true
-					if g, ok := r.(func(any) bool); ok {
-						got = g(boxed)
-					}
-					fv.SetBool(false)
-					if g, ok := r.(func(any) bool); ok && g(boxed) {
-						got = "true after false"
-					}
-				default:
-					if r != nil {
-						t.Fatalf("a read for a %s field", fv.Kind())
-					}
-					return
-				}
-				if got != want {
-					t.Fatalf("read gives %v (%T), want %v", got, r, want)
+				if !exprenvtest.CheckRead(t, fv, r, boxed, n) && r != nil {
+					t.Fatalf("a read for a %s field", fv.Kind())
 				}
 			})
 		}
