@@ -120,9 +120,18 @@ func (p *parts) filter() func(ev *market.Event) bool {
 		conds[m.Condition] = true
 		tokens[m.Tokens[market.Yes]], tokens[m.Tokens[market.No]] = true, true
 	}
+	// Nearly every event names the market of the one before: its answer is kept
+	// and reused while the name is the same (a string comparison, which the
+	// decoder's interned names make a pointer comparison, instead of hashing 66
+	// characters).
+	var last market.ConditionID
+	var lastKeep, seen bool
 	return func(ev *market.Event) bool {
 		if ev.Market != "" {
-			return conds[ev.Market]
+			if !seen || ev.Market != last {
+				last, lastKeep, seen = ev.Market, conds[ev.Market], true
+			}
+			return lastKeep
 		}
 		return tokens[ev.Token] || tokens[ev.Winner]
 	}

@@ -118,3 +118,32 @@ func TestFeedDeliversOnlyTheBoundMarkets(t *testing.T) {
 		t.Fatalf("markets %+v", r.Markets)
 	}
 }
+
+func TestFilterKeepsEveryEventOfTheBoundMarketsInAnyOrder(t *testing.T) {
+	bound := market.Info{Condition: "0xbound", Tokens: [2]market.TokenID{"11", "12"}}
+	p := &parts{infos: []market.Info{bound}}
+	keep := p.filter()
+	// Alternating markets, repeats, token-only events: the answer never depends on
+	// the event before.
+	tests := []struct {
+		ev   market.Event
+		want bool
+	}{
+		{market.Event{Market: "0xbound"}, true},
+		{market.Event{Market: "0xbound"}, true},
+		{market.Event{Market: "0xother"}, false},
+		{market.Event{Market: "0xother"}, false},
+		{market.Event{Market: "0xbound"}, true},
+		{market.Event{Token: "12"}, true},
+		{market.Event{Token: "99"}, false},
+		{market.Event{Winner: "11"}, true},
+		{market.Event{Market: "0xother"}, false},
+		{market.Event{Token: "11"}, true},
+		{market.Event{Market: "0xbound"}, true},
+	}
+	for i, tc := range tests {
+		if got := keep(&tc.ev); got != tc.want {
+			t.Errorf("event %d %+v: kept %v, want %v", i, tc.ev, got, tc.want)
+		}
+	}
+}
