@@ -316,25 +316,31 @@ func (a *Agent) loop(ctx context.Context, feedErr <-chan error) error {
 		case <-a.queue.ready:
 			// A bounded batch of events, each followed by the answers and own
 			// events it caused, as if the select had picked them one by one.
-			more := true
-			for i := 0; more && i < feedBatch; i++ {
-				if i > 0 {
-					if i%16 == 0 && ctx.Err() != nil {
-						break
-					}
-					a.drainLocal(ctx)
-				}
-				q := a.queue.next()
-				if q == nil {
+			// The queued events are taken and released in runs, a lock each.
+			more, i := true, 0
+		batch:
+			for more && i < feedBatch {
+				k := a.queue.take(feedBatch - i)
+				if k == 0 {
 					more = false
 					break
 				}
-				a.arrived, a.lastEvWall = q.at, q.at
-				err := a.handleFeedEvent(&q.ev)
-				more = a.queue.done()
-				if err != nil {
-					return stopErr(err)
+				for j := 0; j < k; j, i = j+1, i+1 {
+					if i > 0 {
+						if i%16 == 0 && ctx.Err() != nil {
+							more = a.queue.release(j)
+							break batch
+						}
+						a.drainLocal(ctx)
+					}
+					q := a.queue.at(j)
+					a.arrived, a.lastEvWall = q.at, q.at
+					if err := a.handleFeedEvent(&q.ev); err != nil {
+						a.queue.release(j + 1)
+						return stopErr(err)
+					}
 				}
+				more = a.queue.release(k)
 			}
 			if more {
 				a.queue.rearm()

@@ -105,6 +105,37 @@ func (q *eventQueue) done() bool {
 	return more
 }
 
+// take returns how many of the oldest queued events (at most max) the loop may
+// now handle, one lock for all of them: they are at(0), ..., at(k-1), and stay the
+// loop's (the producer does not touch them) until release(k).
+func (q *eventQueue) take(max int) int {
+	q.mu.Lock()
+	k := min(q.n, max)
+	q.mu.Unlock()
+	return k
+}
+
+// at returns the i-th of the events take granted. Only the loop calls it, between
+// take and release: head does not move meanwhile (only release moves it).
+func (q *eventQueue) at(i int) *queued {
+	return &q.slots[(q.head+i)%len(q.slots)]
+}
+
+// release frees the k oldest slots (those take granted), and reports whether more
+// events are queued.
+func (q *eventQueue) release(k int) bool {
+	q.mu.Lock()
+	q.head = (q.head + k) % len(q.slots)
+	q.n -= k
+	wake, more := q.waiting, q.n > 0
+	q.waiting = false
+	q.mu.Unlock()
+	if wake {
+		signal(q.space)
+	}
+	return more
+}
+
 // rearm leaves a ready token when events remain (the loop took a bounded batch).
 func (q *eventQueue) rearm() {
 	q.mu.Lock()

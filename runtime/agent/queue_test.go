@@ -9,39 +9,62 @@ import (
 )
 
 // TestEventQueueKeepsOrderUnderBackpressure: a producer faster than the consumer
-// waits for free slots, and every event arrives once, in order, with its levels.
+// waits for free slots, and every event arrives once, in order, with its levels,
+// whether the consumer takes them one by one (next, done) or in runs (take, at,
+// release, as the loop does).
 func TestEventQueueKeepsOrderUnderBackpressure(t *testing.T) {
-	q := newEventQueue(4)
-	const n = 10_000
-	go func() {
-		for i := range n {
-			ev := market.Event{Kind: market.EventBook, Time: int64(i), Bids: []market.Level{{Price: market.Micros(i), Size: 1}}}
-			if !q.put(context.Background(), &ev, time.Time{}) {
-				return
+	for _, mode := range []string{"one by one", "in runs"} {
+		t.Run(mode, func(t *testing.T) {
+			q := newEventQueue(4)
+			const n = 10_000
+			go func() {
+				for i := range n {
+					ev := market.Event{Kind: market.EventBook, Time: int64(i), Bids: []market.Level{{Price: market.Micros(i), Size: 1}}}
+					if !q.put(context.Background(), &ev, time.Time{}) {
+						return
+					}
+				}
+			}()
+			defer q.close()
+			next := int64(0)
+			check := func(s *queued) {
+				if s.ev.Time != next || len(s.ev.Bids) != 1 || s.ev.Bids[0].Price != market.Micros(next) {
+					t.Fatalf("event %d: got %+v", next, s.ev)
+				}
+				next++
 			}
-		}
-	}()
-	next := int64(0)
-	deadline := time.After(10 * time.Second)
-	for next < n {
-		select {
-		case <-q.ready:
-		case <-deadline:
-			t.Fatalf("stuck after %d events", next)
-		}
-		for {
-			s := q.next()
-			if s == nil {
-				break
+			deadline := time.After(10 * time.Second)
+			for next < n {
+				select {
+				case <-q.ready:
+				case <-deadline:
+					t.Fatalf("stuck after %d events", next)
+				}
+				if mode == "in runs" {
+					for more := true; more; {
+						k := q.take(3)
+						if k == 0 {
+							break
+						}
+						for j := range k {
+							check(q.at(j))
+						}
+						more = q.release(k)
+					}
+					continue
+				}
+				for {
+					s := q.next()
+					if s == nil {
+						break
+					}
+					check(s)
+					if !q.done() {
+						break
+					}
+				}
 			}
-			if s.ev.Time != next || len(s.ev.Bids) != 1 || s.ev.Bids[0].Price != market.Micros(next) {
-				t.Fatalf("event %d: got %+v", next, s.ev)
-			}
-			next++
-			if !q.done() {
-				break
-			}
-		}
+		})
 	}
 }
 
