@@ -43,6 +43,8 @@ type Chain struct {
 	version uint64 // the declared version of vstate (0: unknown)
 	vstate  *market.State
 	memos   map[string]*memo
+	recent  [4]keyMemo // the memos found last, looked at before memos (keep.go)
+	nrecent int        // where the next one found in memos goes in recent
 	values  valuation
 	books   bookCache   // the books of the markets decided on (keep.go)
 	limits  []lastLimit // the last denial of each limit guard (guards.go)
@@ -175,13 +177,14 @@ func (c *Chain) EvaluateReplacing(s *market.State, it *market.Intent, replaces m
 // replaces that stays (see Batch.EvaluateKeeping).
 func (c *Chain) evaluate(b *Batch, it *market.Intent, replaces market.OrderID, keep bool) Decision {
 	s := b.state
-	var rep *market.Order
+	m := c.memoFor(b, it, replaces, keep)
+	var order, rep *market.Order
 	if replaces != "" {
-		if rep = s.Orders[replaces]; rep != nil && b.p.isReplaced(rep) {
+		order = c.order(s, m, replaces)
+		if rep = order; rep != nil && b.p.isReplaced(rep) {
 			rep = nil // already replaced earlier in the batch
 		}
 	}
-	m := c.memoFor(b, it, replaces, keep)
 	if m != nil {
 		if d, ok := c.reused(b, m, it, replaces, rep); ok {
 			if d.Denied != nil {
@@ -205,7 +208,7 @@ func (c *Chain) evaluate(b *Batch, it *market.Intent, replaces market.OrderID, k
 	}
 	d.Allowed = d.Denied == nil
 	if m != nil {
-		c.remember(b, m, v, replaces, keep, d.Denied, at, &b.p)
+		c.remember(b, m, v, replaces, order, keep, d.Denied, at, &b.p)
 	}
 	if d.Allowed {
 		b.p.add(v, keep)

@@ -38,7 +38,8 @@ type memo struct {
 	epoch    uint64
 	it       market.Intent
 	keeps    market.OrderID
-	rep      *market.Order
+	rep      *market.Order // the order kept, nil when replaced earlier in its batch
+	order    *market.Order // the open order keeps (State.Orders), replaced or not
 	market   *market.Info
 	notional market.Micros
 	// The decision holds for every value of the positions in [posMin, posMax]:
@@ -76,6 +77,13 @@ func (c *Chain) memoFor(b *Batch, it *market.Intent, replaces market.OrderID, ke
 		it.Type == market.GTD || b.action != (Action{}) || replaces != "" && !keep {
 		return nil
 	}
+	// A strategy asks for the same few keys on every event, and mostly with the
+	// same strings: recent finds them without hashing (memos are never removed).
+	for i := range c.recent {
+		if r := &c.recent[i]; r.m != nil && r.key == it.Key {
+			return r.m
+		}
+	}
 	m := c.memos[it.Key]
 	if m == nil {
 		if c.memos == nil {
@@ -84,7 +92,25 @@ func (c *Chain) memoFor(b *Batch, it *market.Intent, replaces market.OrderID, ke
 		m = new(memo)
 		c.memos[it.Key] = m
 	}
+	c.recent[c.nrecent] = keyMemo{key: it.Key, m: m}
+	c.nrecent = (c.nrecent + 1) % len(c.recent)
 	return m
+}
+
+// keyMemo is a memo and its key (Chain.recent).
+type keyMemo struct {
+	key string
+	m   *memo
+}
+
+// order returns the open order id of s (nil if none). When m remembers a decision
+// made at the state's current version on the same order, that order is the one it
+// found: the orders of s change only with its version (SetStateVersion).
+func (c *Chain) order(s *market.State, m *memo, id market.OrderID) *market.Order {
+	if m != nil && m.valid && m.state == s && m.version == c.version && m.keeps == id && c.versioned(s) {
+		return m.order
+	}
+	return s.Orders[id]
 }
 
 // reused returns the remembered decision of m when every input it was made from is
@@ -116,7 +142,7 @@ func (c *Chain) reused(b *Batch, m *memo, it *market.Intent, replaces market.Ord
 // decision may not be reused: an allowed new order (it goes out), or a denial by a
 // guard whose inputs are not all covered (max_orders_per_minute, custom guards,
 // guards added with WithGuards). p is the batch's pending set before the decision.
-func (c *Chain) remember(b *Batch, m *memo, v *View, replaces market.OrderID, keep bool, den *Denied, at int, p *pending) {
+func (c *Chain) remember(b *Batch, m *memo, v *View, replaces market.OrderID, order *market.Order, keep bool, den *Denied, at int, p *pending) {
 	m.valid = false
 	switch {
 	case den == nil && !keep:
@@ -126,7 +152,7 @@ func (c *Chain) remember(b *Batch, m *memo, v *View, replaces market.OrderID, ke
 	}
 	s := b.state
 	m.valid, m.state, m.version, m.epoch = true, s, c.version, c.epoch
-	m.it, m.keeps, m.rep, m.market, m.notional = *v.Intent, replaces, v.Replaces, v.Market, v.Notional
+	m.it, m.keeps, m.rep, m.order, m.market, m.notional = *v.Intent, replaces, v.Replaces, order, v.Market, v.Notional
 	m.top, m.time, m.denied = b.topOf(v.Market), s.Time, den
 	m.posMin, m.posMax = math.MinInt64, math.MaxInt64
 	reached := len(c.guards) // guards that ran: all, or up to the denier

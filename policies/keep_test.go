@@ -243,3 +243,52 @@ func TestALimitDenialIsFormattedOnceWhileItsFiguresHold(t *testing.T) {
 		t.Fatalf("the first denial changed: %q", first.Denied.Reason)
 	}
 }
+
+// TestEachKeyKeepsItsOwnDecisionAmongManyKeys checks that decisions are found by
+// their key whatever the number of keys a strategy uses (more than the chain
+// remembers without a lookup) and in any order, and that the order a decision kept
+// is found anew once the state's version changes.
+func TestEachKeyKeepsItsOwnDecisionAmongManyKeys(t *testing.T) {
+	c, s, _ := keepSetup(t, Config{MaxMarketPosition: m("45")})
+	keys := []string{"k0", "k1", "k2", "k3", "k4", "k5"}
+	intents := make([]*market.Intent, len(keys))
+	for i, k := range keys {
+		id := market.OrderID("0x" + k)
+		openOrder(s, string(id), yes, market.Buy, "0.44", "1")
+		s.Orders[id].Status = market.StatusLive
+		intents[i] = quote(yes, market.Buy, "0.44", "1")
+		intents[i].Key = k
+	}
+	evaluate := func(c *Chain, v uint64, order []int) []Decision {
+		c.SetStateVersion(s, v)
+		out := make([]Decision, len(order))
+		for n, i := range order {
+			out[n] = c.Batch(s).EvaluateKeeping(intents[i], market.OrderID("0x"+keys[i]))
+		}
+		return out
+	}
+	forward, backward := []int{0, 1, 2, 3, 4, 5}, []int{5, 4, 3, 2, 1, 0}
+	first := evaluate(c, 1, forward)
+	for _, order := range [][]int{forward, backward, {0, 5, 1, 4, 2, 3}} {
+		for n, d := range evaluate(c, 1, order) {
+			if !d.Reused || d.Allowed != first[order[n]].Allowed {
+				t.Fatalf("order %v, key %s: allowed=%v reused=%v", order, keys[order[n]], d.Allowed, d.Reused)
+			}
+		}
+	}
+	// A new version in which the kept order k2 is a new, bigger order: every key is
+	// decided anew, as a fresh chain decides, on the order the state holds now.
+	bigger := *s.Orders["0xk2"]
+	bigger.Size = m("40")
+	s.Orders["0xk2"] = &bigger
+	fresh, _ := newChain(t, Config{MaxMarketPosition: m("45"), Custom: []CustomGuard{
+		{Name: "late", DenyIf: "hours_to_end < 1 && !reduces"},
+		{Name: "wide", DenyIf: "has_mid && spread > 0.2"},
+	}})
+	want := evaluate(fresh, 2, forward)
+	for n, d := range evaluate(c, 2, forward) {
+		if d.Reused || d.Allowed != want[n].Allowed || guardOf(d) != guardOf(want[n]) {
+			t.Fatalf("after a new version, key %s: %v reused=%v, a fresh chain: %v", keys[n], d.Err(), d.Reused, want[n].Err())
+		}
+	}
+}
