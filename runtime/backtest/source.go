@@ -98,6 +98,12 @@ func (s *TapeSource) Events(ctx context.Context, emit func(ev *market.Event) boo
 	var r *tape.Reader
 	var err error
 	opts := tape.ReaderOptions{NoHashes: true}
+	// The events name their markets and tokens with the strings the venue, the
+	// state and the strategy hold (the Info of Markets): comparisons of equal ids
+	// are then pointer comparisons.
+	for _, m := range s.summary.Markets {
+		opts.Symbols = append(opts.Symbols, string(m.Condition), string(m.Tokens[market.Yes]), string(m.Tokens[market.No]))
+	}
 	if s.data != nil {
 		r, err = tape.OpenReaderAt(bytes.NewReader(s.data), int64(len(s.data)), opts)
 	} else {

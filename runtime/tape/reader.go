@@ -55,6 +55,11 @@ type ReaderOptions struct {
 	// NoHashes drops book hashes (Event.Hash stays empty), which saves an
 	// allocation per book snapshot when nobody checks them (backtests).
 	NoHashes bool
+	// Symbols are market and token ids the caller already holds (its markets'
+	// Info): a decoded id equal to one of them is that string, sharing its bytes,
+	// so that the caller's comparisons of ids find equal pointers instead of
+	// comparing 66 or 77 characters. Ids are the same either way.
+	Symbols []string
 }
 
 // Summary describes a tape file: what Open found while verifying it.
@@ -113,7 +118,18 @@ func NewReader(r io.Reader, opts ReaderOptions) (*Reader, error) {
 	if err != nil {
 		return nil, fmt.Errorf("tape: %w", err)
 	}
-	return &Reader{jr: jr, opts: opts, intern: make(map[string]string)}, nil
+	tr := &Reader{jr: jr, opts: opts, intern: make(map[string]string, len(opts.Symbols))}
+	tr.seed()
+	return tr, nil
+}
+
+// seed interns the caller's symbols (ReaderOptions.Symbols).
+func (r *Reader) seed() {
+	for _, s := range r.opts.Symbols {
+		if s != "" {
+			r.intern[s] = s
+		}
+	}
 }
 
 // Open opens the tape file at path: it verifies the whole file first (checksums,
@@ -476,6 +492,7 @@ func (r *Reader) sym() string {
 		if !ok {
 			if len(r.intern) >= 1<<16 {
 				clear(r.intern)
+				r.seed()
 			}
 			s = string(b)
 			r.intern[s] = s

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/pitbossdev/pitboss/market"
 	"github.com/pitbossdev/pitboss/sandbox/journal"
@@ -426,5 +427,66 @@ func TestReadingDoesNotAllocate(t *testing.T) {
 	})
 	if allocs != 0 {
 		t.Fatalf("%.2f allocations per record", allocs)
+	}
+}
+
+// TestDecodedIdsShareTheCallersSymbols checks ReaderOptions.Symbols: every decoded
+// id equal to one of them is that very string (the same bytes), and the records
+// are the same as without them.
+func TestDecodedIdsShareTheCallersSymbols(t *testing.T) {
+	items := genItems(3, 2000)
+	data := encodeTape(t, items, WriterOptions{BlockBytes: 4096})
+	// Copies, so that only interning can make the decoded ids share their bytes.
+	syms := []string{strings.Clone(string(condA)), strings.Clone(string(yesA)), strings.Clone(string(noA))}
+	r, err := NewReader(bytes.NewReader(data), ReaderOptions{Symbols: syms})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, _, err := readAll(t, r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sameItems(t, got, items)
+	r, err = NewReader(bytes.NewReader(data), ReaderOptions{Symbols: syms})
+	if err != nil {
+		t.Fatal(err)
+	}
+	shared := func(s string) bool {
+		for _, y := range syms {
+			if s == y {
+				return unsafe.StringData(s) == unsafe.StringData(y)
+			}
+		}
+		return true // not a symbol: nothing to share
+	}
+	var rec Record
+	n := 0
+	for {
+		err := r.Next(&rec)
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if rec.Type != RecordEvent {
+			continue
+		}
+		ev := &rec.Event
+		ids := []string{string(ev.Market), string(ev.Token), string(ev.Winner)}
+		for _, c := range ev.Changes {
+			ids = append(ids, string(c.Token))
+		}
+		for _, id := range ids {
+			if id != "" && !shared(id) {
+				t.Fatalf("record %d: id %.12s… does not share the caller's symbol", n, id)
+			}
+			if id == string(condA) || id == string(yesA) {
+				n++
+			}
+		}
+	}
+	if n == 0 {
+		t.Fatal("no id of market A decoded")
 	}
 }
