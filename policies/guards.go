@@ -270,33 +270,33 @@ func limitGuards(c *Chain) []Guard {
 	return []Guard{
 		funcGuard{GuardOrderSize, opens(func(v *View, it *market.Intent, cfg *Config) *Denied {
 			if it.Size > cfg.MaxOrderSize {
-				return c.limit(GuardOrderSize, "order size %s exceeds max_order_size %s", it.Size, cfg.MaxOrderSize)
+				return c.limitAmounts(GuardOrderSize, "order size %s exceeds max_order_size %s", false, "", it.Size, cfg.MaxOrderSize)
 			}
 			return nil
 		})},
 		funcGuard{GuardOrderNotional, opens(func(v *View, it *market.Intent, cfg *Config) *Denied {
 			if v.Notional > cfg.MaxOrderNotional {
-				return c.limit(GuardOrderNotional, "order notional %s exceeds max_order_notional %s", v.Notional, cfg.MaxOrderNotional)
+				return c.limitAmounts(GuardOrderNotional, "order notional %s exceeds max_order_notional %s", false, "", v.Notional, cfg.MaxOrderNotional)
 			}
 			return nil
 		})},
 		funcGuard{GuardPosition, buys(func(v *View, it *market.Intent, cfg *Config) *Denied {
 			if p := v.Held() + v.OpenBuys() + it.Size; p > cfg.MaxPosition {
-				return c.limit(GuardPosition, "position in %s would reach %s (held %s, open buys %s), above max_position %s",
-					it.Token, p, v.Held(), v.OpenBuys(), cfg.MaxPosition)
+				return c.limitAmounts(GuardPosition, "position in %s would reach %s (held %s, open buys %s), above max_position %s",
+					true, string(it.Token), p, v.Held(), v.OpenBuys(), cfg.MaxPosition)
 			}
 			return nil
 		})},
 		funcGuard{GuardMarketPos, buys(func(v *View, it *market.Intent, cfg *Config) *Denied {
 			if p := v.MarketHeld() + v.MarketOpenBuys() + it.Size; p > cfg.MaxMarketPosition {
-				return c.limit(GuardMarketPos, "position in market %s would reach %s shares, above max_market_position %s",
-					v.Market.Condition, p, cfg.MaxMarketPosition)
+				return c.limitAmounts(GuardMarketPos, "position in market %s would reach %s shares, above max_market_position %s",
+					true, string(v.Market.Condition), p, cfg.MaxMarketPosition)
 			}
 			return nil
 		})},
 		funcGuard{GuardGross, buys(func(v *View, it *market.Intent, cfg *Config) *Denied {
 			if e := v.PositionsValue() + v.OpenBuyNotional() + v.Notional; e > cfg.MaxGrossExposure {
-				return c.limit(GuardGross, "gross exposure would reach %s, above max_gross_exposure %s", e, cfg.MaxGrossExposure)
+				return c.limitAmounts(GuardGross, "gross exposure would reach %s, above max_gross_exposure %s", false, "", e, cfg.MaxGrossExposure)
 			}
 			return nil
 		})},
@@ -310,10 +310,10 @@ func limitGuards(c *Chain) []Guard {
 		funcGuard{GuardPriceBand, opens(func(v *View, it *market.Intent, cfg *Config) *Denied {
 			mid, ok := v.Mid()
 			if !ok {
-				return c.limit(GuardPriceBand, "no two-sided book for %s to check the price band against", it.Token)
+				return c.limitAmounts(GuardPriceBand, "no two-sided book for %s to check the price band against", true, string(it.Token))
 			}
 			if d := absDiff(it.Price, mid); d > cfg.PriceBand {
-				return c.limit(GuardPriceBand, "price %s is %s from the mid %s, beyond price_band %s", it.Price, d, mid, cfg.PriceBand)
+				return c.limitAmounts(GuardPriceBand, "price %s is %s from the mid %s, beyond price_band %s", false, "", it.Price, d, mid, cfg.PriceBand)
 			}
 			return nil
 		})},
@@ -332,29 +332,67 @@ func limitGuards(c *Chain) []Guard {
 // max_market_position does for a quote the strategy keeps asking for, is formatted
 // once (a Denied is never modified, and reused decisions share theirs already).
 func (c *Chain) limit(guard, format string, args ...any) *Denied {
-	var l *lastLimit
-	for i := range c.limits {
-		if c.limits[i].guard == guard {
-			l = &c.limits[i]
-			break
-		}
-	}
+	l := c.lastLimit(guard)
 	if l != nil && l.format == format && slices.Equal(l.args, args) {
 		return l.d
 	}
 	d := &Denied{Guard: guard, Reason: fmt.Sprintf(format, args...), Err: ErrLimit}
 	if l == nil {
-		c.limits = append(c.limits, lastLimit{guard: guard})
-		l = &c.limits[len(c.limits)-1]
+		l = c.newLimit(guard)
 	}
 	l.format, l.args, l.d = format, append(l.args[:0], args...), d
 	return d
 }
 
-// lastLimit is the last denial of a limit guard and what it was formatted from.
+// limitAmounts is limit for a reason formatted from an id (first, when withID)
+// and amounts: it compares them with the last denial's without boxing them into
+// arguments, so that a denial given again allocates nothing. The text is the one
+// limit formats from the same values (ids have no String method).
+func (c *Chain) limitAmounts(guard, format string, withID bool, id string, amounts ...market.Micros) *Denied {
+	l := c.lastLimit(guard)
+	if l != nil && l.format == format && l.withID == withID && l.id == id && slices.Equal(l.amounts, amounts) {
+		return l.d
+	}
+	args := make([]any, 0, len(amounts)+1)
+	if withID {
+		args = append(args, id)
+	}
+	for _, a := range amounts {
+		args = append(args, a)
+	}
+	d := &Denied{Guard: guard, Reason: fmt.Sprintf(format, args...), Err: ErrLimit}
+	if l == nil {
+		l = c.newLimit(guard)
+	}
+	l.format, l.args, l.d = format, l.args[:0], d
+	l.withID, l.id, l.amounts = withID, id, append(l.amounts[:0], amounts...)
+	return d
+}
+
+// lastLimit returns the last denial of guard, nil if it has none.
+func (c *Chain) lastLimit(guard string) *lastLimit {
+	for i := range c.limits {
+		if c.limits[i].guard == guard {
+			return &c.limits[i]
+		}
+	}
+	return nil
+}
+
+func (c *Chain) newLimit(guard string) *lastLimit {
+	c.limits = append(c.limits, lastLimit{guard: guard})
+	return &c.limits[len(c.limits)-1]
+}
+
+// lastLimit is the last denial of a limit guard and what it was formatted from:
+// args (limit), or an id and amounts (limitAmounts). Each format is given by one
+// of the two, so equal formats mean the same kind of figures.
 type lastLimit struct {
 	guard, format string
 	args          []any
+	withID        bool
+	id            string
+	amounts       []market.Micros
 	d             *Denied
 }
 

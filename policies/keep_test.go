@@ -1,6 +1,7 @@
 package policies
 
 import (
+	"fmt"
 	"testing"
 
 	"github.com/pitbossdev/pitboss/market"
@@ -290,5 +291,56 @@ func TestEachKeyKeepsItsOwnDecisionAmongManyKeys(t *testing.T) {
 		if d.Reused || d.Allowed != want[n].Allowed || guardOf(d) != guardOf(want[n]) {
 			t.Fatalf("after a new version, key %s: %v reused=%v, a fresh chain: %v", keys[n], d.Err(), d.Reused, want[n].Err())
 		}
+	}
+}
+
+// TestALimitDenialGivenAgainAllocatesNothing checks limitAmounts: its reason is the
+// text fmt makes of the same values with their own types, the same figures give
+// the same denial without allocating, and new ones a new reason.
+func TestALimitDenialGivenAgainAllocatesNothing(t *testing.T) {
+	const format = "position in market %s would reach %s shares, above max_market_position %s"
+	tests := []struct {
+		name   string
+		withID bool
+		format string
+		want   string
+		args   []market.Micros
+	}{
+		{"an id and amounts", true, format,
+			fmt.Sprintf(format, cond, m("160"), m("150")), []market.Micros{m("160"), m("150")}},
+		{"amounts only", false, "order size %s exceeds max_order_size %s",
+			fmt.Sprintf("order size %s exceeds max_order_size %s", m("30"), m("25")), []market.Micros{m("30"), m("25")}},
+		{"an id only", true, "no two-sided book for %s to check the price band against",
+			fmt.Sprintf("no two-sided book for %s to check the price band against", yes), nil},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			c, _ := newChain(t, Config{})
+			id := ""
+			if tc.withID {
+				id = string(cond)
+				if tc.args == nil {
+					id = string(yes)
+				}
+			}
+			d := c.limitAmounts("g", tc.format, tc.withID, id, tc.args...)
+			if d.Reason != tc.want {
+				t.Fatalf("reason %q, want %q", d.Reason, tc.want)
+			}
+			if n := testing.AllocsPerRun(100, func() {
+				if again := c.limitAmounts("g", tc.format, tc.withID, id, tc.args...); again != d {
+					t.Fatal("a new denial for the same figures")
+				}
+			}); n != 0 {
+				t.Fatalf("%.1f allocations for a denial given again", n)
+			}
+			if len(tc.args) > 0 {
+				other := append([]market.Micros(nil), tc.args...)
+				other[0]++
+				if d2 := c.limitAmounts("g", tc.format, tc.withID, id, other...); d2 == d || d2.Reason == d.Reason || d.Reason != tc.want {
+					t.Fatalf("new figures: %q (first: %q)", d2.Reason, d.Reason)
+				}
+			}
+		})
 	}
 }
