@@ -86,6 +86,10 @@ type Agent struct {
 	beatFailing  bool
 	beatInFlight bool
 
+	// timer is the event clock's timer event, one for the run: like the feed's
+	// (in the queue's slots), an event is not kept by what handles it.
+	timer market.Event
+
 	// Channels between the loop and its goroutines.
 	scratch result      // the answer of a synchronous call being made
 	free    []*orderRec // final orders, recycled by place
@@ -392,8 +396,8 @@ func (a *Agent) handleFeedEvent(ev *market.Event) error {
 		if a.nextTimer == 0 {
 			a.nextTimer = ev.Time + a.cfg.TimerInterval.Milliseconds()
 		} else if ev.Time >= a.nextTimer {
-			t := market.Event{Kind: market.EventTimer, Time: a.nextTimer}
-			a.handleEvent(&t)
+			a.timer = market.Event{Kind: market.EventTimer, Time: a.nextTimer}
+			a.handleEvent(&a.timer)
 			a.nextTimer += a.cfg.TimerInterval.Milliseconds()
 			if a.nextTimer <= ev.Time {
 				a.nextTimer = ev.Time + a.cfg.TimerInterval.Milliseconds()

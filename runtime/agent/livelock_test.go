@@ -211,3 +211,40 @@ func TestARunawayCascadeFailsTheAgent(t *testing.T) {
 		t.Fatalf("%d orders for two market events", v.takes)
 	}
 }
+
+// scribbler records the timer events it is given and then writes over them, as a
+// careless decider might: what it writes must not reach the next timer event.
+type scribbler struct{ timers []market.Event }
+
+func (s *scribbler) Decide(ev *market.Event, st *market.State, out []market.Intent) ([]market.Intent, error) {
+	if ev.Kind == market.EventTimer {
+		s.timers = append(s.timers, *ev)
+		ev.Market, ev.Token, ev.Price, ev.Bids = "0xscribbled", "scribbled", 7, []market.Level{{Price: 1, Size: 1}}
+	}
+	return out, nil
+}
+
+func TestEventClockTimerEventsCarryOnlyTheirTime(t *testing.T) {
+	fv := newFakeVenue()
+	fv.sync = true
+	cfg := baseConfig()
+	cfg.TimerInterval = 250 * time.Millisecond
+	var evs []market.Event
+	for ts := int64(1000); ts <= 3000; ts += 100 {
+		evs = append(evs, book(ts, "0.45", "0.50"))
+	}
+	d := &scribbler{}
+	a := newAgent(t, cfg, fv, &scriptFeed{events: evs}, d, &fakeGuards{}, func(d *agent.Deps) { d.Clock = agent.EventClock })
+	if err := a.Run(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if len(d.timers) < 6 {
+		t.Fatalf("%d timer events over 2 s of event time at 250 ms", len(d.timers))
+	}
+	for i, ev := range d.timers {
+		want := market.Event{Kind: market.EventTimer, Time: ev.Time}
+		if ev.Market != "" || ev.Token != "" || ev.Price != 0 || ev.Bids != nil || (i > 0 && ev.Time <= d.timers[i-1].Time) {
+			t.Fatalf("timer event %d: %+v, want %+v after %d", i, ev, want, d.timers[max(i-1, 0)].Time)
+		}
+	}
+}
