@@ -3,6 +3,7 @@ package api
 import (
 	"encoding/json"
 	"net/url"
+	"strconv"
 	"strings"
 	"time"
 
@@ -465,6 +466,19 @@ func (q MarketsQuery) Values() url.Values {
 type PageQuery struct {
 	Limit  int
 	Offset int
+}
+
+// Values encodes q for a request, leaving out fields that are not positive (the
+// service's default limit, the first item).
+func (q PageQuery) Values() url.Values {
+	v := url.Values{}
+	if q.Limit > 0 {
+		v.Set("limit", strconv.Itoa(q.Limit))
+	}
+	if q.Offset > 0 {
+		v.Set("offset", strconv.Itoa(q.Offset))
+	}
+	return v
 }
 
 // ParsePageQuery parses limit and offset with the given default and maximum.

@@ -97,3 +97,37 @@ func ExamplePaginate() {
 	// {"data":["a","b"],"next_cursor":"Mg==","limit":2,"count":2}
 	// {"data":["c"],"next_cursor":"LTE=","limit":2,"count":1}
 }
+
+// TestPageQueryValuesLeaveOutNonPositiveFields checks that PageQuery.Values sends
+// only a positive limit and offset, and that ParsePageQuery reads back what it sends.
+func TestPageQueryValuesLeaveOutNonPositiveFields(t *testing.T) {
+	tests := []struct {
+		q    PageQuery
+		want string
+	}{
+		{PageQuery{}, ""},
+		{PageQuery{Limit: -1, Offset: -5}, ""},
+		{PageQuery{Limit: 20}, "limit=20"},
+		{PageQuery{Offset: 40}, "offset=40"},
+		{PageQuery{Limit: 20, Offset: 40}, "limit=20&offset=40"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.want, func(t *testing.T) {
+			v := tc.q.Values()
+			if got := v.Encode(); got != tc.want {
+				t.Fatalf("Values() = %q, want %q", got, tc.want)
+			}
+			back, err := ParsePageQuery(v, 25, 500)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := PageQuery{Limit: 25, Offset: max(tc.q.Offset, 0)}
+			if tc.q.Limit > 0 {
+				want.Limit = tc.q.Limit
+			}
+			if back != want {
+				t.Fatalf("ParsePageQuery(Values()) = %+v, want %+v", back, want)
+			}
+		})
+	}
+}

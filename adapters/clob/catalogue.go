@@ -87,20 +87,9 @@ func (g *Catalogue) MarketBySlug(ctx context.Context, slug string) (*api.Catalog
 	return &m, nil
 }
 
-func pageValues(limit, offset int) url.Values {
-	q := url.Values{}
-	if limit > 0 {
-		q.Set("limit", strconv.Itoa(limit))
-	}
-	if offset > 0 {
-		q.Set("offset", strconv.Itoa(offset))
-	}
-	return q
-}
-
 // TagsPage returns one page of tags (GET /tags).
 func (g *Catalogue) TagsPage(ctx context.Context, p api.PageQuery) ([]api.CatalogueTag, error) {
-	items, _, err := getPage[api.CatalogueTag](ctx, g.c, svcCatalogue, "/tags", pageValues(p.Limit, p.Offset))
+	items, _, err := getPage[api.CatalogueTag](ctx, g.c, svcCatalogue, "/tags", p.Values())
 	return items, err
 }
 
@@ -163,7 +152,7 @@ func (q CommentsQuery) values() url.Values {
 // CommentsPage returns one page of comments (GET /comments).
 func (g *Catalogue) CommentsPage(ctx context.Context, q CommentsQuery) ([]api.Comment, error) {
 	v := q.values()
-	for k, vs := range pageValues(q.Limit, q.Offset) {
+	for k, vs := range (api.PageQuery{Limit: q.Limit, Offset: q.Offset}).Values() {
 		v[k] = vs
 	}
 	items, _, err := getPage[api.Comment](ctx, g.c, svcCatalogue, "/comments", v)
@@ -290,7 +279,7 @@ func (g *Catalogue) PostSquareMessage(ctx context.Context, m api.PostSquareMessa
 // /square/users/{address}); limit zero leaves the service's default.
 func (g *Catalogue) SquareUser(ctx context.Context, wallet market.Address, limit int) (*api.SquareUser, error) {
 	var r api.SquareUser
-	if err := g.get(ctx, "/square/users/"+wallet.String(), pageValues(limit, 0), &r); err != nil {
+	if err := g.get(ctx, "/square/users/"+wallet.String(), api.PageQuery{Limit: limit}.Values(), &r); err != nil {
 		return nil, err
 	}
 	return &r, nil
