@@ -49,25 +49,7 @@ func (s *Service) Events(ctx context.Context, h Host, q api.EventsQuery) ([]api.
 		}
 		views = append(views, v)
 	}
-	slices.SortStableFunc(views, func(a, b eventView) int {
-		var c int
-		switch q.Order {
-		case api.EventOrderLiquidity:
-			c = cmp.Compare(a.liquidity, b.liquidity)
-		case api.EventOrderStartDate:
-			c = cmp.Compare(a.start, b.start)
-		case api.EventOrderEndDate:
-			c = cmp.Compare(a.end, b.end)
-		case api.EventOrderCreatedAt:
-			c = cmp.Compare(a.createdAt, b.createdAt)
-		default:
-			c = cmp.Compare(a.volume, b.volume)
-		}
-		if !q.Ascending {
-			c = -c
-		}
-		return c
-	})
+	slices.SortStableFunc(views, func(a, b eventView) int { return a.compare(&b.sortKeys, q.Order, q.Ascending) })
 	views = pageOf(views, api.PageQuery{Limit: q.Limit, Offset: q.Offset})
 	out := make([]api.CatalogueEvent, len(views))
 	for i := range views {
@@ -153,12 +135,39 @@ func (s *Service) EventByID(ctx context.Context, h Host, id, slug string) (api.C
 	return s.event(e, l).CatalogueEvent, nil
 }
 
-// marketView is a rendered market with its sort keys.
+// marketView is a rendered market with its sort keys (created: its position in the
+// listing).
 type marketView struct {
 	api.CatalogueMarket
-	volume, liquidity market.Micros
-	start, end        int64
-	idx               int
+	sortKeys
+}
+
+// sortKeys are what GET /events and GET /markets order by (api.EventOrder*).
+type sortKeys struct {
+	volume, liquidity   market.Micros
+	start, end, created int64
+}
+
+// compare orders k before o by order (volume when unknown), descending unless
+// ascending; ties compare equal so that a stable sort keeps catalogue order.
+func (k *sortKeys) compare(o *sortKeys, order string, ascending bool) int {
+	var c int
+	switch order {
+	case api.EventOrderLiquidity:
+		c = cmp.Compare(k.liquidity, o.liquidity)
+	case api.EventOrderStartDate:
+		c = cmp.Compare(k.start, o.start)
+	case api.EventOrderEndDate:
+		c = cmp.Compare(k.end, o.end)
+	case api.EventOrderCreatedAt:
+		c = cmp.Compare(k.created, o.created)
+	default:
+		c = cmp.Compare(k.volume, o.volume)
+	}
+	if !ascending {
+		c = -c
+	}
+	return c
 }
 
 // Markets answers GET /markets: every listed market (catalogued or not, in listing
@@ -187,7 +196,7 @@ func (s *Service) Markets(ctx context.Context, h Host, q api.MarketsQuery) ([]ap
 			!inRange(info.EndDate, q.EndDateMin, q.EndDateMax) {
 			continue
 		}
-		v := marketView{CatalogueMarket: m, volume: lm.stats.Volume, liquidity: lm.liquidity, end: info.EndDate, idx: i}
+		v := marketView{CatalogueMarket: m, sortKeys: sortKeys{volume: lm.stats.Volume, liquidity: lm.liquidity, end: info.EndDate, created: int64(i)}}
 		if cm, ev, ok := s.cfg.Catalog.Market(cond); ok {
 			v.start = cmp0(cm.StartDate, ev.StartDate)
 			if q.TagID != "" && !s.tagsMatch(ev, "", q.TagID, nil) {
@@ -198,25 +207,7 @@ func (s *Service) Markets(ctx context.Context, h Host, q api.MarketsQuery) ([]ap
 		}
 		views = append(views, v)
 	}
-	slices.SortStableFunc(views, func(a, b marketView) int {
-		var c int
-		switch q.Order {
-		case api.EventOrderLiquidity:
-			c = cmp.Compare(a.liquidity, b.liquidity)
-		case api.EventOrderStartDate:
-			c = cmp.Compare(a.start, b.start)
-		case api.EventOrderEndDate:
-			c = cmp.Compare(a.end, b.end)
-		case api.EventOrderCreatedAt:
-			c = cmp.Compare(a.idx, b.idx)
-		default:
-			c = cmp.Compare(a.volume, b.volume)
-		}
-		if !q.Ascending {
-			c = -c
-		}
-		return c
-	})
+	slices.SortStableFunc(views, func(a, b marketView) int { return a.compare(&b.sortKeys, q.Order, q.Ascending) })
 	views = pageOf(views, api.PageQuery{Limit: q.Limit, Offset: q.Offset})
 	out := make([]api.CatalogueMarket, len(views))
 	for i := range views {

@@ -225,14 +225,13 @@ func firstOf(s ...string) string {
 // eventView is an event with what filtering and sorting need.
 type eventView struct {
 	api.CatalogueEvent
-	ev                    *catalog.Event
-	volume, liquidity     market.Micros
-	start, end, createdAt int64
+	ev *catalog.Event
+	sortKeys
 }
 
 // event renders a catalogued event with its markets' live figures.
 func (s *Service) event(e *catalog.Event, l *live) eventView {
-	v := eventView{ev: e, start: e.StartDate, end: e.EndDate, createdAt: e.CreatedAt}
+	v := eventView{ev: e, sortKeys: sortKeys{start: e.StartDate, end: e.EndDate, created: e.CreatedAt}}
 	out := &v.CatalogueEvent
 	*out = api.CatalogueEvent{
 		ID: e.ID, Ticker: e.Ticker, Slug: e.Slug, Title: e.Title, Description: e.Description,
