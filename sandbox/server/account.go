@@ -270,15 +270,11 @@ func (s *Server) notifications(w http.ResponseWriter, r *http.Request) {
 // deleteNotifications is DELETE /notifications (L2): deletes all of the wallet's
 // notifications; {}.
 func (s *Server) deleteNotifications(w http.ResponseWriter, r *http.Request) {
-	body, ok := s.readBody(w, r)
+	body, c, ok := s.readL2(w, r)
 	if !ok {
 		return
 	}
 	defer putBody(body)
-	c, ok := s.authL2(w, r, body.Bytes())
-	if !ok {
-		return
-	}
 	err := s.h.Exec(r.Context(), func(tx *host.Tx) error {
 		return tx.Record(extName, clearNotesRecord(c.owner))
 	})
@@ -305,15 +301,11 @@ type heartbeatError struct {
 // ends. A beat with another id is 400 {"error": "invalid heartbeat id",
 // "heartbeat_id": "<current>"}.
 func (s *Server) heartbeat(w http.ResponseWriter, r *http.Request) {
-	body, ok := s.readBody(w, r)
+	body, c, ok := s.readL2(w, r)
 	if !ok {
 		return
 	}
 	defer putBody(body)
-	c, ok := s.authL2(w, r, body.Bytes())
-	if !ok {
-		return
-	}
 	req, err := api.DecodeHeartbeat(body.Bytes())
 	if err != nil {
 		s.writeErr(w, err)
@@ -446,15 +438,11 @@ type ctfResponse struct {
 // size required".
 func (s *Server) ctf(kind exchange.CommandKind) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		body, ok := s.readBody(w, r)
+		body, c, ok := s.readL2(w, r)
 		if !ok {
 			return
 		}
 		defer putBody(body)
-		c, ok := s.authL2(w, r, body.Bytes())
-		if !ok {
-			return
-		}
 		var req ctfRequest
 		if err := decodeJSON(body.Bytes(), &req); err != nil {
 			s.writeErr(w, market.Errorf(market.CodeInvalidPayload))

@@ -41,6 +41,22 @@ func (s *Server) authL2(w http.ResponseWriter, r *http.Request, body []byte) (ca
 	return c, true
 }
 
+// readL2 is the preamble of the L2 routes with a body: it reads the body (readBody)
+// and verifies the L2 headers over it (authL2). On success the caller owns body and
+// releases it with putBody; on failure the error is written, body is already
+// released and ok is false.
+func (s *Server) readL2(w http.ResponseWriter, r *http.Request) (body *bytes.Buffer, c caller, ok bool) {
+	body, ok = s.readBody(w, r)
+	if !ok {
+		return nil, caller{}, false
+	}
+	if c, ok = s.authL2(w, r, body.Bytes()); !ok {
+		putBody(body)
+		return nil, caller{}, false
+	}
+	return body, c, true
+}
+
 func (s *Server) checkL2(r *http.Request, body []byte) (caller, error) {
 	var found *apiKey
 	_, err := s.verifier.VerifyL2Request(r, body, func(id string) (*auth.L2Key, bool) {
@@ -254,15 +270,11 @@ func (s *Server) listAPIKeys(w http.ResponseWriter, r *http.Request) {
 // deleteAPIKey is DELETE /auth/api-key (L2): query apiKey names a key of the
 // caller's wallet; without it, the key the request was signed with is deleted.
 func (s *Server) deleteAPIKey(w http.ResponseWriter, r *http.Request) {
-	body, ok := s.readBody(w, r)
+	body, c, ok := s.readL2(w, r)
 	if !ok {
 		return
 	}
 	defer putBody(body)
-	c, ok := s.authL2(w, r, body.Bytes())
-	if !ok {
-		return
-	}
 	id := r.URL.Query().Get("apiKey")
 	if id == "" {
 		id = c.key.creds.APIKey
@@ -308,15 +320,11 @@ func (s *Server) closedOnly(w http.ResponseWriter, r *http.Request) {
 
 // createBuilderKey is POST /auth/builder-api-key (L2), body {"builderId": "..."}.
 func (s *Server) createBuilderKey(w http.ResponseWriter, r *http.Request) {
-	body, ok := s.readBody(w, r)
+	body, c, ok := s.readL2(w, r)
 	if !ok {
 		return
 	}
 	defer putBody(body)
-	c, ok := s.authL2(w, r, body.Bytes())
-	if !ok {
-		return
-	}
 	req, err := api.DecodeBuilderKeyRequest(body.Bytes())
 	if err != nil {
 		s.writeErr(w, err)
@@ -362,15 +370,11 @@ func (s *Server) listBuilderKeys(w http.ResponseWriter, r *http.Request) {
 
 // deleteBuilderKey is DELETE /auth/builder-api-key?apiKey= (L2).
 func (s *Server) deleteBuilderKey(w http.ResponseWriter, r *http.Request) {
-	body, ok := s.readBody(w, r)
+	body, c, ok := s.readL2(w, r)
 	if !ok {
 		return
 	}
 	defer putBody(body)
-	c, ok := s.authL2(w, r, body.Bytes())
-	if !ok {
-		return
-	}
 	id := r.URL.Query().Get("apiKey")
 	if !isUUID(id) {
 		s.writeErr(w, market.Errorf(market.CodeBuilderInvalidAPIKey))

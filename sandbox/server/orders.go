@@ -181,15 +181,11 @@ func response(id market.OrderID, side market.Side, res *host.Result) api.PostOrd
 
 // postOrder is POST /order (L2).
 func (s *Server) postOrder(w http.ResponseWriter, r *http.Request) {
-	body, ok := s.readBody(w, r)
+	body, c, ok := s.readL2(w, r)
 	if !ok {
 		return
 	}
 	defer putBody(body)
-	c, ok := s.authL2(w, r, body.Bytes())
-	if !ok {
-		return
-	}
 	ob, err := decodeOrderBody(body.Bytes())
 	if err != nil {
 		s.metrics.order("invalid")
@@ -222,15 +218,11 @@ func (s *Server) postOrder(w http.ResponseWriter, r *http.Request) {
 // in array order; one answer per order (success false with errorMsg for a rejected
 // one).
 func (s *Server) postOrders(w http.ResponseWriter, r *http.Request) {
-	body, ok := s.readBody(w, r)
+	body, c, ok := s.readL2(w, r)
 	if !ok {
 		return
 	}
 	defer putBody(body)
-	c, ok := s.authL2(w, r, body.Bytes())
-	if !ok {
-		return
-	}
 	reqs, errs, err := api.DecodePostOrders(body.Bytes(), s.cfg.BatchOrders)
 	if err != nil {
 		s.writeErr(w, err)
@@ -342,15 +334,11 @@ func cancelledBy(res *host.Result) api.CancelResponse {
 
 // cancelOrder is DELETE /order (L2), body {"orderID": "0x…"}.
 func (s *Server) cancelOrder(w http.ResponseWriter, r *http.Request) {
-	body, ok := s.readBody(w, r)
+	body, c, ok := s.readL2(w, r)
 	if !ok {
 		return
 	}
 	defer putBody(body)
-	c, ok := s.authL2(w, r, body.Bytes())
-	if !ok {
-		return
-	}
 	id, err := api.DecodeCancelOrder(body.Bytes())
 	if err != nil {
 		s.writeErr(w, err)
@@ -366,15 +354,11 @@ func (s *Server) cancelOrder(w http.ResponseWriter, r *http.Request) {
 
 // cancelOrders is DELETE /orders (L2), body ["0x…", …].
 func (s *Server) cancelOrders(w http.ResponseWriter, r *http.Request) {
-	body, ok := s.readBody(w, r)
+	body, c, ok := s.readL2(w, r)
 	if !ok {
 		return
 	}
 	defer putBody(body)
-	c, ok := s.authL2(w, r, body.Bytes())
-	if !ok {
-		return
-	}
 	ids, err := api.DecodeCancelOrders(body.Bytes(), 0)
 	if err != nil {
 		s.writeErr(w, err)
@@ -390,15 +374,11 @@ func (s *Server) cancelOrders(w http.ResponseWriter, r *http.Request) {
 
 // cancelAll is DELETE /cancel-all (L2).
 func (s *Server) cancelAll(w http.ResponseWriter, r *http.Request) {
-	body, ok := s.readBody(w, r)
+	body, c, ok := s.readL2(w, r)
 	if !ok {
 		return
 	}
 	defer putBody(body)
-	c, ok := s.authL2(w, r, body.Bytes())
-	if !ok {
-		return
-	}
 	res, err := s.h.Submit(r.Context(), exchange.Command{Kind: exchange.CancelAll, Owner: c.owner})
 	if err != nil {
 		s.writeErr(w, hostErr(err))
@@ -410,15 +390,11 @@ func (s *Server) cancelAll(w http.ResponseWriter, r *http.Request) {
 // cancelMarket is DELETE /cancel-market-orders (L2), body {"market", "asset_id"},
 // both optional.
 func (s *Server) cancelMarket(w http.ResponseWriter, r *http.Request) {
-	body, ok := s.readBody(w, r)
+	body, c, ok := s.readL2(w, r)
 	if !ok {
 		return
 	}
 	defer putBody(body)
-	c, ok := s.authL2(w, r, body.Bytes())
-	if !ok {
-		return
-	}
 	req, err := api.DecodeCancelMarket(body.Bytes())
 	if err != nil {
 		s.writeErr(w, err)
