@@ -46,13 +46,8 @@ func (h *Hub) PublishComment(ev api.CommentEvent) error {
 // and dynamic {"operation": "subscribe"|"unsubscribe", ...}. An empty id list
 // selects every thread of the type, an empty type every thread.
 func (c *conn) onCommentsMessage(b []byte) {
-	sub, err := api.DecodeWSSubscribe(b, c.h.cfg.MaxAssets)
-	if err != nil {
-		c.sendError(err, false)
-		return
-	}
-	if sub.Type != "" && sub.Type != api.WSChannelComments {
-		c.sendError(market.Errorf(market.CodeWrongChannel, sub.Type, c.kind.String()), false)
+	sub, ok := c.decodeSubscribe(b)
+	if !ok {
 		return
 	}
 	h := c.h

@@ -28,7 +28,7 @@ const (
 	chComments
 )
 
-var channelNames = [...]string{"", "market", "user", "rtds", "sports", "comments"}
+var channelNames = [...]string{"", api.WSChannelMarket, api.WSChannelUser, "rtds", api.WSChannelSports, api.WSChannelComments}
 
 func (c channel) String() string { return channelNames[c] }
 
@@ -358,18 +358,29 @@ var (
 	pingLower = []byte("ping")
 )
 
+// decodeSubscribe decodes a subscription message of c's channel (market, user or
+// comments). A message that does not decode, or names another channel in its type,
+// is answered with an error frame and reported as not ok.
+func (c *conn) decodeSubscribe(b []byte) (api.WSSubscribe, bool) {
+	sub, err := api.DecodeWSSubscribe(b, c.h.cfg.MaxAssets)
+	if err == nil && sub.Type != "" && sub.Type != c.kind.String() {
+		err = market.Errorf(market.CodeWrongChannel, sub.Type, c.kind.String())
+	}
+	if err != nil {
+		c.sendError(err, false)
+		return sub, false
+	}
+	return sub, true
+}
+
 // sendError queues an error frame for err (the catalog message) and, when fatal,
 // closes the connection with the same text as reason.
-func (c *conn) sendError(err error, fatal bool, extra ...market.TokenID) {
-	e := api.NewWSError(err)
-	b, mErr := marshalErrorFrame(e, extra)
+func (c *conn) sendError(err error, fatal bool) {
 	c.h.mu.Lock()
 	defer c.h.mu.Unlock()
-	if mErr == nil {
-		c.enqueueLocked(b)
-	}
+	c.errorLocked(err, nil)
 	if fatal {
-		reason := e.Error
+		reason := api.NewWSError(err).Error
 		if len(reason) > 120 {
 			reason = reason[:120]
 		}
@@ -377,9 +388,14 @@ func (c *conn) sendError(err error, fatal bool, extra ...market.TokenID) {
 	}
 }
 
-func marshalErrorFrame(e api.WSError, ids []market.TokenID) ([]byte, error) {
+// errorLocked queues an error frame for err naming ids (hub.mu held); a frame that
+// does not encode is not sent.
+func (c *conn) errorLocked(err error, ids []market.TokenID) {
+	e := api.NewWSError(err)
 	e.AssetsIDs = ids
-	return marshal(e)
+	if b, mErr := marshal(e); mErr == nil {
+		c.enqueueLocked(b)
+	}
 }
 
 // connectionID renders a connection number for RTDS envelopes.

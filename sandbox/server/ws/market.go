@@ -13,13 +13,8 @@ import (
 // its snapshot. Unknown assets are reported in one error frame; the known ones are
 // subscribed.
 func (c *conn) onMarketMessage(b []byte) {
-	sub, err := api.DecodeWSSubscribe(b, c.h.cfg.MaxAssets)
-	if err != nil {
-		c.sendError(err, false)
-		return
-	}
-	if sub.Type != "" && sub.Type != api.WSChannelMarket {
-		c.sendError(market.Errorf(market.CodeWrongChannel, sub.Type, c.kind.String()), false)
+	sub, ok := c.decodeSubscribe(b)
+	if !ok {
 		return
 	}
 	h := c.h
@@ -60,13 +55,6 @@ func (c *conn) onMarketMessage(b []byte) {
 	}
 	if len(unknown) > 0 {
 		c.errorLocked(market.Errorf(market.CodeNoOrderbook), unknown)
-	}
-}
-
-// errorLocked queues an error frame (hub.mu held).
-func (c *conn) errorLocked(err error, ids []market.TokenID) {
-	if b, mErr := marshalErrorFrame(api.NewWSError(err), ids); mErr == nil {
-		c.enqueueLocked(b)
 	}
 }
 

@@ -53,13 +53,8 @@ func (h *Hub) authenticate(key, secret, passphrase string) (market.Address, erro
 // keeps orders by address, so every key of an address sees the same events, each
 // with its own key in the owner fields (docs/design/0070-ws-hub.md).
 func (c *conn) onUserMessage(b []byte) {
-	sub, err := api.DecodeWSSubscribe(b, c.h.cfg.MaxAssets)
-	if err != nil {
-		c.sendError(err, false)
-		return
-	}
-	if sub.Type != "" && sub.Type != api.WSChannelUser {
-		c.sendError(market.Errorf(market.CodeWrongChannel, sub.Type, c.kind.String()), false)
+	sub, ok := c.decodeSubscribe(b)
+	if !ok {
 		return
 	}
 	h := c.h
@@ -71,6 +66,7 @@ func (c *conn) onUserMessage(b []byte) {
 	}
 	h.mu.Unlock()
 	var addr market.Address
+	var err error
 	switch {
 	case !authed && sub.Auth == nil:
 		c.sendError(market.Errorf(market.CodeUnauthorized), true)
