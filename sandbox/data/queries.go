@@ -8,7 +8,6 @@ import (
 	"encoding/hex"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/pitbossdev/pitboss/api"
 	"github.com/pitbossdev/pitboss/market"
@@ -49,14 +48,6 @@ func firstNonEmpty(s ...string) string {
 		}
 	}
 	return ""
-}
-
-// isoTime renders Unix seconds as ISO 8601 UTC ("" for 0).
-func isoTime(sec int64) string {
-	if sec == 0 {
-		return ""
-	}
-	return time.Unix(sec, 0).UTC().Format(time.RFC3339)
 }
 
 // percent returns a×100/b in micro-units, rounded toward zero; 0 when b is 0 or the
@@ -227,7 +218,7 @@ func (ix *Index) positionView(u *user, h *holding, ref tokenRef, md meta) positi
 		Mergeable:  !m.resolved && h.Size > 0 && other != nil && other.Size > 0,
 		Title:      md.title, Slug: md.slug, Icon: md.icon, EventID: md.eventID, EventSlug: md.eventSlug,
 		Outcome: md.outcomes[o], OutcomeIndex: int(o), OppositeOutcome: md.outcomes[o.Other()],
-		OppositeAsset: m.tokens[o.Other()], EndDate: isoTime(md.endDate), NegativeRisk: md.negRisk,
+		OppositeAsset: m.tokens[o.Other()], EndDate: api.ISOTime(md.endDate), NegativeRisk: md.negRisk,
 	}}
 }
 
