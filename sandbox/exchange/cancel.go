@@ -64,20 +64,9 @@ func (e *Engine) cancelOne(c *Command) *market.Error {
 // cancelAll cancels the open orders matching the command's owner, market and token
 // (zero values: any). Unknown owners, markets or tokens match nothing; it never fails.
 func (e *Engine) cancelAll(c *Command) *market.Error {
-	mi, tok := int32(-1), int32(-1)
-	if c.Token != "" {
-		t, ok := e.tokenIdx[c.Token]
-		if !ok {
-			return nil
-		}
-		tok, mi = t, t>>1
-	}
-	if c.Market != "" {
-		m, ok := e.marketIdx[c.Market]
-		if !ok || mi >= 0 && m != mi {
-			return nil
-		}
-		mi = m
+	mi, tok, ok := e.scope(c.Market, c.Token)
+	if !ok {
+		return nil
 	}
 	if !c.Owner.IsZero() {
 		if a, ok := e.acctIdx[c.Owner]; ok {
@@ -93,6 +82,28 @@ func (e *Engine) cancelAll(c *Command) *market.Error {
 		e.cancelMarketToken(int32(i), -1, ReasonVenue)
 	}
 	return nil
+}
+
+// scope resolves a market and token filter (zero values: any) to the market index mi
+// and token index tok, -1 where the filter is open; a token implies its market. It
+// reports !ok when the filter matches nothing: an unknown market or token, or a
+// token of another market.
+func (e *Engine) scope(m market.ConditionID, t market.TokenID) (mi, tok int32, ok bool) {
+	mi, tok = -1, -1
+	if t != "" {
+		if tok, ok = e.tokenIdx[t]; !ok {
+			return -1, -1, false
+		}
+		mi = tok >> 1
+	}
+	if m != "" {
+		i, found := e.marketIdx[m]
+		if !found || mi >= 0 && i != mi {
+			return -1, -1, false
+		}
+		mi = i
+	}
+	return mi, tok, true
 }
 
 // cancelOwner cancels account a's open orders, in acceptance order, restricted to

@@ -68,15 +68,25 @@ func (m *mkt) describe(ev *Event) {
 	ev.Tick, ev.OldTick, ev.Size, ev.FeeBps, ev.Flags = m.tick, m.tick, m.minSize, m.feeBps, m.flags()
 }
 
-func (e *Engine) updateMarket(c *Command) *market.Error {
-	mi, ok := e.marketIdx[c.Market]
+// unresolved looks up the market a command changes: one that exists and is not
+// resolved.
+func (e *Engine) unresolved(id market.ConditionID) (int32, *market.Error) {
+	mi, ok := e.marketIdx[id]
 	if !ok {
-		return market.Errorf(market.CodeMarketNotFound)
+		return 0, market.Errorf(market.CodeMarketNotFound)
+	}
+	if e.markets[mi].resolved {
+		return 0, market.Errorf(market.CodeMarketResolved)
+	}
+	return mi, nil
+}
+
+func (e *Engine) updateMarket(c *Command) *market.Error {
+	mi, err := e.unresolved(c.Market)
+	if err != nil {
+		return err
 	}
 	m := &e.markets[mi]
-	if m.resolved {
-		return market.Errorf(market.CodeMarketResolved)
-	}
 	s := &c.Spec
 	if err := checkParams(s); err != nil {
 		return err
@@ -97,14 +107,11 @@ func (e *Engine) updateMarket(c *Command) *market.Error {
 }
 
 func (e *Engine) resolve(c *Command) *market.Error {
-	mi, ok := e.marketIdx[c.Market]
-	if !ok {
-		return market.Errorf(market.CodeMarketNotFound)
+	mi, err := e.unresolved(c.Market)
+	if err != nil {
+		return err
 	}
 	m := &e.markets[mi]
-	if m.resolved {
-		return market.Errorf(market.CodeMarketResolved)
-	}
 	if c.Winner != market.Yes && c.Winner != market.No {
 		return market.Errorf(market.CodeBadRequest, "outcome")
 	}

@@ -188,20 +188,9 @@ type Filter struct {
 // that owner's acceptance order; otherwise grouped by market (creation order), in
 // acceptance order within a market. Unknown owners, markets or tokens match nothing.
 func (e *Engine) OpenOrders(dst []market.Order, f Filter) []market.Order {
-	mi, tok := int32(-1), int32(-1)
-	if f.Token != "" {
-		t, ok := e.tokenIdx[f.Token]
-		if !ok {
-			return dst
-		}
-		tok, mi = t, t>>1
-	}
-	if f.Market != "" {
-		m, ok := e.marketIdx[f.Market]
-		if !ok || mi >= 0 && m != mi {
-			return dst
-		}
-		mi = m
+	mi, tok, ok := e.scope(f.Market, f.Token)
+	if !ok {
+		return dst
 	}
 	match := func(o *order) bool {
 		return (mi < 0 || o.mkt == mi) && (tok < 0 || o.mkt*2+int32(o.outcome) == tok)
