@@ -202,23 +202,41 @@ func dateParam(v url.Values, name string) (*int64, error) {
 	return nil, badParam(name)
 }
 
+// parseOrderedPage parses the head GET /events and GET /markets share: limit
+// (default def, at most max), offset, order (an EventOrder*, EventOrderVolume when
+// absent) and ascending.
+func parseOrderedPage(v url.Values, def, max int) (limit, offset int, order string, ascending bool, err error) {
+	if limit, err = limitParam(v, def, max); err != nil {
+		return
+	}
+	if offset, err = intParam(v, "offset", 0); err != nil {
+		return
+	}
+	if order, err = enumParam(v, "order", EventOrderVolume, EventOrderVolume, EventOrderLiquidity,
+		EventOrderStartDate, EventOrderEndDate, EventOrderCreatedAt); err != nil {
+		return
+	}
+	b, err := boolParam(v, "ascending")
+	ascending = b != nil && *b
+	return
+}
+
+// setOrderedPage encodes what parseOrderedPage reads, leaving out zero fields.
+func setOrderedPage(v url.Values, limit, offset int, order string, ascending bool) {
+	setInt(v, "limit", limit, 0)
+	setInt(v, "offset", offset, 0)
+	setString(v, "order", order, "")
+	if ascending {
+		v.Set("ascending", "true")
+	}
+}
+
 // ParseEventsQuery parses the query of GET /events.
 func ParseEventsQuery(v url.Values) (q EventsQuery, err error) {
-	if q.Limit, err = limitParam(v, EventsDefaultLimit, EventsMaxLimit); err != nil {
-		return q, err
-	}
-	if q.Offset, err = intParam(v, "offset", 0); err != nil {
-		return q, err
-	}
-	if q.Order, err = enumParam(v, "order", EventOrderVolume, EventOrderVolume, EventOrderLiquidity,
-		EventOrderStartDate, EventOrderEndDate, EventOrderCreatedAt); err != nil {
+	if q.Limit, q.Offset, q.Order, q.Ascending, err = parseOrderedPage(v, EventsDefaultLimit, EventsMaxLimit); err != nil {
 		return q, err
 	}
 	var b *bool
-	if b, err = boolParam(v, "ascending"); err != nil {
-		return q, err
-	}
-	q.Ascending = b != nil && *b
 	if q.Closed, err = boolParam(v, "closed"); err != nil {
 		return q, err
 	}
@@ -281,12 +299,7 @@ func ParseEventsQuery(v url.Values) (q EventsQuery, err error) {
 // Values encodes q, leaving out zero fields.
 func (q EventsQuery) Values() url.Values {
 	v := url.Values{}
-	setInt(v, "limit", q.Limit, 0)
-	setInt(v, "offset", q.Offset, 0)
-	setString(v, "order", q.Order, "")
-	if q.Ascending {
-		v.Set("ascending", "true")
-	}
+	setOrderedPage(v, q.Limit, q.Offset, q.Order, q.Ascending)
 	setBool(v, "closed", q.Closed)
 	setString(v, "tag_slug", q.TagSlug, "")
 	if q.Active {
@@ -368,21 +381,9 @@ func validTokenParam(s string) bool {
 
 // ParseMarketsQuery parses the query of GET /markets.
 func ParseMarketsQuery(v url.Values) (q MarketsQuery, err error) {
-	if q.Limit, err = limitParam(v, MarketsDefaultLimit, MarketsMaxLimit); err != nil {
+	if q.Limit, q.Offset, q.Order, q.Ascending, err = parseOrderedPage(v, MarketsDefaultLimit, MarketsMaxLimit); err != nil {
 		return q, err
 	}
-	if q.Offset, err = intParam(v, "offset", 0); err != nil {
-		return q, err
-	}
-	if q.Order, err = enumParam(v, "order", EventOrderVolume, EventOrderVolume, EventOrderLiquidity,
-		EventOrderStartDate, EventOrderEndDate, EventOrderCreatedAt); err != nil {
-		return q, err
-	}
-	var b *bool
-	if b, err = boolParam(v, "ascending"); err != nil {
-		return q, err
-	}
-	q.Ascending = b != nil && *b
 	if q.IDs, err = listParam(v, "id", validNumericID); err != nil {
 		return q, err
 	}
@@ -431,12 +432,7 @@ func ParseMarketsQuery(v url.Values) (q MarketsQuery, err error) {
 // Values encodes q, leaving out zero fields.
 func (q MarketsQuery) Values() url.Values {
 	v := url.Values{}
-	setInt(v, "limit", q.Limit, 0)
-	setInt(v, "offset", q.Offset, 0)
-	setString(v, "order", q.Order, "")
-	if q.Ascending {
-		v.Set("ascending", "true")
-	}
+	setOrderedPage(v, q.Limit, q.Offset, q.Order, q.Ascending)
 	setList(v, "id", q.IDs)
 	setList(v, "slug", q.Slugs)
 	setList(v, "condition_ids", q.ConditionIDs)
