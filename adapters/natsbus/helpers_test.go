@@ -3,15 +3,14 @@ package natsbus
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"os"
-	"runtime"
-	"strings"
 	"testing"
 	"time"
 
 	"go.uber.org/zap"
 	"go.uber.org/zap/zaptest"
+
+	"github.com/pitbossdev/pitboss/adapters/natsbus/natsbustest"
 )
 
 // TestMain runs the tests (or a crash-test helper, see audit_crash_test.go) and then
@@ -21,47 +20,15 @@ func TestMain(m *testing.M) {
 	if os.Getenv(crashHelperEnv) != "" {
 		os.Exit(crashHelper())
 	}
-	code := m.Run()
-	if code == 0 {
-		if leaked := waitNoLeaks(10 * time.Second); leaked != "" {
-			fmt.Fprintf(os.Stderr, "goroutines leaked by the tests:\n%s\n", leaked)
-			code = 1
-		}
-	}
-	os.Exit(code)
+	os.Exit(natsbustest.RunCheckingLeaks(m, ownLeakMarker))
 }
 
-// leakMarkers identify goroutines that must not outlive a test.
-var leakMarkers = []string{"nats-io/nats-server", "nats-io/nats.go", "adapters/natsbus.("}
+// ownLeakMarker identifies this package's goroutines, which must not outlive a
+// test (besides nats-server's and nats.go's).
+const ownLeakMarker = "adapters/natsbus.("
 
-// waitNoLeaks polls until no goroutine runs code of leakMarkers, and returns the
-// offending stacks if some remain after d.
-func waitNoLeaks(d time.Duration) string {
-	deadline := time.Now().Add(d)
-	for {
-		buf := make([]byte, 1<<20)
-		buf = buf[:runtime.Stack(buf, true)]
-		var bad []string
-		for _, g := range strings.Split(string(buf), "\n\n") {
-			if strings.Contains(g, "waitNoLeaks") {
-				continue
-			}
-			for _, m := range leakMarkers {
-				if strings.Contains(g, m) {
-					bad = append(bad, g)
-					break
-				}
-			}
-		}
-		if len(bad) == 0 {
-			return ""
-		}
-		if time.Now().After(deadline) {
-			return strings.Join(bad, "\n\n")
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-}
+// waitNoLeaks is natsbustest.WaitNoLeaks for this package's goroutines.
+func waitNoLeaks(d time.Duration) string { return natsbustest.WaitNoLeaks(d, ownLeakMarker) }
 
 // startServer starts an embedded server on dir (a fresh temp dir if empty) and shuts
 // it down at the end of the test.

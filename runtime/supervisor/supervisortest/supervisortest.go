@@ -14,7 +14,6 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
-	"runtime"
 	"strings"
 	"sync"
 	"syscall"
@@ -26,6 +25,7 @@ import (
 	"go.uber.org/zap/zaptest"
 
 	"github.com/pitbossdev/pitboss/adapters/natsbus"
+	"github.com/pitbossdev/pitboss/adapters/natsbus/natsbustest"
 	"github.com/pitbossdev/pitboss/market"
 	"github.com/pitbossdev/pitboss/runtime/supervisor"
 )
@@ -54,46 +54,11 @@ func RunChildIfRequested() {
 // check that no goroutine of nats-server, nats.go or the supervisor survived them.
 func Main(m *testing.M) {
 	RunChildIfRequested()
-	code := m.Run()
-	if code == 0 {
-		if leaked := WaitNoLeaks(10 * time.Second); leaked != "" {
-			fmt.Fprintf(os.Stderr, "goroutines leaked by the tests:\n%s\n", leaked)
-			code = 1
-		}
-	}
-	os.Exit(code)
+	os.Exit(natsbustest.RunCheckingLeaks(m, supervisorLeakMarker))
 }
 
-var leakMarkers = []string{"nats-io/nats-server", "nats-io/nats.go", "runtime/supervisor.("}
-
-// WaitNoLeaks polls until no goroutine runs code of nats-server, nats.go or package
-// supervisor, and returns the offending stacks if some remain after d.
-func WaitNoLeaks(d time.Duration) string {
-	deadline := time.Now().Add(d)
-	for {
-		buf := make([]byte, 1<<20)
-		buf = buf[:runtime.Stack(buf, true)]
-		var bad []string
-		for _, g := range strings.Split(string(buf), "\n\n") {
-			if strings.Contains(g, "WaitNoLeaks") {
-				continue
-			}
-			for _, m := range leakMarkers {
-				if strings.Contains(g, m) {
-					bad = append(bad, g)
-					break
-				}
-			}
-		}
-		if len(bad) == 0 {
-			return ""
-		}
-		if time.Now().After(deadline) {
-			return strings.Join(bad, "\n\n")
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-}
+// supervisorLeakMarker identifies package supervisor's goroutines in a stack dump.
+const supervisorLeakMarker = "runtime/supervisor.("
 
 // FakeAgent is the child's main. Its behaviour is the last argument (the agent
 // "file"): run (until SIGTERM), crash (exit 3 at once), exit0 (exit 0 at once),
