@@ -249,15 +249,22 @@ func TestSimFlowSurvivesAHostRestart(t *testing.T) {
 			t.Fatalf("Run: %v", err)
 		}
 		check(t, r.h)
-		_ = r.h.Read(context.Background(), func(e *exchange.Engine) { snap = e.AppendSnapshot(nil) })
+		if err := r.h.Read(context.Background(), func(e *exchange.Engine) { snap = e.AppendSnapshot(nil) }); err != nil {
+			t.Fatalf("Read: %v", err)
+		}
 		r.stop()
 		return snap, d.Summary()
 	}
 	before, first := run(3)
 	r := start(t, host.Config{Dir: dir, Genesis: genesis(1), Clock: ft.clock})
 	var recovered []byte
-	_ = r.h.Read(context.Background(), func(e *exchange.Engine) { recovered = e.AppendSnapshot(nil) })
+	if err := r.h.Read(context.Background(), func(e *exchange.Engine) { recovered = e.AppendSnapshot(nil) }); err != nil {
+		t.Fatalf("Read after the restart: %v", err)
+	}
 	r.stop()
+	if len(before) == 0 {
+		t.Fatal("no snapshot before the restart")
+	}
 	if !bytes.Equal(before, recovered) {
 		t.Fatal("the recovered engine differs from the engine before the restart")
 	}
