@@ -348,7 +348,9 @@ func (s *Server) heartbeat(w http.ResponseWriter, r *http.Request) {
 	s.writeJSON(w, api.HeartbeatResponse{HeartbeatID: id, Status: api.HeartbeatOK})
 }
 
-// uuidOf formats 16 random bytes as a version-4 UUID.
+// uuidOf formats 16 bytes as a version-4 UUID in canonical lower-case form (the
+// version and variant bits are overwritten): heartbeat ids from random bytes, trade
+// ids from a digest.
 func uuidOf(u [16]byte) string {
 	u[6] = u[6]&0x0f | 0x40
 	u[8] = u[8]&0x3f | 0x80

@@ -2,7 +2,6 @@ package server
 
 import (
 	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
 	"slices"
 	"strconv"
@@ -574,20 +573,7 @@ func TradeID(n uint64) market.TradeID { return tradeID(n) }
 func tradeID(n uint64) market.TradeID {
 	var in [len("pitboss-trade:") + 20]byte
 	sum := sha256.Sum256(strconv.AppendUint(append(in[:0], "pitboss-trade:"...), n, 10))
-	u := sum[:16]
-	u[6] = u[6]&0x0f | 0x40
-	u[8] = u[8]&0x3f | 0x80
-	var b [36]byte
-	hex.Encode(b[0:8], u[0:4])
-	b[8] = '-'
-	hex.Encode(b[9:13], u[4:6])
-	b[13] = '-'
-	hex.Encode(b[14:18], u[6:8])
-	b[18] = '-'
-	hex.Encode(b[19:23], u[8:10])
-	b[23] = '-'
-	hex.Encode(b[24:36], u[10:16])
-	return market.TradeID(b[:])
+	return market.TradeID(uuidOf([16]byte(sum[:16])))
 }
 
 func yesPrice(p market.Micros, o market.Outcome) market.Micros {
