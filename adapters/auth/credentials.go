@@ -99,6 +99,13 @@ func NewAPIKey(rand io.Reader) (string, error) {
 	if _, err := io.ReadFull(rand, u[:]); err != nil {
 		return "", ErrRandom
 	}
+	return UUIDv4(u), nil
+}
+
+// UUIDv4 formats 16 bytes as an RFC 4122 version-4 UUID in canonical lower-case
+// form (8-4-4-4-12 hex digits), overwriting the version and variant bits: random
+// bytes give a random UUID (API keys), a digest a deterministic one.
+func UUIDv4(u [16]byte) string {
 	u[6] = u[6]&0x0f | 0x40 // version 4
 	u[8] = u[8]&0x3f | 0x80 // RFC 4122 variant
 	var b [36]byte
@@ -111,7 +118,7 @@ func NewAPIKey(rand io.Reader) (string, error) {
 	hex.Encode(b[19:23], u[8:10])
 	b[23] = '-'
 	hex.Encode(b[24:36], u[10:16])
-	return string(b[:]), nil
+	return string(b[:])
 }
 
 // NewSecret returns 32 random bytes as padded base64 that contains only [A-Za-z0-9]

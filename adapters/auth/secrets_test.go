@@ -212,3 +212,30 @@ func TestNewSecretRegeneratesUntilAlphanumeric(t *testing.T) {
 		t.Errorf("GenerateCredentials over a short source: %v", err)
 	}
 }
+
+// TestUUIDv4SetsVersionAndVariant checks UUIDv4's canonical form on fixed inputs:
+// hex digits in 8-4-4-4-12 groups, version nibble 4 and variant bits 10 whatever
+// the input held there.
+func TestUUIDv4SetsVersionAndVariant(t *testing.T) {
+	var seq [16]byte
+	for i := range seq {
+		seq[i] = byte(i)
+	}
+	tests := []struct {
+		name string
+		in   [16]byte
+		want string
+	}{
+		{"zero", [16]byte{}, "00000000-0000-4000-8000-000000000000"},
+		{"ones", [16]byte{0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff}, "ffffffff-ffff-4fff-bfff-ffffffffffff"},
+		{"sequence", seq, "00010203-0405-4607-8809-0a0b0c0d0e0f"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got := UUIDv4(tc.in)
+			if got != tc.want || !uuidV4.MatchString(got) {
+				t.Fatalf("UUIDv4(%x) = %q, want %q", tc.in, got, tc.want)
+			}
+		})
+	}
+}
