@@ -329,13 +329,15 @@ func checkLedger(t *testing.T, r *rig) {
 		t market.TokenID
 	}
 	ledger := map[bal]market.Micros{}
-	_ = r.h.Read(r.ctx, func(e *exchange.Engine) {
+	if err := r.h.Read(r.ctx, func(e *exchange.Engine) {
 		for _, a := range e.Accounts(nil) {
 			for _, h := range e.Holdings(a, nil) {
 				ledger[bal{a, h.Token}] = h.Available + h.Reserved
 			}
 		}
-	})
+	}); err != nil {
+		t.Fatalf("reading the ledger: %v", err)
+	}
 	r.ix.mu.RLock()
 	defer r.ix.mu.RUnlock()
 	for a, u := range r.ix.users {

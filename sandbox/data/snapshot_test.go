@@ -180,7 +180,14 @@ func FuzzRestoreSnapshot(f *testing.F) {
 			}
 			return
 		}
-		_ = x.AppendSnapshot(nil)
+		snap := x.AppendSnapshot(nil)
+		y := New(Config{})
+		if err := y.RestoreSnapshot(snap); err != nil {
+			t.Fatalf("the snapshot of a restored state is refused: %v", err)
+		}
+		if got := y.AppendSnapshot(nil); !bytes.Equal(got, snap) {
+			t.Fatalf("the snapshot of a restored state is not canonical:\n%x\nre-encodes to\n%x", snap, got)
+		}
 	})
 }
 
