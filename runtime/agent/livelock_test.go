@@ -98,16 +98,7 @@ func TestUnfilledFlattenWaitsForNewMarketData(t *testing.T) {
 	v := &thinVenue{fakeVenue: fv, fresh: 30 * market.One, maxTakes: 50, t: t}
 	feed := &scriptFeed{events: []market.Event{book(1000, "0.45", "0.50"), book(2000, "0.45", "0.50")}}
 	a := newAgent(t, baseConfig(), v, feed, flattenAt(1000), &fakeGuards{}, func(d *agent.Deps) { d.Clock = agent.EventClock })
-	done := make(chan error, 1)
-	go func() { done <- a.Run(context.Background()) }()
-	select {
-	case err := <-done:
-		if err != nil {
-			t.Fatal(err)
-		}
-	case <-time.After(20 * time.Second):
-		t.Fatal("Run did not return: the flatten loop never ends")
-	}
+	runToEnd(t, context.Background(), a, 20*time.Second, "Run did not return: the flatten loop never ends")
 	s := a.Status()
 	// 30 shares at t=1000 (the venue's depth), refused retries held back; 30 more
 	// after the next book event; the rest waits for more data (the feed ended).
@@ -164,16 +155,7 @@ func TestRunStopsPromptlyWhenCancelledInsideACascade(t *testing.T) {
 	v.depth = 1 << 50
 	feed := &scriptFeed{events: []market.Event{book(1000, "0.45", "0.50")}, hold: true}
 	a := newAgent(t, baseConfig(), v, feed, &cascade{}, &fakeGuards{}, func(d *agent.Deps) { d.Clock = agent.EventClock })
-	done := make(chan error, 1)
-	go func() { done <- a.Run(ctx) }()
-	select {
-	case err := <-done:
-		if err != nil {
-			t.Fatal(err)
-		}
-	case <-time.After(20 * time.Second):
-		t.Fatal("Run did not return after its context was cancelled")
-	}
+	runToEnd(t, ctx, a, 20*time.Second, "Run did not return after its context was cancelled")
 	v.mu2.Lock()
 	n := v.takes
 	v.mu2.Unlock()
@@ -193,16 +175,7 @@ func TestARunawayCascadeFailsTheAgent(t *testing.T) {
 	feed := &scriptFeed{events: []market.Event{book(1000, "0.45", "0.50"), book(2000, "0.45", "0.50")}}
 	d := &cascade{}
 	a := newAgent(t, baseConfig(), v, feed, d, &fakeGuards{}, func(d *agent.Deps) { d.Clock = agent.EventClock })
-	done := make(chan error, 1)
-	go func() { done <- a.Run(context.Background()) }()
-	select {
-	case err := <-done:
-		if err != nil {
-			t.Fatal(err)
-		}
-	case <-time.After(60 * time.Second):
-		t.Fatal("Run did not return: the cascade was not bounded")
-	}
+	runToEnd(t, context.Background(), a, 60*time.Second, "Run did not return: the cascade was not bounded")
 	s := a.Status()
 	if !strings.Contains(s.Reason, "runaway") {
 		t.Fatalf("status %+v, want the agent failed by the runaway bound", s)
@@ -246,5 +219,21 @@ func TestEventClockTimerEventsCarryOnlyTheirTime(t *testing.T) {
 		if ev.Market != "" || ev.Token != "" || ev.Price != 0 || ev.Bids != nil || (i > 0 && ev.Time <= d.timers[i-1].Time) {
 			t.Fatalf("timer event %d: %+v, want %+v after %d", i, ev, want, d.timers[max(i-1, 0)].Time)
 		}
+	}
+}
+
+// runToEnd runs a with ctx and fails the test if Run returns an error or has not
+// returned within limit (timeout says what that means).
+func runToEnd(t *testing.T, ctx context.Context, a *agent.Agent, limit time.Duration, timeout string) {
+	t.Helper()
+	done := make(chan error, 1)
+	go func() { done <- a.Run(ctx) }()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(limit):
+		t.Fatal(timeout)
 	}
 }
