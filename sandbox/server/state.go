@@ -242,27 +242,19 @@ func (s *state) ApplyRecord(rec []byte) error {
 	r := rbuf{b: rec}
 	switch kind := r.u8(); kind {
 	case recKey:
-		k := &apiKey{}
-		k.creds.APIKey, k.creds.Secret, k.creds.Passphrase = r.str(), r.str(), r.str()
-		k.owner, k.nonce, k.created, k.builderID = r.addr(), r.str(), r.v(), r.str()
+		k := readKey(&r)
 		if err := r.done(); err != nil {
 			return err
 		}
-		l2, err := auth.NewL2Key(k.owner, k.creds)
-		if err != nil {
-			return fmt.Errorf("server: credentials of %s: %w", k.creds.APIKey, err)
+		if err := k.deriveL2(); err != nil {
+			return err
 		}
-		k.l2 = l2
 		s.keysMu.Lock()
 		defer s.keysMu.Unlock()
 		if _, dup := s.keys[k.creds.APIKey]; dup {
 			return fmt.Errorf("server: API key %s exists", k.creds.APIKey)
 		}
-		s.keys[k.creds.APIKey] = k
-		if k.builderID == "" {
-			s.byNonce[nonceKey{k.owner, k.nonce}] = k.creds.APIKey
-		}
-		s.byOwner[k.owner] = append(s.byOwner[k.owner], k.creds.APIKey)
+		s.addKey(k)
 	case recDeleteKey:
 		id := r.str()
 		if err := r.done(); err != nil {
@@ -374,6 +366,13 @@ func (s *state) ApplyRecord(rec []byte) error {
 func keyRecord(k *apiKey) []byte {
 	w := wbuf{}
 	w.u8(recKey)
+	writeKey(&w, k)
+	return w.b
+}
+
+// writeKey appends k's durable fields (all but the derived L2 signer), the same in
+// a recKey record and in the snapshot.
+func writeKey(w *wbuf, k *apiKey) {
 	w.str(k.creds.APIKey)
 	w.str(k.creds.Secret)
 	w.str(k.creds.Passphrase)
@@ -381,7 +380,36 @@ func keyRecord(k *apiKey) []byte {
 	w.str(k.nonce)
 	w.v(k.created)
 	w.str(k.builderID)
-	return w.b
+}
+
+// readKey decodes what writeKey wrote; the caller checks r.err, then derives the
+// signer with deriveL2.
+func readKey(r *rbuf) *apiKey {
+	k := &apiKey{}
+	k.creds.APIKey, k.creds.Secret, k.creds.Passphrase = r.str(), r.str(), r.str()
+	k.owner, k.nonce, k.created, k.builderID = r.addr(), r.str(), r.v(), r.str()
+	return k
+}
+
+// deriveL2 sets k.l2 from k's owner and credentials.
+func (k *apiKey) deriveL2() error {
+	l2, err := auth.NewL2Key(k.owner, k.creds)
+	if err != nil {
+		return fmt.Errorf("server: credentials of %s: %w", k.creds.APIKey, err)
+	}
+	k.l2 = l2
+	return nil
+}
+
+// addKey indexes k by id, by (owner, nonce) unless it is a builder key, and under
+// its owner in creation order. The caller holds keysMu (ApplyRecord refuses an id
+// that exists before calling it).
+func (s *state) addKey(k *apiKey) {
+	s.keys[k.creds.APIKey] = k
+	if k.builderID == "" {
+		s.byNonce[nonceKey{k.owner, k.nonce}] = k.creds.APIKey
+	}
+	s.byOwner[k.owner] = append(s.byOwner[k.owner], k.creds.APIKey)
 }
 
 func strRecord(kind uint8, vals ...string) []byte {

@@ -6,7 +6,6 @@ import (
 	"maps"
 	"slices"
 
-	"github.com/pitbossdev/pitboss/adapters/auth"
 	"github.com/pitbossdev/pitboss/market"
 )
 
@@ -42,14 +41,7 @@ func (s *state) AppendSnapshot(dst []byte) []byte {
 	w.uv(uint64(n))
 	for _, o := range owners {
 		for _, id := range s.byOwner[o] {
-			k := s.keys[id]
-			w.str(k.creds.APIKey)
-			w.str(k.creds.Secret)
-			w.str(k.creds.Passphrase)
-			w.addr(k.owner)
-			w.str(k.nonce)
-			w.v(k.created)
-			w.str(k.builderID)
+			writeKey(&w, s.keys[id])
 		}
 	}
 	wallets := sortedAddrs(s.wallets)
@@ -276,22 +268,14 @@ func (s *state) RestoreSnapshot(data []byte) error {
 	defer s.dataMu.Unlock()
 	s.reset()
 	for range r.count(40) {
-		k := &apiKey{}
-		k.creds.APIKey, k.creds.Secret, k.creds.Passphrase = r.str(), r.str(), r.str()
-		k.owner, k.nonce, k.created, k.builderID = r.addr(), r.str(), r.v(), r.str()
+		k := readKey(&r)
 		if r.err != nil {
 			return r.err
 		}
-		l2, err := auth.NewL2Key(k.owner, k.creds)
-		if err != nil {
-			return fmt.Errorf("server: credentials of %s: %w", k.creds.APIKey, err)
+		if err := k.deriveL2(); err != nil {
+			return err
 		}
-		k.l2 = l2
-		s.keys[k.creds.APIKey] = k
-		if k.builderID == "" {
-			s.byNonce[nonceKey{k.owner, k.nonce}] = k.creds.APIKey
-		}
-		s.byOwner[k.owner] = append(s.byOwner[k.owner], k.creds.APIKey)
+		s.addKey(k)
 	}
 	for range r.count(21) {
 		a := r.addr()
