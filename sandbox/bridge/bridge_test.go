@@ -210,12 +210,10 @@ func TestSimulatedDepositsCreditWholeMicroUnitsAndHoldBackTheRest(t *testing.T) 
 	if !bytes.Equal(a, b) {
 		t.Fatal("status by deposit address and by wallet differ")
 	}
-	var empty api.BridgeStatus
 	st, body := r.call("GET", "/status/"+bob.String(), nil, market.Address{})
 	if st != 200 || string(body) != `{"deposits":[],"withdrawals":[]}`+"\n" {
 		t.Fatalf("unknown wallet: %d %s", st, body)
 	}
-	_ = empty
 }
 
 // No base unit is ever lost: after any sequence of deposits the ledger holds
