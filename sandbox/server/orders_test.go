@@ -112,10 +112,9 @@ func TestPlaceOrderErrors(t *testing.T) {
 	e.place(other, rain, yes, market.Sell, 600_000, 10*share, orderOpts{})
 	dupBody, dupID := e.order(w, rain, yes, market.Buy, 100_000, 5*share, orderOpts{})
 	e.mustJSON(http.MethodPost, "/order", dupBody, w, nil)
-	overflow := e.place(other, rain, yes, market.Buy, 300_000, 5*share, orderOpts{})
+	e.place(other, rain, yes, market.Buy, 300_000, 5*share, orderOpts{}) // another wallet's resting bid
 
 	body := func(b []byte, _ market.OrderID) []byte { return b }
-	idOf := func(_ []byte, id market.OrderID) market.OrderID { return id }
 	tickBody := e.rawOrder(w, w, string(yes), market.Buy, 5_050_000, 10*share, market.GTC, 0, 0, 0, 0)
 	var tickID market.OrderID
 	{
@@ -188,8 +187,6 @@ func TestPlaceOrderErrors(t *testing.T) {
 			wantErr(t, st, b, tc.status, tc.msg)
 		})
 	}
-	_ = idOf
-	_ = overflow
 
 	t.Run("close-only country may sell", func(t *testing.T) {
 		e.split(w, rain, 10*share)
