@@ -319,10 +319,10 @@ func (b *Bridge) SimulateDeposit(ctx context.Context, h Host, d api.SimDeposit) 
 		}
 		b.mu.RLock()
 		dep := b.st.Deposits[len(b.st.Deposits)-1]
-		pending := dep.Status == api.DepositPending
+		cmd, pending := dep.command()
 		b.mu.RUnlock()
 		if pending {
-			tx.Apply(exchange.Command{Kind: exchange.Deposit, Owner: wallet, Amount: market.Micros(dep.Credit), Order: tag(dep.ID)})
+			tx.Apply(cmd)
 		}
 		b.mu.RLock()
 		out = b.depositView(dep)
@@ -504,8 +504,9 @@ func (b *Bridge) Withdraw(ctx context.Context, h Host, w api.Withdrawal) (api.Wi
 		}
 		b.mu.RLock()
 		wd := b.st.Withdrawals[len(b.st.Withdrawals)-1]
+		cmd, _ := wd.command() // just recorded: PENDING
 		b.mu.RUnlock()
-		tx.Apply(exchange.Command{Kind: exchange.Withdraw, Owner: w.Address, Amount: amount + fee, Order: tag(wd.ID)})
+		tx.Apply(cmd)
 		b.mu.RLock()
 		defer b.mu.RUnlock()
 		v := b.withdrawalView(wd)
@@ -643,10 +644,10 @@ func (b *Bridge) Execute(ctx context.Context, h Host, quoteID string, wallet mar
 		}
 		b.mu.RLock()
 		sw := b.st.Swaps[len(b.st.Swaps)-1]
-		pending := sw.Status == api.SwapPending
+		cmd, pending := sw.command()
 		b.mu.RUnlock()
 		if pending {
-			tx.Apply(exchange.Command{Kind: exchange.Deposit, Owner: wallet, Amount: market.Micros(sw.Credit), Order: tag(sw.ID)})
+			tx.Apply(cmd)
 		}
 		b.mu.RLock()
 		out = b.swapView(sw)

@@ -357,24 +357,44 @@ func (s *state) observe(cmd *exchange.Command, events []exchange.Event) {
 	}
 }
 
+// command returns the ledger command of a deposit (crediting it, tagged with its id)
+// and whether it is still to be applied (the deposit is PENDING).
+func (d *deposit) command() (exchange.Command, bool) {
+	return exchange.Command{Kind: exchange.Deposit, Owner: d.Wallet, Amount: market.Micros(d.Credit), Order: tag(d.ID)},
+		d.Status == api.DepositPending
+}
+
+// command returns the ledger command of a withdrawal (debiting amount plus fee,
+// tagged with its id) and whether it is still to be applied (PENDING).
+func (w *withdrawal) command() (exchange.Command, bool) {
+	return exchange.Command{Kind: exchange.Withdraw, Owner: w.Wallet, Amount: market.Micros(w.Amount + w.Fee), Order: tag(w.ID)},
+		w.Status == api.WithdrawalPending
+}
+
+// command returns the ledger command of a swap (crediting its output, tagged with its
+// id) and whether it is still to be applied (PENDING).
+func (sw *swap) command() (exchange.Command, bool) {
+	return exchange.Command{Kind: exchange.Deposit, Owner: sw.Wallet, Amount: market.Micros(sw.Credit), Order: tag(sw.ID)},
+		sw.Status == api.SwapPending
+}
+
 // pending returns the ledger commands of records whose command never reached the
 // journal (a crash between the record and its command): Resume applies them.
 func (s *state) pending() []exchange.Command {
 	var out []exchange.Command
-	for _, d := range s.Deposits {
-		if d.Status == api.DepositPending {
-			out = append(out, exchange.Command{Kind: exchange.Deposit, Owner: d.Wallet, Amount: market.Micros(d.Credit), Order: tag(d.ID)})
+	add := func(c exchange.Command, pending bool) {
+		if pending {
+			out = append(out, c)
 		}
+	}
+	for _, d := range s.Deposits {
+		add(d.command())
 	}
 	for _, w := range s.Withdrawals {
-		if w.Status == api.WithdrawalPending {
-			out = append(out, exchange.Command{Kind: exchange.Withdraw, Owner: w.Wallet, Amount: market.Micros(w.Amount + w.Fee), Order: tag(w.ID)})
-		}
+		add(w.command())
 	}
 	for _, sw := range s.Swaps {
-		if sw.Status == api.SwapPending {
-			out = append(out, exchange.Command{Kind: exchange.Deposit, Owner: sw.Wallet, Amount: market.Micros(sw.Credit), Order: tag(sw.ID)})
-		}
+		add(sw.command())
 	}
 	return out
 }
