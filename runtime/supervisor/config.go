@@ -120,25 +120,21 @@ const GoMaxProcsCores = -1
 
 // Merge returns l with the fields o sets.
 func (l Limits) Merge(o Limits) Limits {
-	if o.AddressSpace != 0 {
-		l.AddressSpace = o.AddressSpace
-	}
-	if o.Memory != 0 {
-		l.Memory = o.Memory
-	}
-	if o.GoMaxProcs != 0 {
-		l.GoMaxProcs = o.GoMaxProcs
-	}
-	if o.OpenFiles != 0 {
-		l.OpenFiles = o.OpenFiles
-	}
-	if o.CPUSeconds != 0 {
-		l.CPUSeconds = o.CPUSeconds
-	}
-	if o.Nice != nil {
-		l.Nice = o.Nice
-	}
+	override(&l.AddressSpace, o.AddressSpace)
+	override(&l.Memory, o.Memory)
+	override(&l.GoMaxProcs, o.GoMaxProcs)
+	override(&l.OpenFiles, o.OpenFiles)
+	override(&l.CPUSeconds, o.CPUSeconds)
+	override(&l.Nice, o.Nice)
 	return l
+}
+
+// override sets *dst to v unless v is its type's zero value (a setting left out).
+func override[T comparable](dst *T, v T) {
+	var zero T
+	if v != zero {
+		*dst = v
+	}
 }
 
 // NATSFile is the fleet file's `nats` section: embed a server (the default) or join
@@ -962,27 +958,13 @@ func (r Restart) Merge(o *Restart) Restart {
 	if o == nil {
 		return r.withDefaults()
 	}
-	if o.Policy != "" {
-		r.Policy = o.Policy
-	}
-	if o.Backoff != 0 {
-		r.Backoff = o.Backoff
-	}
-	if o.MaxBackoff != 0 {
-		r.MaxBackoff = o.MaxBackoff
-	}
-	if o.CrashLoop != 0 {
-		r.CrashLoop = o.CrashLoop
-	}
-	if o.CrashWindow != 0 {
-		r.CrashWindow = o.CrashWindow
-	}
-	if o.HangTimeout != 0 {
-		r.HangTimeout = o.HangTimeout
-	}
-	if o.StartTimeout != 0 {
-		r.StartTimeout = o.StartTimeout
-	}
+	override(&r.Policy, o.Policy)
+	override(&r.Backoff, o.Backoff)
+	override(&r.MaxBackoff, o.MaxBackoff)
+	override(&r.CrashLoop, o.CrashLoop)
+	override(&r.CrashWindow, o.CrashWindow)
+	override(&r.HangTimeout, o.HangTimeout)
+	override(&r.StartTimeout, o.StartTimeout)
 	if r.MaxBackoff < r.Backoff {
 		r.MaxBackoff = r.Backoff
 	}
