@@ -67,28 +67,34 @@ func TestBudgetRefillsOverTime(t *testing.T) {
 	clk.frozen = true
 	b := NewBudget(BudgetConfig{Rate: 10, Burst: 5, Reserve: -1, Clock: clk})
 	ctx := context.Background()
+	acquire := func() {
+		t.Helper()
+		if err := b.Acquire(ctx); err != nil {
+			t.Fatalf("Acquire: %v", err)
+		}
+	}
 	for range 5 {
-		_ = b.Acquire(ctx)
+		acquire()
 	}
 	if n := len(clk.Sleeps()); n != 0 {
 		t.Fatalf("burst waited %d times", n)
 	}
 	clk.Advance(300 * time.Millisecond) // three slots back
 	for range 3 {
-		_ = b.Acquire(ctx)
+		acquire()
 	}
 	if n := len(clk.Sleeps()); n != 0 {
 		t.Fatalf("refilled slots waited %d times", n)
 	}
-	_ = b.Acquire(ctx)
+	acquire()
 	if got := clk.Sleeps(); !equalDurations(got, []time.Duration{100 * time.Millisecond}) {
 		t.Fatalf("fourth request after the refill waited %v, want [100ms]", got)
 	}
 	clk.Advance(time.Hour) // a long idle period refills only the burst
 	for range 5 {
-		_ = b.Acquire(ctx)
+		acquire()
 	}
-	_ = b.Acquire(ctx)
+	acquire()
 	if got := clk.Sleeps(); len(got) != 2 || got[1] != 100*time.Millisecond {
 		t.Fatalf("after an idle hour: waits %v, want one more 100ms wait after 5 free requests", got)
 	}

@@ -181,8 +181,18 @@ func TestLocalMarketsAndBrowse(t *testing.T) {
 	if simple := collect(t, c.SimplifiedMarkets(ctx)); len(simple) != n {
 		t.Fatalf("SimplifiedMarkets: %d, want %d", len(simple), n)
 	}
-	_ = collect(t, c.SamplingMarkets(ctx))
-	_ = collect(t, c.SamplingSimplifiedMarkets(ctx))
+	sampling := collect(t, c.SamplingMarkets(ctx))
+	if len(sampling) == 0 || len(sampling) > n {
+		t.Fatalf("SamplingMarkets: %d of %d markets", len(sampling), n)
+	}
+	for _, m := range sampling {
+		if !m.AcceptingOrders {
+			t.Fatalf("SamplingMarkets holds %s, which does not accept orders", m.ConditionID)
+		}
+	}
+	if simple := collect(t, c.SamplingSimplifiedMarkets(ctx)); len(simple) != len(sampling) {
+		t.Fatalf("SamplingSimplifiedMarkets: %d, want %d (SamplingMarkets)", len(simple), len(sampling))
+	}
 
 	page, err := c.BrowseMarketsPage(ctx, clob.BrowseParams{Status: "LIVE", Limit: 3})
 	if err != nil || len(page.Markets) != 3 || page.Total < 3 || page.Markets[0].QuestionText == "" || len(page.Markets[0].Outcomes) != 2 {
@@ -389,8 +399,7 @@ func TestLocalExchangeContractsAreDiscovered(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	cr, _ := c.DeriveAPIKey(ctx, clob.KeyOptions{})
-	_ = c.SetCredentials(cr)
+	useDerivedKey(t, ctx, c)
 	st, err := c.ExchangesStatus(ctx)
 	if err != nil || st.ChainID != 56 || st.Exchange != server.DefaultExchange.String() || st.LiveMarkets == 0 {
 		t.Fatalf("ExchangesStatus = %+v, %v", st, err)

@@ -150,11 +150,7 @@ func TestOrderPostWithOpenOutcomeIsReconciledNotDuplicated(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer c.Close()
-			cr, err := c.DeriveAPIKey(ctxT(t, 10*time.Second), clob.KeyOptions{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			_ = c.SetCredentials(cr)
+			useDerivedKey(t, ctxT(t, 10*time.Second), c)
 			ctx := ctxT(t, 30*time.Second)
 			yes := l.market(fedSlug).Tokens[market.Yes]
 			o, err := c.CreateOrder(ctx, clob.OrderArgs{Token: yes, Side: market.Buy, Price: d("0.33"), Size: d("7")})
@@ -205,8 +201,7 @@ func TestOrderStatusUnknownWhenLookupsFail(t *testing.T) {
 	}
 	defer c.Close()
 	ctx := ctxT(t, 30*time.Second)
-	cr, _ := c.DeriveAPIKey(ctx, clob.KeyOptions{})
-	_ = c.SetCredentials(cr)
+	useDerivedKey(t, ctx, c)
 	o, err := c.CreateOrder(ctx, clob.OrderArgs{Token: l.market(fedSlug).Tokens[market.Yes], Side: market.Buy, Price: d("0.3"), Size: d("5")})
 	if err != nil {
 		t.Fatal(err)

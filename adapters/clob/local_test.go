@@ -206,6 +206,18 @@ func (l *local) client(name string) *clob.Client {
 	return c
 }
 
+// useDerivedKey derives c's API key (created before by client) and sets it.
+func useDerivedKey(t *testing.T, ctx context.Context, c *clob.Client) {
+	t.Helper()
+	cr, err := c.DeriveAPIKey(ctx, clob.KeyOptions{})
+	if err != nil {
+		t.Fatalf("DeriveAPIKey: %v", err)
+	}
+	if err := c.SetCredentials(cr); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // internalPost calls a route of the internal listener (waitlist approval, account
 // modes, market resolution).
 func (l *local) internalPost(path, body string) *http.Response {
