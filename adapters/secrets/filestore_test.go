@@ -74,8 +74,12 @@ func TestFileVaultAtRest(t *testing.T) {
 		if pass.calls.Load() != 1 || !pass.reqs[0].Confirm {
 			t.Fatalf("requests %+v", pass.reqs)
 		}
-		_ = v.Put(ctx, Entry{Name: WalletItem("b")}, SecretString("x"))
-		_, _ = v.Get(ctx, WalletItem("b"))
+		if err := v.Put(ctx, Entry{Name: WalletItem("b")}, SecretString("x")); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := v.Get(ctx, WalletItem("b")); err != nil {
+			t.Fatal(err)
+		}
 		if pass.calls.Load() != 1 {
 			t.Fatal("derived key not cached")
 		}
@@ -105,11 +109,17 @@ func TestFileVaultAtRest(t *testing.T) {
 	})
 	t.Run("fresh nonce on every write", func(t *testing.T) {
 		before, _ := os.ReadFile(path)
-		_ = v.Put(ctx, Entry{Name: WalletItem("b")}, SecretString("x"))
+		if err := v.Put(ctx, Entry{Name: WalletItem("b")}, SecretString("x")); err != nil {
+			t.Fatal(err)
+		}
 		after, _ := os.ReadFile(path)
 		var e1, e2 fileEnvelope
-		_ = json.Unmarshal(before, &e1)
-		_ = json.Unmarshal(after, &e2)
+		if err := json.Unmarshal(before, &e1); err != nil {
+			t.Fatal(err)
+		}
+		if err := json.Unmarshal(after, &e2); err != nil {
+			t.Fatal(err)
+		}
 		if bytes.Equal(e1.Nonce, e2.Nonce) || !bytes.Equal(e1.Salt, e2.Salt) {
 			t.Fatal("nonce reused or salt changed")
 		}
@@ -137,7 +147,9 @@ func TestFileVaultAtRest(t *testing.T) {
 	})
 	t.Run("close forgets the key", func(t *testing.T) {
 		v.Close()
-		_, _ = v.Get(ctx, WalletItem("a"))
+		if _, err := v.Get(ctx, WalletItem("a")); err != nil {
+			t.Fatal(err)
+		}
 		if pass.calls.Load() != 2 {
 			t.Fatalf("calls %d", pass.calls.Load())
 		}
@@ -177,7 +189,9 @@ func TestFileVaultRefusesInsecurePermissions(t *testing.T) {
 		})
 	}
 	t.Run("readable directory is fine", func(t *testing.T) {
-		_ = os.Chmod(dir, 0o755)
+		if err := os.Chmod(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
 		defer os.Chmod(dir, 0o700)
 		if _, err := v.Get(ctx, WalletItem("a")); err != nil {
 			t.Fatal(err)
@@ -294,9 +308,13 @@ func TestFileVaultLogsNoSecrets(t *testing.T) {
 	core, logs := observer.New(zapcore.DebugLevel)
 	path := filepath.Join(t.TempDir(), "s.enc")
 	v := newTinyFileVault(path, (&fixedPassphrase{pass: "log-pass"}).fn, WithFileLogger(zap.New(core)))
-	_ = v.Put(ctx, Entry{Name: WalletItem("a")}, SecretString(testKeyHex))
+	if err := v.Put(ctx, Entry{Name: WalletItem("a")}, SecretString(testKeyHex)); err != nil {
+		t.Fatal(err)
+	}
 	bad := NewFileVault(path, (&fixedPassphrase{pass: "wrong-pass"}).fn, WithFileLogger(zap.New(core)))
-	_, _ = bad.Get(ctx, WalletItem("a"))
+	if _, err := bad.Get(ctx, WalletItem("a")); err == nil {
+		t.Fatal("a wrong passphrase opened the store")
+	}
 	if logs.Len() < 2 {
 		t.Fatalf("expected creation and failure logs, got %d", logs.Len())
 	}

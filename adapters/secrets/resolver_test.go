@@ -127,7 +127,9 @@ func TestResolverWalletErrors(t *testing.T) {
 	})
 	t.Run("a missing keystore asks no passphrase", func(t *testing.T) {
 		f := newFixture(t)
-		_, _ = f.res.Wallet(ctx, MustParseRef("keystore:/nonexistent/k.json"))
+		if _, err := f.res.Wallet(ctx, MustParseRef("keystore:/nonexistent/k.json")); err == nil {
+			t.Fatal("a missing keystore opened")
+		}
 		if f.ksPass.calls.Load() != 0 {
 			t.Fatal("asked for a passphrase before reading the file")
 		}
