@@ -105,11 +105,11 @@ func amountIn(v market.Micros, lo, hi *market.Micros) bool {
 	return (lo == nil || v >= *lo) && (hi == nil || v <= *hi)
 }
 
-func set(items []string) map[string]bool {
+func set[T comparable](items []T) map[T]bool {
 	if len(items) == 0 {
 		return nil
 	}
-	m := make(map[string]bool, len(items))
+	m := make(map[T]bool, len(items))
 	for _, x := range items {
 		m[x] = true
 	}
@@ -177,18 +177,13 @@ func (s *Service) Markets(ctx context.Context, h Host, q api.MarketsQuery) ([]ap
 	if err != nil {
 		return nil, err
 	}
-	ids, slugs := set(q.IDs), set(q.Slugs)
-	conds := map[market.ConditionID]bool{}
-	for _, c := range q.ConditionIDs {
-		conds[c] = true
-	}
-	tokens := set(q.TokenIDs)
+	ids, slugs, conds, tokens := set(q.IDs), set(q.Slugs), set(q.ConditionIDs), set(q.TokenIDs)
 	var views []marketView
 	for i, cond := range l.order {
 		lm := l.mk[cond]
 		m := s.market(lm)
 		info := &lm.info
-		if ids != nil && !ids[m.ID] || slugs != nil && !slugs[m.Slug] || len(conds) > 0 && !conds[cond] ||
+		if ids != nil && !ids[m.ID] || slugs != nil && !slugs[m.Slug] || conds != nil && !conds[cond] ||
 			tokens != nil && !tokens[string(info.Tokens[0])] && !tokens[string(info.Tokens[1])] ||
 			q.Closed != nil && info.Closed != *q.Closed || q.Active != nil && info.Active != *q.Active ||
 			q.Archived != nil && info.Archived != *q.Archived ||
