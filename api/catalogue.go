@@ -367,18 +367,6 @@ type MarketsQuery struct {
 
 func validSlugParam(s string) bool { return len(s) <= 128 && !strings.ContainsAny(s, " \t") }
 
-func validTokenParam(s string) bool {
-	if len(s) == 0 || len(s) > 78 {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		if s[i] < '0' || s[i] > '9' {
-			return false
-		}
-	}
-	return true
-}
-
 // ParseMarketsQuery parses the query of GET /markets.
 func ParseMarketsQuery(v url.Values) (q MarketsQuery, err error) {
 	if q.Limit, q.Offset, q.Order, q.Ascending, err = parseOrderedPage(v, MarketsDefaultLimit, MarketsMaxLimit); err != nil {
@@ -395,7 +383,7 @@ func ParseMarketsQuery(v url.Values) (q MarketsQuery, err error) {
 		return q, err
 	}
 	q.ConditionIDs = conditionIDs(cs)
-	if q.TokenIDs, err = listParam(v, "clob_token_ids", validTokenParam); err != nil {
+	if q.TokenIDs, err = listParam(v, "clob_token_ids", ValidTokenID); err != nil {
 		return q, err
 	}
 	if q.TagID, err = param(v, "tag_id"); err != nil {
