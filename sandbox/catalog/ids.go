@@ -73,23 +73,6 @@ func NumericID(kind, slug string) string {
 	return strconv.FormatUint(n, 10)
 }
 
-// validConditionID reports whether s is "0x" + 64 hex digits.
-func validConditionID(s string) bool {
-	if len(s) != 66 || s[0] != '0' || (s[1] != 'x' && s[1] != 'X') {
-		return false
-	}
-	for i := 2; i < len(s); i++ {
-		if !isHex(s[i]) {
-			return false
-		}
-	}
-	return true
-}
-
-func isHex(c byte) bool {
-	return c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F'
-}
-
 // maxTokenID is 2^256 − 1, the largest ERC-1155 id.
 var maxTokenID = new(big.Int).Sub(new(big.Int).Lsh(big.NewInt(1), 256), big.NewInt(1))
 

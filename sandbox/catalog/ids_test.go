@@ -7,6 +7,7 @@ import (
 	"math/big"
 	"testing"
 
+	"github.com/pitbossdev/pitboss/api"
 	"github.com/pitbossdev/pitboss/market"
 )
 
@@ -69,11 +70,11 @@ func TestIDFormsAreValidated(t *testing.T) {
 		in   string
 		want bool
 	}{
-		{"condition ok", validConditionID, string(ConditionIDFor("x")), true},
-		{"condition upper hex", validConditionID, "0x" + "AB" + string(ConditionIDFor("x"))[4:], true},
-		{"condition short", validConditionID, "0x1234", false},
-		{"condition no prefix", validConditionID, string(ConditionIDFor("x"))[2:] + "00", false},
-		{"condition non-hex", validConditionID, "0x" + "zz" + string(ConditionIDFor("x"))[4:], false},
+		{"condition ok", api.ValidConditionID, string(ConditionIDFor("x")), true},
+		{"condition upper hex", api.ValidConditionID, "0x" + "AB" + string(ConditionIDFor("x"))[4:], true},
+		{"condition short", api.ValidConditionID, "0x1234", false},
+		{"condition no prefix", api.ValidConditionID, string(ConditionIDFor("x"))[2:] + "00", false},
+		{"condition non-hex", api.ValidConditionID, "0x" + "zz" + string(ConditionIDFor("x"))[4:], false},
 		{"token ok", validTokenID, string(TokenIDFor(ConditionIDFor("x"), market.No)), true},
 		{"token zero", validTokenID, "0", true},
 		{"token leading zero", validTokenID, "012", false},

@@ -5,6 +5,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/pitbossdev/pitboss/api"
 	"github.com/pitbossdev/pitboss/market"
 )
 
@@ -260,7 +261,7 @@ func (v *validator) market(e *Event, p string, m *Market, slugs, ids map[string]
 	v.text(p+".question", m.Question, true)
 	v.text(p+".description", m.Description, false)
 	if m.Condition != "" && unique {
-		if !validConditionID(string(m.Condition)) {
+		if !api.ValidConditionID(string(m.Condition)) {
 			v.add(p+".condition_id", "%q is not a condition id (0x and 64 hex digits)", m.Condition)
 		} else if first, dup := conds[m.Condition]; dup {
 			v.add(p+".condition_id", "is already used at %s", first)
