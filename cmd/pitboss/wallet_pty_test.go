@@ -17,22 +17,6 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// buildPitboss builds the real binary (without -race: the build cache that go vet
-// leaves warm makes that a link step) for the prompt tests.
-func buildPitboss(t *testing.T) string {
-	t.Helper()
-	goBin, err := exec.LookPath("go")
-	if err != nil {
-		t.Skipf("no go command to build the binary: %v", err)
-	}
-	out := filepath.Join(t.TempDir(), "pitboss")
-	cmd := exec.Command(goBin, "build", "-o", out, ".")
-	if b, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, b)
-	}
-	return out
-}
-
 // ptySession is the binary running on a pseudo-terminal, driven as a person would:
 // read the screen, wait for a prompt, type.
 type ptySession struct {
