@@ -448,3 +448,12 @@ func (m *mkt) price(o market.Outcome) (market.Micros, bool) {
 	}
 	return y, true
 }
+
+// priceFor returns the price a holding h of outcome o is valued at in rows: o's
+// current price (see price), or h's average price when m has none.
+func (m *mkt) priceFor(o market.Outcome, h *holding) market.Micros {
+	if p, ok := m.price(o); ok {
+		return p
+	}
+	return h.AvgPrice()
+}

@@ -200,10 +200,7 @@ func set[T comparable](items []T) map[T]bool {
 // positionView renders one holding (read lock held).
 func (ix *Index) positionView(u *user, h *holding, ref tokenRef, md meta) positionView {
 	m, o := ref.m, ref.o
-	cur, ok := m.price(o)
-	if !ok {
-		cur = h.AvgPrice()
-	}
+	cur := m.priceFor(o, h)
 	current, _ := market.Notional(cur, h.Size)
 	cash := current - h.Cost
 	sold := h.invested - h.Cost
@@ -246,10 +243,7 @@ func (ix *Index) MarketPositions(q api.MarketPositionsQuery) (out []api.MarketPo
 			if open != (q.Status == api.MarketPositionOpen) || !open && h.Bought == 0 {
 				continue
 			}
-			cur, ok := m.price(o)
-			if !ok {
-				cur = h.AvgPrice()
-			}
+			cur := m.priceFor(o, h)
 			cash := h.Realized
 			if open {
 				cash = h.Unrealized(cur)
@@ -438,10 +432,7 @@ func (ix *Index) WalletStats(a market.Address) (WalletStats, bool) {
 		ref := ix.byToken[t]
 		seen[ref.m.cond] = true
 		if h.Size > 0 {
-			cur, ok := ref.m.price(ref.o)
-			if !ok {
-				cur = h.AvgPrice()
-			}
+			cur := ref.m.priceFor(ref.o, h)
 			s.Unrealized += h.Unrealized(cur)
 			s.PositionValue += h.Value(cur)
 		}
