@@ -7,6 +7,7 @@ import (
 	"errors"
 	"net"
 	"net/http"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -85,7 +86,7 @@ func TestRandomFlowBooksStayConsistent(t *testing.T) {
 	for _, a := range assets {
 		want := f.host.Book(a)
 		got := books[a].book
-		if !sameLevels(got.Bids, want.Bids) || !sameLevels(got.Asks, want.Asks) {
+		if !slices.Equal(got.Bids, want.Bids) || !slices.Equal(got.Asks, want.Asks) {
 			t.Fatalf("asset %s: client %+v / %+v, engine %+v / %+v", a, got.Bids, got.Asks, want.Bids, want.Asks)
 		}
 	}
@@ -119,7 +120,7 @@ func TestGapInEventStreamReloads(t *testing.T) {
 	f.host.Must(t, place("after", alice, f.m.Yes, market.Buy, "0.43", "1"))
 	c.until("the next change", func(m *api.WSMessage) bool { tb.apply(t, m); return m.PriceChange != nil })
 	want := f.host.Book(f.m.Yes)
-	if !sameLevels(tb.book.Bids, want.Bids) {
+	if !slices.Equal(tb.book.Bids, want.Bids) {
 		t.Fatalf("client %+v, engine %+v", tb.book.Bids, want.Bids)
 	}
 }
@@ -262,7 +263,7 @@ func TestSlowConsumerDisconnected(t *testing.T) {
 			fb.apply(t, &msgs[i])
 		}
 	}
-	if want := f.host.Book(f.m.Yes); !sameLevels(fb.book.Bids, want.Bids) || !sameLevels(fb.book.Asks, want.Asks) {
+	if want := f.host.Book(f.m.Yes); !slices.Equal(fb.book.Bids, want.Bids) || !slices.Equal(fb.book.Asks, want.Asks) {
 		t.Fatal("the fast client's book diverged")
 	}
 	// Matching kept its pace: the whole flow (with publication) took far less than

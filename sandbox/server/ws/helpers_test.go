@@ -280,18 +280,6 @@ func (tb *tracked) apply(t testing.TB, m *api.WSMessage) {
 	}
 }
 
-func sameLevels(a, b []market.Level) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
-}
-
 func newLoopback(t testing.TB, h http.Handler) string {
 	srv := httptest.NewServer(h)
 	t.Cleanup(srv.Close)

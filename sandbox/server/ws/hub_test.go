@@ -3,6 +3,7 @@ package ws_test
 import (
 	"context"
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -62,7 +63,7 @@ func TestMarketSubscribeSnapshotThenDeltas(t *testing.T) {
 		}
 	}
 	want := f.host.Book(f.m.Yes)
-	if !sameLevels(tb.book.Bids, want.Bids) || !sameLevels(tb.book.Asks, want.Asks) {
+	if !slices.Equal(tb.book.Bids, want.Bids) || !slices.Equal(tb.book.Asks, want.Asks) {
 		t.Fatalf("client book %+v / %+v, engine %+v / %+v", tb.book.Bids, tb.book.Asks, want.Bids, want.Asks)
 	}
 }
