@@ -37,14 +37,7 @@ func (p *Position) Buy(price, size, fee Micros) bool {
 		return false
 	}
 	n, ok := Notional(price, size)
-	if !ok {
-		return false
-	}
-	p.Size += size
-	p.Cost += n + fee
-	p.Fees += fee
-	p.Bought += size
-	return true
+	return ok && p.BuyCost(size, n, fee)
 }
 
 // Sell records a sale of size shares at price with fee deducted from the proceeds and
@@ -58,17 +51,7 @@ func (p *Position) Sell(price, size, fee Micros) (realized Micros, ok bool) {
 	if !ok {
 		return 0, false
 	}
-	removed := p.Cost
-	if size < p.Size {
-		removed, _ = MulDiv(p.Cost, size, p.Size)
-	}
-	p.Size -= size
-	p.Cost -= removed
-	p.Fees += fee
-	p.Sold += size
-	realized = proceeds - removed - fee
-	p.Realized += realized
-	return realized, true
+	return p.SellProceeds(size, proceeds, fee)
 }
 
 // Settle closes the position at the resolution payout (One for the winning token, 0
