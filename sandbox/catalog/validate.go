@@ -2,6 +2,8 @@ package catalog
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 	"strings"
 
@@ -73,17 +75,7 @@ func (v *validator) add(path, format string, args ...any) {
 // Recurrences are the values Event.Recurrence may take besides "".
 var Recurrences = [...]string{"daily", "weekly", "monthly", "quarterly", "annual"}
 
-func validRecurrence(s string) bool {
-	if s == "" {
-		return true
-	}
-	for _, r := range Recurrences {
-		if r == s {
-			return true
-		}
-	}
-	return false
-}
+func validRecurrence(s string) bool { return s == "" || slices.Contains(Recurrences[:], s) }
 
 // maxText bounds free text fields (questions, descriptions), in bytes.
 const maxText = 8 << 10
@@ -346,11 +338,5 @@ func (v *validator) localeKey(p string, l Locale) {
 	}
 }
 
-func keys[V any](m map[Locale]V) []Locale {
-	out := make([]Locale, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i] < out[j] })
-	return out
-}
+// keys returns m's locales in order, so that problems are reported deterministically.
+func keys[V any](m map[Locale]V) []Locale { return slices.Sorted(maps.Keys(m)) }
