@@ -444,14 +444,8 @@ func validEmail(e string) bool {
 
 // joinWaitlist is POST /waitlist (public), body {"email": "..."}.
 func (s *Server) joinWaitlist(w http.ResponseWriter, r *http.Request) {
-	body, ok := s.readBody(w, r)
-	if !ok {
-		return
-	}
-	defer putBody(body)
 	var req waitlistRequest
-	if err := decodeJSON(body.Bytes(), &req); err != nil {
-		s.writeErr(w, market.Errorf(market.CodeInvalidPayload))
+	if !s.readJSON(w, r, &req) {
 		return
 	}
 	if !validEmail(req.Email) {

@@ -125,14 +125,8 @@ func (s *Server) getRateLimit(w http.ResponseWriter, r *http.Request) {
 // positive (maxRequests ≤ 1 000 000, windowSecs ≤ 86 400). It answers the new
 // settings.
 func (s *Server) setRateLimit(w http.ResponseWriter, r *http.Request) {
-	body, ok := s.readBody(w, r)
-	if !ok {
-		return
-	}
-	defer putBody(body)
 	var req rateLimitBody
-	if err := decodeJSON(body.Bytes(), &req); err != nil {
-		s.writeErr(w, market.Errorf(market.CodeInvalidPayload))
+	if !s.readJSON(w, r, &req) {
 		return
 	}
 	if req.MaxRequests <= 0 || req.MaxRequests > 1_000_000 {

@@ -155,14 +155,8 @@ func (s *Server) listWaitlist(w http.ResponseWriter, r *http.Request) {
 // approveWaitlist is POST /internal/waitlist/approve with {"email": "..."}: it
 // approves the entry (adding it when absent) and answers the invitation code.
 func (s *Server) approveWaitlist(w http.ResponseWriter, r *http.Request) {
-	body, ok := s.readBody(w, r)
-	if !ok {
-		return
-	}
-	defer putBody(body)
 	var req waitlistRequest
-	if err := decodeJSON(body.Bytes(), &req); err != nil {
-		s.writeErr(w, market.Errorf(market.CodeInvalidPayload))
+	if !s.readJSON(w, r, &req) {
 		return
 	}
 	out, err := s.Approve(r.Context(), req.Email)
@@ -182,14 +176,8 @@ type accountModeRequest struct {
 // setAccountMode is POST /internal/account-mode: sets a wallet's mode (normal,
 // close-only or banned; the engine cancels the orders the new mode forbids).
 func (s *Server) setAccountMode(w http.ResponseWriter, r *http.Request) {
-	body, ok := s.readBody(w, r)
-	if !ok {
-		return
-	}
-	defer putBody(body)
 	var req accountModeRequest
-	if err := decodeJSON(body.Bytes(), &req); err != nil {
-		s.writeErr(w, market.Errorf(market.CodeInvalidPayload))
+	if !s.readJSON(w, r, &req) {
 		return
 	}
 	a, err := market.ParseAddress(req.Address)
@@ -230,14 +218,8 @@ type resolveRequest struct {
 // resolveMarket is POST /internal/markets/resolve: resolves a market to an outcome
 // (its open orders are cancelled; holders redeem with /ctf/redeem).
 func (s *Server) resolveMarket(w http.ResponseWriter, r *http.Request) {
-	body, ok := s.readBody(w, r)
-	if !ok {
-		return
-	}
-	defer putBody(body)
 	var req resolveRequest
-	if err := decodeJSON(body.Bytes(), &req); err != nil {
-		s.writeErr(w, market.Errorf(market.CodeInvalidPayload))
+	if !s.readJSON(w, r, &req) {
 		return
 	}
 	info, ok := s.st.marketByCond(market.ConditionID(req.Market))

@@ -395,6 +395,24 @@ func (s *Server) readBody(w http.ResponseWriter, r *http.Request) (*bytes.Buffer
 	return buf, true
 }
 
+// readJSON is the preamble of the routes whose body is one small JSON object read
+// whole: it reads the body (readBody) and decodes it into v (decodeJSON), answering
+// 400 "Invalid payload" when it is not one JSON value. The body is released before
+// readJSON returns, so v must not alias it (no json.RawMessage or []byte fields). It
+// reports whether the handler goes on.
+func (s *Server) readJSON(w http.ResponseWriter, r *http.Request, v any) bool {
+	body, ok := s.readBody(w, r)
+	if !ok {
+		return false
+	}
+	defer putBody(body)
+	if err := decodeJSON(body.Bytes(), v); err != nil {
+		s.writeErr(w, market.Errorf(market.CodeInvalidPayload))
+		return false
+	}
+	return true
+}
+
 func putBody(b *bytes.Buffer) {
 	if b.Cap() <= 1<<16 {
 		bufPool.Put(b)
