@@ -193,7 +193,7 @@ func (s *Service) Markets(ctx context.Context, h Host, q api.MarketsQuery) ([]ap
 		}
 		v := marketView{CatalogueMarket: m, sortKeys: sortKeys{volume: lm.stats.Volume, liquidity: lm.liquidity, end: info.EndDate, created: int64(i)}}
 		if cm, ev, ok := s.cfg.Catalog.Market(cond); ok {
-			v.start = cmp0(cm.StartDate, ev.StartDate)
+			v.start = cmp.Or(cm.StartDate, ev.StartDate)
 			if q.TagID != "" && !s.tagsMatch(ev, "", q.TagID, nil) {
 				continue
 			}

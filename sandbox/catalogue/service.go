@@ -1,6 +1,7 @@
 package catalogue
 
 import (
+	"cmp"
 	"context"
 	"net/http"
 	"time"
@@ -193,8 +194,8 @@ func (s *Service) market(lm *liveMarket) api.CatalogueMarket {
 	}
 	if inCat {
 		out.ID, out.Description, out.GroupItemTitle = cm.ID, cm.Description, cm.GroupItemTitle
-		out.StartDate = api.ISOTime(cmp0(cm.StartDate, ev.StartDate))
-		out.Image, out.Icon = firstOf(cm.Image, ev.Image), firstOf(cm.Icon, ev.Icon)
+		out.StartDate = api.ISOTime(cmp.Or(cm.StartDate, ev.StartDate))
+		out.Image, out.Icon = cmp.Or(cm.Image, ev.Image), cmp.Or(cm.Icon, ev.Icon)
 		out.EventSlug, out.EventID, out.NegRiskMarketID = ev.Slug, ev.ID, ev.NegRiskMarketID
 	} else {
 		key := info.Slug
@@ -204,22 +205,6 @@ func (s *Service) market(lm *liveMarket) api.CatalogueMarket {
 		out.ID = catalog.NumericID("market", key)
 	}
 	return out
-}
-
-func cmp0(a, b int64) int64 {
-	if a != 0 {
-		return a
-	}
-	return b
-}
-
-func firstOf(s ...string) string {
-	for _, x := range s {
-		if x != "" {
-			return x
-		}
-	}
-	return ""
 }
 
 // eventView is an event with what filtering and sorting need.

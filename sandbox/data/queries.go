@@ -34,20 +34,11 @@ func (ix *Index) meta(m *mkt) meta {
 		return md
 	}
 	md.eventSlug, md.eventID = ev.Slug, ev.ID
-	md.icon = firstNonEmpty(cm.Icon, ev.Icon, cm.Image, ev.Image)
+	md.icon = cmp.Or(cm.Icon, ev.Icon, cm.Image, ev.Image)
 	if md.title == "" {
 		md.title = cm.Question
 	}
 	return md
-}
-
-func firstNonEmpty(s ...string) string {
-	for _, x := range s {
-		if x != "" {
-			return x
-		}
-	}
-	return ""
 }
 
 // percent returns a×100/b in micro-units, rounded toward zero; 0 when b is 0 or the
