@@ -269,22 +269,16 @@ func (a *agentMetrics) Collect(ch chan<- prometheus.Metric) {
 		fresh[i] = a.latest[id]
 	}
 	a.mu.Unlock()
-	type family struct {
-		typ  dto.MetricType
-		help string
-		desc *prometheus.Desc
-	}
-	accepted := map[string]*family{}
-	types := map[string]dto.MetricType{}
+	accepted := map[string]*exportedFamily{}
 	for _, smp := range fresh {
 		for _, mf := range smp.families {
 			f := accepted[mf.GetName()]
 			switch {
-			case f == nil && suffixCollision(mf.GetName(), mf.GetType(), types):
+			case f == nil && suffixCollision(mf.GetName(), mf.GetType(), accepted):
 				continue
 			case f == nil:
-				f = &family{typ: mf.GetType(), help: mf.GetHelp(), desc: prometheus.NewDesc(mf.GetName(), mf.GetHelp(), nil, nil)}
-				accepted[mf.GetName()], types[mf.GetName()] = f, f.typ
+				f = &exportedFamily{typ: mf.GetType(), help: mf.GetHelp(), desc: prometheus.NewDesc(mf.GetName(), mf.GetHelp(), nil, nil)}
+				accepted[mf.GetName()] = f
 			case f.typ != mf.GetType() || f.help != mf.GetHelp():
 				continue
 			}
@@ -295,32 +289,34 @@ func (a *agentMetrics) Collect(ch chan<- prometheus.Metric) {
 	}
 }
 
+// exportedFamily is a family name a scrape has taken: from the first agent (by
+// id) that published it.
+type exportedFamily struct {
+	typ  dto.MetricType
+	help string
+	desc *prometheus.Desc
+}
+
 // suffixCollision reports whether a family named name of type typ cannot be
-// exported beside the families of types (name → type): Prometheus's registry
-// refuses a histogram x beside x_count, x_sum or x_bucket, and a summary x beside
-// x_count or x_sum, in either order.
-func suffixCollision(name string, typ dto.MetricType, types map[string]dto.MetricType) bool {
+// exported beside the families accepted: Prometheus's registry refuses a histogram
+// x beside x_count, x_sum or x_bucket, and a summary x beside x_count or x_sum, in
+// either order.
+func suffixCollision(name string, typ dto.MetricType, accepted map[string]*exportedFamily) bool {
 	for _, suf := range []string{"_count", "_sum", "_bucket"} {
 		if base, ok := strings.CutSuffix(name, suf); ok {
-			switch t, seen := types[base]; {
-			case seen && t == dto.MetricType_HISTOGRAM, seen && t == dto.MetricType_SUMMARY && suf != "_bucket":
+			if f := accepted[base]; f != nil && (f.typ == dto.MetricType_HISTOGRAM || f.typ == dto.MetricType_SUMMARY && suf != "_bucket") {
 				return true
 			}
 		}
 	}
 	if typ == dto.MetricType_HISTOGRAM || typ == dto.MetricType_SUMMARY {
 		for _, suf := range []string{"_count", "_sum"} {
-			if _, ok := types[name+suf]; ok {
+			if accepted[name+suf] != nil {
 				return true
 			}
 		}
 	}
-	if typ == dto.MetricType_HISTOGRAM {
-		if _, ok := types[name+"_bucket"]; ok {
-			return true
-		}
-	}
-	return false
+	return typ == dto.MetricType_HISTOGRAM && accepted[name+"_bucket"] != nil
 }
 
 // serve subscribes to the agents' metrics and returns the loop that stores them

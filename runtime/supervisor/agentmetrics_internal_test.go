@@ -21,6 +21,8 @@ func family(name string, typ dto.MetricType, help, agent string) *dto.MetricFami
 		m.Gauge = &dto.Gauge{Value: v}
 	case dto.MetricType_HISTOGRAM:
 		m.Histogram = &dto.Histogram{SampleCount: ptrTo(uint64(1)), SampleSum: v}
+	case dto.MetricType_SUMMARY:
+		m.Summary = &dto.Summary{SampleCount: ptrTo(uint64(1)), SampleSum: v}
 	}
 	return &dto.MetricFamily{Name: ptrTo(name), Help: ptrTo(help), Type: typ.Enum(), Metric: []*dto.Metric{m}}
 }
@@ -98,4 +100,50 @@ func TestAgentMetricsNeverFailTheScrape(t *testing.T) {
 			t.Fatalf("%d families exported, %v", len(mfs), err)
 		}
 	})
+}
+
+// TestSuffixCollisionFollowsTheRegistry: a family is left out exactly when
+// Prometheus's registry would refuse it beside the families already taken — a
+// histogram x beside x_count, x_sum or x_bucket, a summary x beside x_count or
+// x_sum, in either order; other types and suffixes coexist.
+func TestSuffixCollisionFollowsTheRegistry(t *testing.T) {
+	C, G, H, S := dto.MetricType_COUNTER, dto.MetricType_GAUGE, dto.MetricType_HISTOGRAM, dto.MetricType_SUMMARY
+	cases := []struct {
+		name   string
+		taken  string
+		typ    dto.MetricType
+		family string
+		ftyp   dto.MetricType
+		want   bool
+	}{
+		{"x_count after histogram x", "x", H, "x_count", C, true},
+		{"x_sum after histogram x", "x", H, "x_sum", G, true},
+		{"x_bucket after histogram x", "x", H, "x_bucket", C, true},
+		{"x_count after summary x", "x", S, "x_count", C, true},
+		{"x_bucket after summary x", "x", S, "x_bucket", C, false},
+		{"x_count after counter x", "x", C, "x_count", C, false},
+		{"histogram x after x_count", "x_count", C, "x", H, true},
+		{"histogram x after x_bucket", "x_bucket", G, "x", H, true},
+		{"summary x after x_sum", "x_sum", G, "x", S, true},
+		{"summary x after x_bucket", "x_bucket", G, "x", S, false},
+		{"gauge x after x_count", "x_count", C, "x", G, false},
+		{"an unrelated name", "y", H, "x_count", C, false},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			accepted := map[string]*exportedFamily{c.taken: {typ: c.typ}}
+			if got := suffixCollision(c.family, c.ftyp, accepted); got != c.want {
+				t.Fatalf("suffixCollision(%s %s beside %s %s) = %v, want %v", c.ftyp, c.family, c.typ, c.taken, got, c.want)
+			}
+			// The registry agrees.
+			reg := prometheus.NewRegistry()
+			err := reg.Register(familiesCollector{family(c.taken, c.typ, "h", "a"), family(c.family, c.ftyp, "h", "a")})
+			if err == nil {
+				_, err = reg.Gather()
+			}
+			if refused := err != nil; refused != c.want {
+				t.Fatalf("the registry refused: %v (%v), suffixCollision: %v", refused, err, c.want)
+			}
+		})
+	}
 }
