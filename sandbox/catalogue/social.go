@@ -316,12 +316,9 @@ const (
 	SquareMaxLimit     = 100
 )
 
-// messages lists square messages matching keep, newest first, from cursor.
+// messages lists square messages matching keep, newest first, from cursor (a page of
+// limit, at least 1, as api.Paginate cuts it).
 func (s *Service) messages(ctx context.Context, h Host, keep func(p *post) bool, cursor string, limit int) (api.FeedMessages, error) {
-	off, end, err := api.DecodeCursor(cursor)
-	if err != nil {
-		return api.FeedMessages{}, err
-	}
 	s.posts.mu.RLock()
 	var sel []*post
 	for i := len(s.posts.st.Posts) - 1; i >= 0; i-- {
@@ -330,16 +327,13 @@ func (s *Service) messages(ctx context.Context, h Host, keep func(p *post) bool,
 		}
 	}
 	s.posts.mu.RUnlock()
-	out := api.FeedMessages{NextCursor: api.EndCursor}
-	if end || off >= len(sel) {
-		return out, nil
+	pg, err := api.Paginate(sel, cursor, limit)
+	if err != nil {
+		return api.FeedMessages{}, err
 	}
-	page := sel[off:min(len(sel), off+limit)]
-	if off+limit < len(sel) {
-		out.NextCursor = api.EncodeCursor(off + limit)
-	}
+	out := api.FeedMessages{NextCursor: pg.NextCursor}
 	var l *live
-	for _, p := range page {
+	for _, p := range pg.Data {
 		if p.Cond != "" {
 			if l, err = s.live(ctx, h); err != nil {
 				return api.FeedMessages{}, err
@@ -347,7 +341,7 @@ func (s *Service) messages(ctx context.Context, h Host, keep func(p *post) bool,
 			break
 		}
 	}
-	for _, p := range page {
+	for _, p := range pg.Data {
 		out.Messages = append(out.Messages, s.feedMessage(p, l))
 	}
 	out.Count = len(out.Messages)
