@@ -40,3 +40,36 @@ func TestJSONBodyRoutesAnswerInvalidPayload(t *testing.T) {
 		}
 	}
 }
+
+// TestL2BodyRoutesVerifyTheBody pins readL2's answers on every L2 route with a body:
+// no L2 headers, or headers signed over another body, are 401 "L2 authentication
+// failure" — the HMAC covers the body as read, before the handler parses it.
+func TestL2BodyRoutesVerifyTheBody(t *testing.T) {
+	e := newEnv(t)
+	w := e.register(newWallet(t, "l2-body"))
+	routes := []struct{ method, path string }{
+		{http.MethodDelete, "/notifications"}, {http.MethodPost, "/v1/heartbeats"}, {http.MethodPost, "/heartbeats"},
+		{http.MethodPost, "/ctf/split"}, {http.MethodPost, "/ctf/merge"}, {http.MethodPost, "/ctf/redeem"},
+		{http.MethodDelete, "/auth/api-key"}, {http.MethodPost, "/auth/builder-api-key"}, {http.MethodDelete, "/auth/builder-api-key"},
+		{http.MethodPost, "/order"}, {http.MethodPost, "/orders"}, {http.MethodDelete, "/order"}, {http.MethodDelete, "/orders"},
+		{http.MethodDelete, "/cancel-all"}, {http.MethodDelete, "/cancel-market-orders"},
+	}
+	body := []byte(`{"heartbeat_id":""}`)
+	for _, rt := range routes {
+		t.Run(rt.method+" "+rt.path+"/unsigned", func(t *testing.T) {
+			st, out := e.call(rt.method, rt.path, body, nil, nil)
+			wantErr(t, st, out, http.StatusUnauthorized, "L2 authentication failure")
+		})
+		t.Run(rt.method+" "+rt.path+"/signed over another body", func(t *testing.T) {
+			req, err := http.NewRequest(rt.method, e.pub.URL+rt.path, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := w.l2.SignHTTP(req, []byte(`{}`), e.clock.now()/1000, nil); err != nil {
+				t.Fatal(err)
+			}
+			st, out := e.call(rt.method, rt.path, body, nil, req.Header)
+			wantErr(t, st, out, http.StatusUnauthorized, "L2 authentication failure")
+		})
+	}
+}
