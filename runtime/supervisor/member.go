@@ -308,9 +308,7 @@ func (m *member) exited(ctx context.Context, p *proc) bool {
 	}
 	m.log.Error("agent crashed", zap.String("exit", desc), zap.String("last_error", detail))
 	m.lifecycle0(ctx, "crashed", p.pid, code, joinDetail(desc, detail))
-	if time.Since(p.started) >= m.a.Restart.MaxBackoff {
-		m.backoffN = 0 // it ran well for a while: start over from the first backoff
-	}
+	m.forgiveLongRun(p)
 	return m.afterCrash(ctx, code, joinDetail(desc, detail))
 }
 
@@ -327,10 +325,16 @@ func (m *member) killHung(ctx context.Context, p *proc, why string, silent time.
 	m.stopProc(p)
 	desc := p.exitDescription()
 	m.lifecycle0(ctx, "hung", p.pid, p.exitCode(), why+"; stopped: "+desc)
+	m.forgiveLongRun(p)
+	return m.afterCrash(ctx, p.exitCode(), why)
+}
+
+// forgiveLongRun starts the backoff over from Restart.Backoff when the ended
+// process p ran for at least MaxBackoff: it ran well for a while.
+func (m *member) forgiveLongRun(p *proc) {
 	if time.Since(p.started) >= m.a.Restart.MaxBackoff {
 		m.backoffN = 0
 	}
-	return m.afterCrash(ctx, p.exitCode(), why)
 }
 
 func joinDetail(a, b string) string {
