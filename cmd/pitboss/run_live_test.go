@@ -190,19 +190,10 @@ func liveEnv(key, home, rt string) []string {
 // startAgent starts `pitboss run --log-format json` with env and args.
 func startAgent(t *testing.T, bin string, env []string, args ...string) *process {
 	t.Helper()
-	p := &process{t: t, cmd: exec.Command(bin, append([]string{"run", "--log-format", "json"}, args...)...)}
-	p.cmd.Env = env
-	p.cmd.Stdout, p.cmd.Stderr = &syncWriter{b: &p.out}, &syncWriter{b: &p.out}
-	if err := p.cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if p.cmd.ProcessState == nil {
-			p.cmd.Process.Kill()
-			p.cmd.Wait()
-		}
-	})
-	return p
+	return startProcess(t, bin, env, func(p *process) {
+		p.cmd.Process.Kill()
+		p.cmd.Wait()
+	}, append([]string{"run", "--log-format", "json"}, args...)...)
 }
 
 // walletClient is a client of the test wallet on the exchange, for the test's own

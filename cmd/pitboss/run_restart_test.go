@@ -23,21 +23,29 @@ type process struct {
 	out bytes.Buffer
 }
 
-func startRun(t *testing.T, bin, runtimeDir string, args ...string) *process {
+// startProcess starts bin with args and env, its stdout and stderr both in p.out; at
+// the end of the test, stop ends it if it is still running (stop must reap it).
+func startProcess(t *testing.T, bin string, env []string, stop func(*process), args ...string) *process {
 	t.Helper()
-	p := &process{t: t, cmd: exec.Command(bin, append([]string{"run", "--log-format", "json"}, args...)...)}
-	p.cmd.Env = append(os.Environ(), "XDG_RUNTIME_DIR="+runtimeDir)
+	p := &process{t: t, cmd: exec.Command(bin, args...)}
+	p.cmd.Env = env
 	p.cmd.Stdout, p.cmd.Stderr = &syncWriter{b: &p.out}, &syncWriter{b: &p.out}
 	if err := p.cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
 		if p.cmd.ProcessState == nil {
-			p.cmd.Process.Kill()
-			p.cmd.Wait()
+			stop(p)
 		}
 	})
 	return p
+}
+
+// startRun is startAgent with this process's environment and XDG_RUNTIME_DIR set to
+// runtimeDir.
+func startRun(t *testing.T, bin, runtimeDir string, args ...string) *process {
+	t.Helper()
+	return startAgent(t, bin, append(os.Environ(), "XDG_RUNTIME_DIR="+runtimeDir), args...)
 }
 
 // syncWriter serializes the child's stdout and stderr into one buffer.

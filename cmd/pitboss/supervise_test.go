@@ -14,7 +14,6 @@ import (
 	"net/http/httputil"
 	"net/url"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -53,25 +52,17 @@ type superviseProc struct {
 
 func startSupervise(t *testing.T, bin, runtimeDir string, args ...string) *superviseProc {
 	t.Helper()
-	p := &process{t: t, cmd: exec.Command(bin, append([]string{"supervise"}, args...)...)}
-	p.cmd.Env = append(os.Environ(), "XDG_RUNTIME_DIR="+runtimeDir)
-	p.cmd.Stdout, p.cmd.Stderr = &syncWriter{b: &p.out}, &syncWriter{b: &p.out}
-	if err := p.cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if p.cmd.ProcessState == nil {
-			_ = p.cmd.Process.Signal(syscall.SIGTERM)
-			done := make(chan struct{})
-			go func() { _ = p.cmd.Wait(); close(done) }()
-			select {
-			case <-done:
-			case <-time.After(30 * time.Second):
-				_ = p.cmd.Process.Kill()
-				<-done
-			}
+	p := startProcess(t, bin, append(os.Environ(), "XDG_RUNTIME_DIR="+runtimeDir), func(p *process) {
+		_ = p.cmd.Process.Signal(syscall.SIGTERM)
+		done := make(chan struct{})
+		go func() { _ = p.cmd.Wait(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(30 * time.Second):
+			_ = p.cmd.Process.Kill()
+			<-done
 		}
-	})
+	}, append([]string{"supervise"}, args...)...)
 	return &superviseProc{process: p, runtimeDir: runtimeDir}
 }
 
@@ -493,18 +484,10 @@ func TestSuperviseOnTheRemoteVenue(t *testing.T) {
 		"{file: "+liveFile+", live: true, "+liveEnvVars+"}",
 		"{file: "+liveFile+", id: remote-live-2, wallet: 'env:PITBOSS_TEST_WALLET_2', live: true, "+liveEnvVars+"}",
 		"{file: "+dryFile+"}")
-	p := &process{t: t, cmd: exec.Command(bin, "supervise", fleet)}
-	p.cmd.Env = append(liveEnv(key, home, rt), "PITBOSS_TEST_WALLET_2="+key2)
-	p.cmd.Stdout, p.cmd.Stderr = &syncWriter{b: &p.out}, &syncWriter{b: &p.out}
-	if err := p.cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if p.cmd.ProcessState == nil {
-			_ = p.cmd.Process.Signal(syscall.SIGTERM)
-			p.wait()
-		}
-	})
+	p := startProcess(t, bin, append(liveEnv(key, home, rt), "PITBOSS_TEST_WALLET_2="+key2), func(p *process) {
+		_ = p.cmd.Process.Signal(syscall.SIGTERM)
+		p.wait()
+	}, "supervise", fleet)
 	ids := []string{"remote-live", "remote-live-2", "remote-dry"}
 	ls := func() map[string]supervisor.AgentView { return list(t, rt) }
 	m := waitList(t, p, "the three agents running", 60*time.Second, ls,
