@@ -474,6 +474,18 @@ func TestCommentsOnEventsAndMarkets(t *testing.T) {
 	if len(all) != 1 || all[0].ID != "2" || all[0].Profile.Name != "market-maker-1" {
 		t.Fatalf("market comments: %+v", all)
 	}
+	// An event's commentCount counts the comments on it and on its markets; other
+	// events count none of them.
+	var evs []api.CatalogueEvent
+	r.get("/events?limit=500", &evs)
+	for _, e := range evs {
+		if want := map[bool]int{true: 3}[e.ID == ev.ID]; e.CommentCount != want {
+			t.Fatalf("event %s: commentCount %d, want %d", e.Slug, e.CommentCount, want)
+		}
+	}
+	if len(evs) != len(r.cat.Events()) {
+		t.Fatalf("%d events listed, the catalogue has %d", len(evs), len(r.cat.Events()))
+	}
 	for _, c := range []struct {
 		path, err string
 		status    int

@@ -95,9 +95,13 @@ func New(cfg Config) *Service {
 func (s *Service) Posts() *Posts { return s.posts }
 
 // live is the exchange's state at one request: each market's listing and figures.
+// It is used by one goroutine.
 type live struct {
 	order []market.ConditionID // creation order
 	mk    map[market.ConditionID]*liveMarket
+	// comments counts each event's comments (by id), read from the posts once per
+	// request by the first event rendered.
+	comments map[string]int
 }
 
 type liveMarket struct {
@@ -248,6 +252,9 @@ func (s *Service) event(e *catalog.Event, l *live) eventView {
 	out.Closed = e.Closed || len(out.Markets) > 0 && allClosed
 	out.Active = anyActive && !out.Closed
 	out.Volume, out.Liquidity, out.Volume24hr, out.OpenInterest = api.Number(v.volume), api.Number(v.liquidity), api.Number(vol24), api.Number(oi)
-	out.CommentCount = s.commentCount(e)
+	if l.comments == nil {
+		l.comments = s.commentCounts()
+	}
+	out.CommentCount = l.comments[e.ID]
 	return v
 }

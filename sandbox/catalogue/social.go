@@ -101,35 +101,32 @@ func (s *Service) marketID(cond market.ConditionID) string {
 	return catalog.NumericID("market", string(cond))
 }
 
-// onEvent reports whether post p is a comment on event e: a comment on it or on one
-// of its markets, or a square message attaching one of its markets.
-func onEvent(p *post, e *catalog.Event) bool {
+// eventOf returns the catalogued event post p is a comment on, or nil: the event a
+// comment is on, the event of the market a comment is on, or the event of the market a
+// square message attaches. (Event and market ids and condition ids are unique in a
+// catalogue, so a post is on at most one event.)
+func (s *Service) eventOf(p *post) *catalog.Event {
+	var e *catalog.Event
 	switch {
 	case p.Kind == kindComment && p.ParentType == api.ParentEvent:
-		return p.ParentID == e.ID
+		e, _ = s.cfg.Catalog.Event(p.ParentID)
 	case p.Kind == kindComment && p.ParentType == api.ParentMarket:
-		for i := range e.Markets {
-			if e.Markets[i].ID == p.ParentID {
-				return true
-			}
-		}
+		_, e, _ = s.cfg.Catalog.MarketByID(p.ParentID)
 	case p.Kind == kindSquare && p.Cond != "":
-		for i := range e.Markets {
-			if e.Markets[i].Condition == p.Cond {
-				return true
-			}
-		}
+		_, e, _ = s.cfg.Catalog.Market(p.Cond)
 	}
-	return false
+	return e
 }
 
-func (s *Service) commentCount(e *catalog.Event) int {
+// commentCounts returns the number of comments on each event (by id, as eventOf
+// assigns them) in one pass over the posts.
+func (s *Service) commentCounts() map[string]int {
 	s.posts.mu.RLock()
 	defer s.posts.mu.RUnlock()
-	n := 0
+	n := map[string]int{}
 	for _, p := range s.posts.st.Posts {
-		if onEvent(p, e) {
-			n++
+		if e := s.eventOf(p); e != nil {
+			n[e.ID]++
 		}
 	}
 	return n
@@ -261,7 +258,7 @@ func (s *Service) Comments(parentType, parentID string, ascending bool, pq api.P
 		if !ok {
 			return nil, market.Errorf(market.CodeEventNotFound)
 		}
-		match = func(p *post) bool { return onEvent(p, e) }
+		match = func(p *post) bool { return s.eventOf(p) == e }
 	case api.ParentMarket:
 		m, _, ok := s.cfg.Catalog.MarketByID(parentID)
 		if !ok {
