@@ -141,23 +141,21 @@ type Host struct {
 	dispM sync.Mutex // held by the dispatcher while it calls listeners
 
 	// engine goroutine only
-	lsn        uint64 // last LSN appended (or assigned, when ephemeral)
-	sinceSnap  int
-	snapLSN    atomic.Uint64 // LSN of the newest snapshot written or recovered
-	snapBusy   atomic.Bool
-	snapCh     chan snapJob
-	buf        []byte
-	gtd        map[market.OrderID]int64 // open GTD orders → expiration (Unix s)
-	tx         Tx
-	failed     error
-	failedOnce sync.Once
+	lsn       uint64 // last LSN appended (or assigned, when ephemeral)
+	sinceSnap int
+	snapLSN   atomic.Uint64 // LSN of the newest snapshot written or recovered
+	snapBusy  atomic.Bool
+	snapCh    chan snapJob
+	buf       []byte
+	gtd       map[market.OrderID]int64 // open GTD orders → expiration (Unix s)
+	tx        Tx
+	failed    error // the journal's failure (see fail); nil while healthy
 
 	pubSeq   atomic.Uint64
 	applied  atomic.Uint64 // engine commands applied since Open
 	records  atomic.Uint64 // extension records applied since Open
 	iters    atomic.Uint64
 	lastSeq  atomic.Uint64
-	failErr  atomic.Pointer[error]
 	closeErr error
 	closeMu  sync.Mutex
 	jClosed  bool
@@ -434,8 +432,8 @@ loop:
 		err = cerr
 	}
 	h.closed.Store(true)
-	if f := h.failErr.Load(); f != nil {
-		return *f
+	if h.failed != nil {
+		return h.failed
 	}
 	return err
 }
@@ -476,14 +474,15 @@ func (h *Host) iterate(batch []*request, expire bool) {
 }
 
 // fail records a journal failure: the engine has applied what the disk does not
-// hold, so the host refuses everything afterwards.
+// hold, so the host refuses everything afterwards. Only the first failure is kept.
+// Like every reader of h.failed, it runs on the engine goroutine (Tx, during Open or
+// Run), so no synchronisation is needed.
 func (h *Host) fail(err error) {
-	h.failedOnce.Do(func() {
-		h.failed = fmt.Errorf("host: journal: %w", err)
-		f := h.failed
-		h.failErr.Store(&f)
-		h.log.Error("host: the journal failed; refusing further requests (restart to recover the durable state)", zap.Error(err))
-	})
+	if h.failed != nil {
+		return
+	}
+	h.failed = fmt.Errorf("host: journal: %w", err)
+	h.log.Error("host: the journal failed; refusing further requests (restart to recover the durable state)", zap.Error(err))
 }
 
 // Exec runs fn on the engine goroutine, serialized with every other request, and

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"sort"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -655,4 +656,29 @@ func TestRunLeavesNoGoroutines(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitFor(t, "the host's goroutines to exit", func() bool { return runtime.NumGoroutine() <= before })
+}
+
+// TestAJournalFailureIsKeptAndReturned drives the host into a journal failure (a
+// record the journal refuses: over journal.MaxRecordSize, after the extension applied
+// it) and checks that the first failure is kept: that request, every later request
+// (nothing more is applied) and Run all return it.
+func TestAJournalFailureIsKeptAndReturned(t *testing.T) {
+	ext := &counter{}
+	r := start(t, host.Config{Dir: t.TempDir(), Extensions: []host.Extension{ext}, SnapshotEvery: -1, ExpireEvery: -1})
+	ctx := context.Background()
+	isFailure := func(what string, err error) {
+		t.Helper()
+		if !errors.Is(err, journal.ErrTooLarge) || !strings.HasPrefix(err.Error(), "host: journal: ") {
+			t.Fatalf("%s: %v, want the journal's failure (host: journal: ... record too large)", what, err)
+		}
+	}
+	huge := strings.Repeat("x", journal.MaxRecordSize+1)
+	isFailure("the failing request", r.h.Exec(ctx, func(tx *host.Tx) error { return tx.Record("counter", []byte(huge)) }))
+	isFailure("a later record", r.h.Exec(ctx, func(tx *host.Tx) error { return tx.Record("counter", []byte("a")) }))
+	_, err := r.h.Submit(ctx, deposit(market.Address{1}, market.One))
+	isFailure("a later command", err)
+	if events, recs := ext.state(); events != 0 || len(recs) != 1 {
+		t.Fatalf("after the failure the extension saw %d events and %d records, want 0 and 1 (the refused one)", events, len(recs))
+	}
+	isFailure("Run", r.stop())
 }
