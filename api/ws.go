@@ -262,16 +262,6 @@ func SplitWSFrame(b []byte) ([]json.RawMessage, error) {
 	return nil, ErrWSFrame
 }
 
-// WSEventType returns the event_type of one message (an element from SplitWSFrame),
-// or "" when it has none or is not an object.
-func WSEventType(msg []byte) string {
-	var e WSEnvelope
-	if json.Unmarshal(msg, &e) != nil {
-		return ""
-	}
-	return e.EventType
-}
-
 // marshalNoEscape encodes v as compact JSON without HTML escaping and without the
 // trailing newline of json.Encoder.
 func marshalNoEscape(v any) ([]byte, error) {
