@@ -16,3 +16,21 @@ import (
 func BindMarkets(m *agents.Markets, catalog []market.Info, now int64) ([]strategy.Binding, error) {
 	return bindMarkets(m, catalog, now)
 }
+
+// bindingsOf returns the markets of binds in order and, for each whose market is in
+// catalog, the binding with its Info (a catalogue names a market once; binds come
+// from BindMarkets over the same catalogue, so every one is found).
+func bindingsOf(binds []strategy.Binding, catalog []market.Info) ([]market.ConditionID, []Binding) {
+	conds := make([]market.ConditionID, len(binds))
+	var out []Binding
+	for i, b := range binds {
+		conds[i] = b.Market
+		for _, info := range catalog {
+			if info.Condition == b.Market {
+				out = append(out, Binding{Name: b.Name, Info: info})
+				break
+			}
+		}
+	}
+	return conds, out
+}

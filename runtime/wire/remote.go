@@ -237,17 +237,11 @@ func buildRemote(ctx context.Context, spec *agents.Spec, opt Options, live bool)
 	if err != nil {
 		return nil, err
 	}
-	conds := make([]market.ConditionID, len(binds))
+	conds, bindings := bindingsOf(binds, catalog)
+	r.Bindings = bindings
 	var tokens []market.TokenID
-	for i, b := range binds {
-		conds[i] = b.Market
-		for _, info := range catalog {
-			if info.Condition == b.Market {
-				r.Bindings = append(r.Bindings, Binding{Name: b.Name, Info: info})
-				tokens = append(tokens, info.Tokens[market.Yes], info.Tokens[market.No])
-				break
-			}
-		}
+	for _, b := range bindings {
+		tokens = append(tokens, b.Info.Tokens[market.Yes], b.Info.Tokens[market.No])
 	}
 
 	g, err := NewGuards(spec.Guards, policies.WithAgent(spec.Name), policies.WithAddress(r.Wallet), policies.WithGeoblock(geo))

@@ -268,15 +268,8 @@ func BuildContext(ctx context.Context, spec *agents.Spec, opt Options) (*Runnabl
 	if err != nil {
 		return nil, err
 	}
-	conds := make([]market.ConditionID, len(binds))
-	for i, b := range binds {
-		conds[i] = b.Market
-		for _, info := range catalog {
-			if info.Condition == b.Market {
-				r.Bindings = append(r.Bindings, Binding{Name: b.Name, Info: info})
-			}
-		}
-	}
+	conds, bindings := bindingsOf(binds, catalog)
+	r.Bindings = bindings
 
 	// Guards.
 	g, err := NewGuards(spec.Guards, policies.WithAgent(spec.Name), policies.WithAddress(r.Wallet),
