@@ -442,6 +442,11 @@ func TestRoutesAndDisabledLegacyQuote(t *testing.T) {
 		{"POST", "/sim/deposit", `{"to":"` + alice.String() + `","asset":"` + bob.String() + `","amount":"1"}`, 400, `{"error":"unsupported asset: only the platform token and BNB can be deposited"}`},
 		{"POST", "/bridge/swap/quote", `{"address":"` + alice.String() + `","fromToken":"ETH","toTokenAddress":"` + DefaultTokenAddress.String() + `","amountInWei":"1"}`, 400, `{"error":"unsupported asset: fromToken must be BNB"}`},
 		{"POST", "/bridge/swap/quote", `{"address":"` + alice.String() + `","fromToken":"BNB","toTokenAddress":"` + DefaultTokenAddress.String() + `","amountInWei":"1","slippageBps":9000}`, 400, `{"error":"invalid slippageBps"}`},
+		{"GET", "/bridge/swaps", nil, 400, `{"error":"address is required"}`},
+		{"GET", "/bridge/swaps?address=%20", nil, 400, `{"error":"address is required"}`},
+		{"GET", "/bridge/swaps?address=nope", nil, 400, `{"error":"invalid address"}`},
+		{"GET", "/bridge/swaps?address=" + alice.String() + "&limit=-1", nil, 400, `{"error":"invalid limit"}`},
+		{"GET", "/bridge/swaps?address=" + alice.String() + "&limit=x", nil, 400, `{"error":"invalid limit"}`},
 		{"GET", "/supported-assets", nil, 200, ""},
 	}
 	for _, c := range cases {

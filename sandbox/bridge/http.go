@@ -134,14 +134,9 @@ func (b *Bridge) Handler(h Host, auth Authenticator) http.Handler {
 	})
 	m.Handle(http.MethodGet, "/bridge/swaps", func(w http.ResponseWriter, r *http.Request) {
 		q := r.URL.Query()
-		a := strings.TrimSpace(q.Get("address"))
-		if a == "" {
-			writeErr(w, market.Errorf(market.CodeMissingParameter, "address"))
-			return
-		}
-		wallet, err := market.ParseAddress(a)
+		wallet, err := api.ParseAddressParam(q, "address")
 		if err != nil {
-			writeErr(w, market.Errorf(market.CodeBadRequest, "address"))
+			writeErr(w, err)
 			return
 		}
 		limit := SwapsDefaultLimit
