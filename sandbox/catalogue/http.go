@@ -34,9 +34,9 @@ import (
 // Errors are {"error": "..."} with catalog messages.
 func (s *Service) Handler(h Host) http.Handler {
 	m := api.NewMux()
-	get := func(path string, fn func(w http.ResponseWriter, r *http.Request) (any, error)) {
+	get := func(path string, fn func(r *http.Request) (any, error)) {
 		m.Handle(http.MethodGet, path, func(w http.ResponseWriter, r *http.Request) {
-			v, err := fn(w, r)
+			v, err := fn(r)
 			if err != nil {
 				s.fail(w, err)
 				return
@@ -44,48 +44,48 @@ func (s *Service) Handler(h Host) http.Handler {
 			_ = api.WriteJSON(w, 200, v)
 		})
 	}
-	get("/events", func(_ http.ResponseWriter, r *http.Request) (any, error) {
+	get("/events", func(r *http.Request) (any, error) {
 		q, err := api.ParseEventsQuery(r.URL.Query())
 		if err != nil {
 			return nil, err
 		}
 		return s.Events(r.Context(), h, q)
 	})
-	get("/events/{id}", func(_ http.ResponseWriter, r *http.Request) (any, error) {
+	get("/events/{id}", func(r *http.Request) (any, error) {
 		return s.EventByID(r.Context(), h, r.PathValue("id"), "")
 	})
-	get("/events/slug/{slug}", func(_ http.ResponseWriter, r *http.Request) (any, error) {
+	get("/events/slug/{slug}", func(r *http.Request) (any, error) {
 		return s.EventByID(r.Context(), h, "", r.PathValue("slug"))
 	})
-	get("/markets", func(_ http.ResponseWriter, r *http.Request) (any, error) {
+	get("/markets", func(r *http.Request) (any, error) {
 		q, err := api.ParseMarketsQuery(r.URL.Query())
 		if err != nil {
 			return nil, err
 		}
 		return s.Markets(r.Context(), h, q)
 	})
-	get("/markets/{id}", func(_ http.ResponseWriter, r *http.Request) (any, error) {
+	get("/markets/{id}", func(r *http.Request) (any, error) {
 		return s.MarketByKey(r.Context(), h, r.PathValue("id"), "")
 	})
-	get("/markets/slug/{slug}", func(_ http.ResponseWriter, r *http.Request) (any, error) {
+	get("/markets/slug/{slug}", func(r *http.Request) (any, error) {
 		return s.MarketByKey(r.Context(), h, "", r.PathValue("slug"))
 	})
-	get("/tags", func(_ http.ResponseWriter, r *http.Request) (any, error) {
+	get("/tags", func(r *http.Request) (any, error) {
 		pq, err := api.ParsePageQuery(r.URL.Query(), api.TagsDefaultLimit, api.TagsMaxLimit)
 		if err != nil {
 			return nil, err
 		}
 		return s.Tags(pq), nil
 	})
-	get("/tags/{id}", func(_ http.ResponseWriter, r *http.Request) (any, error) { return s.Tag(r.PathValue("id"), "") })
-	get("/tags/slug/{slug}", func(_ http.ResponseWriter, r *http.Request) (any, error) { return s.Tag("", r.PathValue("slug")) })
-	get("/tags/slug/{slug}/related-tags/tags", func(_ http.ResponseWriter, r *http.Request) (any, error) {
+	get("/tags/{id}", func(r *http.Request) (any, error) { return s.Tag(r.PathValue("id"), "") })
+	get("/tags/slug/{slug}", func(r *http.Request) (any, error) { return s.Tag("", r.PathValue("slug")) })
+	get("/tags/slug/{slug}/related-tags/tags", func(r *http.Request) (any, error) {
 		return s.RelatedTags("", r.PathValue("slug"))
 	})
-	get("/tags/{id}/related-tags/tags", func(_ http.ResponseWriter, r *http.Request) (any, error) {
+	get("/tags/{id}/related-tags/tags", func(r *http.Request) (any, error) {
 		return s.RelatedTags(r.PathValue("id"), "")
 	})
-	get("/comments", func(_ http.ResponseWriter, r *http.Request) (any, error) {
+	get("/comments", func(r *http.Request) (any, error) {
 		v := r.URL.Query()
 		pt, pid, asc, pq, err := api.ParseCommentsQuery(v)
 		if err != nil {
@@ -110,14 +110,14 @@ func (s *Service) Handler(h Host) http.Handler {
 		}
 		_ = api.WriteJSON(w, 200, c)
 	})
-	get("/public-search", func(_ http.ResponseWriter, r *http.Request) (any, error) {
+	get("/public-search", func(r *http.Request) (any, error) {
 		q, limit, err := api.ParseSearchQuery(r.URL.Query(), SearchDefaultLimit, SearchMaxLimit)
 		if err != nil {
 			return nil, err
 		}
 		return s.Search(r.Context(), h, q, limit)
 	})
-	get("/public-profile", func(_ http.ResponseWriter, r *http.Request) (any, error) {
+	get("/public-profile", func(r *http.Request) (any, error) {
 		a, err := api.ParseAddressParam(r.URL.Query(), "address")
 		if err != nil {
 			return nil, err
@@ -128,7 +128,7 @@ func (s *Service) Handler(h Host) http.Handler {
 		}
 		return p, nil
 	})
-	get("/square/messages", func(_ http.ResponseWriter, r *http.Request) (any, error) {
+	get("/square/messages", func(r *http.Request) (any, error) {
 		q, err := api.ParseFeedQuery(r.URL.Query(), SquareDefaultLimit, SquareMaxLimit)
 		if err != nil {
 			return nil, err
@@ -158,7 +158,7 @@ func (s *Service) Handler(h Host) http.Handler {
 		}
 		_ = api.WriteJSON(w, 200, msg)
 	})
-	get("/square/messages/search", func(_ http.ResponseWriter, r *http.Request) (any, error) {
+	get("/square/messages/search", func(r *http.Request) (any, error) {
 		q, err := api.ParseFeedQuery(r.URL.Query(), SquareDefaultLimit, SquareMaxLimit)
 		if err != nil {
 			return nil, err
@@ -169,7 +169,7 @@ func (s *Service) Handler(h Host) http.Handler {
 		ql := strings.ToLower(q.Q)
 		return s.messages(r.Context(), h, func(p *post) bool { return contains(p.Text, ql) }, q.Cursor, q.Limit)
 	})
-	get("/square/users/{address}", func(_ http.ResponseWriter, r *http.Request) (any, error) {
+	get("/square/users/{address}", func(r *http.Request) (any, error) {
 		a, err := market.ParseAddress(r.PathValue("address"))
 		if err != nil {
 			return nil, market.Errorf(market.CodeBadRequest, "address")
@@ -185,7 +185,7 @@ func (s *Service) Handler(h Host) http.Handler {
 		}
 		return api.SquareUser{Profile: p, MessageCount: p.Stats.Messages, Messages: msgs.Messages}, nil
 	})
-	get("/square/channels", func(_ http.ResponseWriter, _ *http.Request) (any, error) { return s.Channels(), nil })
+	get("/square/channels", func(*http.Request) (any, error) { return s.Channels(), nil })
 	if s.cfg.CommentsWS != nil {
 		m.Handle(http.MethodGet, "/ws/comments", s.cfg.CommentsWS.ServeHTTP)
 	}
