@@ -59,25 +59,8 @@ func startDurableExchange(t *testing.T, bin, dir string, extra ...string) *durab
 		_ = x.cmd.Process.Kill()
 		<-x.done
 	})
-	urls := map[string]string{}
-	deadline := time.Now().Add(20 * time.Second)
-	for urls["internal listener"] == "" {
-		for _, m := range urlRE.FindAllStringSubmatch(x.out.String(), -1) {
-			urls[m[1]] = m[2]
-		}
-		select {
-		case <-x.done:
-			t.Fatalf("the exchange exited (%v) before listening:\n%s", x.cmd.ProcessState, x.out)
-		case <-time.After(5 * time.Millisecond):
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the exchange printed no URLs:\n%s", x.out)
-		}
-	}
+	urls := waitExchangeURLs(t, x.out, x.done)
 	x.clob, x.cat, x.data, x.bridge = urls["CLOB service"], urls["catalogue service"], urls["data service"], urls["bridge service"]
-	if x.clob == "" || x.cat == "" || x.data == "" || x.bridge == "" {
-		t.Fatalf("missing service URLs %v:\n%s", urls, x.out)
-	}
 	return x
 }
 

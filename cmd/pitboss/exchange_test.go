@@ -59,6 +59,39 @@ func startExchange(t *testing.T, args ...string) *runningExchange {
 
 var urlRE = regexp.MustCompile(`(?m)^pitboss exchange: (.+?)\s+(http://\S+)$`)
 
+// exchangeListeners are the names `pitboss exchange` prints its base URLs under.
+var exchangeListeners = []string{"CLOB service", "catalogue service", "data service", "bridge service", "internal listener"}
+
+// waitExchangeURLs waits up to 30 s until the exchange whose output is out has
+// printed the base URL of every listener in exchangeListeners, and returns them by
+// name. It fails the test at the deadline, or as soon as exited (when not nil) is
+// closed.
+func waitExchangeURLs(t *testing.T, out *lockedBuffer, exited <-chan struct{}) map[string]string {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	urls := map[string]string{}
+	for {
+		for _, m := range urlRE.FindAllStringSubmatch(out.String(), -1) {
+			urls[m[1]] = m[2]
+		}
+		missing := false
+		for _, name := range exchangeListeners {
+			missing = missing || urls[name] == ""
+		}
+		if !missing {
+			return urls
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the exchange printed no URLs:\n%s", out)
+		}
+		select {
+		case <-exited:
+			t.Fatalf("the exchange exited before listening:\n%s", out)
+		case <-time.After(5 * time.Millisecond):
+		}
+	}
+}
+
 // url waits for the printed base URL of a listener.
 func (r *runningExchange) url(t *testing.T, name string) string {
 	t.Helper()

@@ -58,17 +58,7 @@ func startExchangeProcess(t *testing.T, bin string) *exchangeProcess {
 			t.Error("the exchange did not stop on SIGTERM")
 		}
 	})
-	deadline := time.Now().Add(30 * time.Second)
-	urls := map[string]string{}
-	for len(urls) < 5 {
-		for _, m := range urlRE.FindAllStringSubmatch(x.out.String(), -1) {
-			urls[m[1]] = m[2]
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the exchange printed no URLs:\n%s", x.out)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	urls := waitExchangeURLs(t, x.out, nil)
 	x.clob, x.cat, x.data, x.bridge, x.internal = urls["CLOB service"], urls["catalogue service"], urls["data service"],
 		urls["bridge service"], urls["internal listener"]
 	return x
