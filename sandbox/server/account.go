@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"slices"
 
+	"github.com/pitbossdev/pitboss/adapters/auth"
 	"github.com/pitbossdev/pitboss/api"
 	"github.com/pitbossdev/pitboss/market"
 	"github.com/pitbossdev/pitboss/sandbox/exchange"
@@ -316,7 +317,7 @@ func (s *Server) heartbeat(w http.ResponseWriter, r *http.Request) {
 		s.writeErr(w, err)
 		return
 	}
-	newID := uuidOf(fresh)
+	newID := auth.UUIDv4(fresh)
 	key := c.key.creds.APIKey
 	var id, current string
 	err = s.h.Exec(r.Context(), func(tx *host.Tx) error {
@@ -346,26 +347,6 @@ func (s *Server) heartbeat(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.writeJSON(w, api.HeartbeatResponse{HeartbeatID: id, Status: api.HeartbeatOK})
-}
-
-// uuidOf formats 16 bytes as a version-4 UUID in canonical lower-case form (the
-// version and variant bits are overwritten): heartbeat ids from random bytes, trade
-// ids from a digest.
-func uuidOf(u [16]byte) string {
-	u[6] = u[6]&0x0f | 0x40
-	u[8] = u[8]&0x3f | 0x80
-	const hexd = "0123456789abcdef"
-	var b [36]byte
-	j := 0
-	for i, c := range u {
-		if i == 4 || i == 6 || i == 8 || i == 10 {
-			b[j] = '-'
-			j++
-		}
-		b[j], b[j+1] = hexd[c>>4], hexd[c&0x0f]
-		j += 2
-	}
-	return string(b[:])
 }
 
 // CheckHeartbeats ends every heartbeat chain whose deadline passed by the server's

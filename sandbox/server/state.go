@@ -601,7 +601,7 @@ func TradeID(n uint64) market.TradeID { return tradeID(n) }
 func tradeID(n uint64) market.TradeID {
 	var in [len("pitboss-trade:") + 20]byte
 	sum := sha256.Sum256(strconv.AppendUint(append(in[:0], "pitboss-trade:"...), n, 10))
-	return market.TradeID(uuidOf([16]byte(sum[:16])))
+	return market.TradeID(auth.UUIDv4([16]byte(sum[:16])))
 }
 
 func yesPrice(p market.Micros, o market.Outcome) market.Micros {
