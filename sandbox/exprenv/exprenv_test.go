@@ -421,9 +421,15 @@ func FuzzCompile(f *testing.F) {
 
 func BenchmarkEvalBool(b *testing.B) {
 	env := newTestEnv(b)
-	p, _ := env.Compile("yes.bid > 0.3 && yes.ask < 0.9 && wide", Origin{}, Bool)
+	p, err := env.Compile("yes.bid > 0.3 && yes.ask < 0.9 && wide", Origin{}, Bool)
+	if err != nil {
+		b.Fatal(err)
+	}
 	var ev Evaluator
 	var e any = sampleEnv()
+	if got, err := ev.Bool(p, e); err != nil || !got {
+		b.Fatalf("Bool = %v, %v; want true (the benchmark would time another path)", got, err)
+	}
 	b.ReportAllocs()
 	for b.Loop() {
 		_, _ = ev.Bool(p, e)
@@ -432,9 +438,15 @@ func BenchmarkEvalBool(b *testing.B) {
 
 func BenchmarkEvalFloat(b *testing.B) {
 	env := newTestEnv(b)
-	p, _ := env.Compile("floor_tick((yes.bid + yes.ask) / 2 - spread / 2 - skew)", Origin{}, Float)
+	p, err := env.Compile("floor_tick((yes.bid + yes.ask) / 2 - spread / 2 - skew)", Origin{}, Float)
+	if err != nil {
+		b.Fatal(err)
+	}
 	var ev Evaluator
 	var e any = sampleEnv()
+	if got, err := ev.Float(p, e); err != nil || got != 0.43 {
+		b.Fatalf("Float = %v, %v; want 0.43 (the benchmark would time another path)", got, err)
+	}
 	b.ReportAllocs()
 	for b.Loop() {
 		_, _ = ev.Float(p, e)
