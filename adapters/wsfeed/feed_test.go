@@ -34,20 +34,25 @@ func waitBooksEqualREST(t *testing.T, h *wstest.Host, srv *wstest.Server, f *wsf
 	h.Flush()
 	seq := h.Seq()
 	wstest.Eventually(t, 30*time.Second, "the hub to reach the host's sequence", func() bool { return srv.Hub.Stats().Seq == seq })
-	var last string
+	var last market.TokenID // the token that differed at the last poll, named if the wait fails
+	defer func() {
+		if t.Failed() && last != "" {
+			t.Logf("token %s still differed from GET /book", last)
+		}
+	}()
 	wstest.Eventually(t, 30*time.Second, "the feed's books to equal GET /book", func() bool {
 		for _, tok := range toks {
 			want, _ := restBook(t, srv.URL, tok)
 			got, ok := c.book(tok)
 			fb, fok := f.Book(tok)
 			if !ok || !fok || !sameBook(got, want) || !sameBook(fb, want) {
-				last = string(tok)
+				last = tok
 				return false
 			}
 		}
+		last = ""
 		return true
 	})
-	_ = last
 	if h.Seq() != seq {
 		t.Fatal("the host moved during the comparison")
 	}
