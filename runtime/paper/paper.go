@@ -487,7 +487,15 @@ func (v *Venue) take(o *order) {
 	if b == nil {
 		return
 	}
-	m := v.tokens[o.Token].info
+	v.sweep(o, b, market.Taker, v.tokens[o.Token].info)
+}
+
+// sweep fills o against the opposite side of its mirror b, best level first, while
+// a level is within o's price and o has a lot left, removing what it takes from b.
+// As the taker o fills at each level's price and pays the taker fee of its market m;
+// as the maker (the opposite side moved through its resting price; m unused) it
+// fills at its own price, first in its queue, without a fee.
+func (v *Venue) sweep(o *order, b *market.Book, role market.Role, m *market.Info) {
 	v.scratch = append(v.scratch[:0], v.opposite(b, o.Side)...)
 	for _, l := range v.scratch {
 		if o.Remaining() <= 0 || !v.within(o, l.Price) {
@@ -499,7 +507,12 @@ func (v *Venue) take(o *order) {
 			break
 		}
 		b.Set(o.Side.Opposite(), l.Price, l.Size-n)
-		v.fill(o, l.Price, n, market.TakerFee(m.FeeBps, l.Price, n), market.Taker)
+		if role == market.Maker {
+			o.ahead = 0
+			v.fill(o, o.Price, n, 0, market.Maker)
+		} else {
+			v.fill(o, l.Price, n, market.TakerFee(m.FeeBps, l.Price, n), market.Taker)
+		}
 	}
 }
 
@@ -524,20 +537,7 @@ func (v *Venue) levelsChanged(t market.TokenID) {
 		}
 		// The opposite side reached our price: the venue would have matched us as
 		// the maker, at our price, before anything behind us.
-		v.scratch = append(v.scratch[:0], v.opposite(b, o.Side)...)
-		for _, l := range v.scratch {
-			if o.Remaining() <= 0 || !v.within(o, l.Price) {
-				break
-			}
-			n := min(o.Remaining(), l.Size)
-			n -= n % market.Lot
-			if n <= 0 {
-				break
-			}
-			b.Set(o.Side.Opposite(), l.Price, l.Size-n)
-			o.ahead = 0
-			v.fill(o, o.Price, n, 0, market.Maker)
-		}
+		v.sweep(o, b, market.Maker, nil)
 		if o.Status.Final() {
 			i--
 		}
