@@ -325,9 +325,13 @@ func RunSupervised(ctx context.Context, spec *agents.Spec, opt Options) error {
 		stopSide()
 		return err
 	}
+	// The side goroutines end with the agent's run (sideCtx, runCtx) and are waited
+	// for before the last status: the heartbeat's snapshot (and its stuck gate) is
+	// then the caller's alone.
+	var sideWG sync.WaitGroup
 	side := func(fn func()) {
-		wg.Add(1)
-		go func() { defer wg.Done(); fn() }()
+		sideWG.Add(1)
+		go func() { defer sideWG.Done(); fn() }()
 	}
 	side(func() { _ = ctl.Run(sideCtx) })
 	side(func() { _ = supervisor.PublishAgentMetrics(sideCtx, bus, id, reg, 0, log) })
@@ -351,7 +355,12 @@ func RunSupervised(ctx context.Context, spec *agents.Spec, opt Options) error {
 	log.Info("supervised", zap.String("agent", string(id)), zap.String("supervisor", cc.Supervisor),
 		zap.Stringer("wallet", wallet), zap.String("desired", string(eff)), zap.Uint64("run", cc.Run))
 	runErr := r.Agent.Run(runCtx)
+	// The run may end by itself (a feed failure, Options.Events) while runCtx lives:
+	// end it, so that the lease watch stops too. A cause set before (a lost lock)
+	// stays.
+	stopRun(nil)
 	stopSide()
+	sideWG.Wait()
 	// The last word: stopped (the roster marks the agent stopped, not dead).
 	final, _ := snapshot() // the heartbeat goroutine has stopped: the gate is ours
 	final.Time, final.IntervalMS = time.Now().UnixMilli(), cc.Heartbeat.Milliseconds()

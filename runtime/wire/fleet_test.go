@@ -464,3 +464,33 @@ func TestResolveFleetAgent(t *testing.T) {
 		})
 	}
 }
+
+// TestRunSupervisedReturnsWhenTheAgentEndsByItself: an agent whose run ends on its
+// own (here after Options.Events events; a feed failure ends it the same way)
+// returns from RunSupervised — its lease watch and side goroutines stop with it —
+// and its last status says stopped.
+func TestRunSupervisedReturnsWhenTheAgentEndsByItself(t *testing.T) {
+	f := startFleetBus(t)
+	r := f.roster(t)
+	spec := quoterFile(t, "")
+	env, lease := f.lockFor(t, spec, "q-1")
+	// The supervisor renews the lock meanwhile: the agent must not wait for it to
+	// expire.
+	ctx, cancel := context.WithCancel(context.Background())
+	renewed := make(chan error, 1)
+	go func() { renewed <- lease.Run(ctx) }()
+	t.Cleanup(func() { cancel(); <-renewed })
+	opt := wallOptions(t)
+	opt.Events = 20
+	s := runSupervised(t, spec, env, opt)
+	select {
+	case err := <-s.done:
+		close(s.done)
+		if err != nil {
+			t.Fatalf("RunSupervised: %v", err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("RunSupervised did not return after its agent's run ended")
+	}
+	waitFor(t, 5*time.Second, "stopped", func() bool { return stateOf(r, "q-1") == natsbus.StateStopped })
+}
