@@ -9,6 +9,7 @@ import (
 	"github.com/pitbossdev/pitboss/adapters/natsbus"
 	"github.com/pitbossdev/pitboss/market"
 	"github.com/pitbossdev/pitboss/runtime/agent"
+	"github.com/pitbossdev/pitboss/runtime/supervisor"
 )
 
 // fleetRegistry is a supervised agent's Prometheus registry, published to its
@@ -24,7 +25,7 @@ func fleetRegistry(id market.AgentID) (*prometheus.Registry, *Metrics, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	wrapped := prometheus.WrapRegistererWithPrefix("pitboss_agent_",
+	wrapped := prometheus.WrapRegistererWithPrefix(supervisor.AgentMetricsPrefix,
 		prometheus.WrapRegistererWith(prometheus.Labels{"agent": string(id)}, reg))
 	for _, c := range []prometheus.Collector{collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}), collectors.NewGoCollector()} {
 		if err := wrapped.Register(c); err != nil {
