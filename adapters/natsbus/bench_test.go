@@ -208,11 +208,17 @@ func BenchmarkBudgetAcquire(b *testing.B) {
 func BenchmarkFrame(b *testing.B) {
 	ev := market.Event{Kind: market.EventPriceChange, Seq: 1, Time: 1700000000000, Market: cond1, Token: tokYes,
 		Changes: []market.LevelChange{{Token: tokYes, Side: market.Buy, Price: 490_000, Size: 10 * market.One, BestBid: 490_000, BestAsk: 520_000}}}
-	buf, _ := AppendFrame(nil, FrameHeader{Epoch: 1, Seq: 1}, &ev)
+	buf, err := AppendFrame(nil, FrameHeader{Epoch: 1, Seq: 1}, &ev)
+	if err != nil {
+		b.Fatal(err)
+	}
 	b.Run("encode", func(b *testing.B) {
 		b.ReportAllocs()
+		var err error
 		for i := 0; i < b.N; i++ {
-			buf, _ = AppendFrame(buf[:0], FrameHeader{Epoch: 1, Seq: uint64(i)}, &ev)
+			if buf, err = AppendFrame(buf[:0], FrameHeader{Epoch: 1, Seq: uint64(i)}, &ev); err != nil {
+				b.Fatal(err)
+			}
 		}
 	})
 	b.Run("decode", func(b *testing.B) {
