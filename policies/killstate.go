@@ -47,9 +47,5 @@ func parseSigned(s string) (market.Micros, error) {
 	if s == "" {
 		return 0, nil
 	}
-	if s[0] == '-' {
-		m, err := market.ParseMicros(s[1:])
-		return -m, err
-	}
-	return market.ParseMicros(s)
+	return market.ParseSignedMicros(s)
 }

@@ -107,17 +107,9 @@ func (a Amount) MarshalText() ([]byte, error) { return market.Micros(a).AppendTo
 
 // UnmarshalText implements encoding.TextUnmarshaler.
 func (a *Amount) UnmarshalText(b []byte) error {
-	s := string(b)
-	neg := len(s) > 0 && s[0] == '-'
-	if neg {
-		s = s[1:]
-	}
-	m, err := market.ParseMicros(s)
+	m, err := market.ParseSignedMicros(string(b))
 	if err != nil {
 		return fmt.Errorf("amount %q: %w", b, err)
-	}
-	if neg {
-		m = -m
 	}
 	*a = Amount(m)
 	return nil

@@ -20,17 +20,9 @@ func (m Money) MarshalText() ([]byte, error) { return market.Micros(m).AppendTo(
 
 // UnmarshalText implements encoding.TextUnmarshaler (for tools that read reports).
 func (m *Money) UnmarshalText(b []byte) error {
-	s := string(b)
-	neg := len(s) > 0 && s[0] == '-'
-	if neg {
-		s = s[1:]
-	}
-	v, err := market.ParseMicros(s)
+	v, err := market.ParseSignedMicros(string(b))
 	if err != nil {
 		return err
-	}
-	if neg {
-		v = -v
 	}
 	*m = Money(v)
 	return nil
