@@ -35,8 +35,8 @@ func cliGroups() map[string][]string {
 	for _, s := range keysSubs {
 		groups["keys"] = append(groups["keys"], s.name)
 	}
-	for n := range walletSubs {
-		groups["wallet"] = append(groups["wallet"], n)
+	for _, s := range walletSubs {
+		groups["wallet"] = append(groups["wallet"], s.name)
 	}
 	sort.Strings(groups["wallet"])
 	for _, s := range orderSubs {

@@ -405,25 +405,17 @@ func interactive(f *os.File) bool { return f != nil && term.IsTerminal(int(f.Fd(
 
 // ---- pitboss keys ----
 
-type keysSub struct {
-	name, summary string
-	run           func(ctx context.Context, args []string, io stdio) error
-}
-
-var keysSubs = []keysSub{
-	{"create", "create API credentials for a wallet (signed with the wallet) and store them at once", runKeysCreate},
-	{"derive", "fetch a wallet's existing credentials for a nonce and store them", runKeysDerive},
-	{"list", "list stored credentials (key ids, never secrets) and, for a wallet, the venue's keys", runKeysList},
-	{"delete", "delete an API key on the venue and forget the stored credentials", runKeysDelete},
+var keysSubs = []subcommand{
+	{name: "create", summary: "create API credentials for a wallet (signed with the wallet) and store them at once", run: runKeysCreate},
+	{name: "derive", summary: "fetch a wallet's existing credentials for a nonce and store them", run: runKeysDerive},
+	{name: "list", summary: "list stored credentials (key ids, never secrets) and, for a wallet, the venue's keys", run: runKeysList},
+	{name: "delete", summary: "delete an API key on the venue and forget the stored credentials", run: runKeysDelete},
 }
 
 func printKeysUsage(w io.Writer) {
 	fmt.Fprintln(w, "Usage: pitboss keys <subcommand> [flags]")
 	fmt.Fprintln(w)
-	fmt.Fprintln(w, "Subcommands:")
-	for _, s := range keysSubs {
-		fmt.Fprintf(w, "  %-7s %s\n", s.name, s.summary)
-	}
+	printSubs(w, keysSubs)
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, "The venue is --clob-url (else $"+envCLOBURL+", else the local exchange at "+defaultCLOBURL+"), or")
 	fmt.Fprintln(w, "the venue section of an agent file (--agent FILE). Credentials are stored in the OS")
@@ -432,29 +424,7 @@ func printKeysUsage(w io.Writer) {
 }
 
 func runKeys(ctx context.Context, args []string, io stdio) error {
-	if len(args) == 0 {
-		printKeysUsage(io.stderr)
-		return &exitError{code: 2}
-	}
-	switch args[0] {
-	case "-h", "--help", "help":
-		printKeysUsage(io.stdout)
-		return nil
-	}
-	for _, s := range keysSubs {
-		if s.name == args[0] {
-			err := s.run(ctx, args[1:], io)
-			if err != nil && ctx.Err() != nil && errors.Is(err, ctx.Err()) {
-				fmt.Fprintln(io.stderr, "pitboss keys: interrupted")
-				return &exitError{code: 130}
-			}
-			return err
-		}
-	}
-	if secrets.LooksLikeKey(args[0]) {
-		return errKeyArgument
-	}
-	return usagef("unknown keys subcommand %q", args[0])
+	return dispatch(ctx, &subGroup{name: "keys", subs: keysSubs, usage: printKeysUsage, secret: true}, args, io)
 }
 
 // keyResult is what create and derive report: never a secret.

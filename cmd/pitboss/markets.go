@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/pitbossdev/pitboss/adapters/clob"
+	"github.com/pitbossdev/pitboss/adapters/secrets"
 	"github.com/pitbossdev/pitboss/api"
 	"github.com/pitbossdev/pitboss/market"
 )
@@ -25,7 +26,8 @@ func init() {
 	marketsList.run = runMarketsList
 }
 
-// subcommand is one subcommand of `pitboss markets` or `pitboss order`.
+// subcommand is one subcommand of a command made of them (markets, order, keys,
+// wallet).
 type subcommand struct {
 	name, synopsis, summary string
 	// run executes it with the arguments after its name; errors are reported as
@@ -33,35 +35,54 @@ type subcommand struct {
 	run func(ctx context.Context, args []string, io stdio) error
 }
 
-// dispatch runs the subcommand args[0] names from subs, with keys' and wallet's
-// conventions: -h prints the group's usage, an interrupt exits 130. def, when not
-// nil, runs when args is empty or starts with a flag (`pitboss markets --search x`).
-func dispatch(ctx context.Context, group string, subs []subcommand, def *subcommand, args []string, io stdio, usage func(io.Writer)) error {
+// subGroup is a command made of subcommands, as dispatch runs it.
+type subGroup struct {
+	name string
+	subs []subcommand
+	// def, when not nil, runs when args is empty or starts with a flag (`pitboss
+	// markets --search x`).
+	def   *subcommand
+	usage func(io.Writer)
+	// secret is set for the groups whose arguments may hold a secret (keys, wallet):
+	// a first argument that names no subcommand, a flag included, is unknown, and one
+	// shaped like a private key is refused without being echoed. Without it a flag
+	// where the subcommand goes prints the usage (exit 2).
+	secret bool
+}
+
+// dispatch runs the subcommand of g that args[0] names: help (and -h, --help when g
+// has no default) prints g's usage, no subcommand prints it on stderr (exit 2), an
+// interrupt exits 130.
+func dispatch(ctx context.Context, g *subGroup, args []string, io stdio) error {
 	var sub *subcommand
 	switch {
-	case len(args) > 0 && (args[0] == "help" || (def == nil && (args[0] == "-h" || args[0] == "--help"))):
-		usage(io.stdout)
+	case len(args) > 0 && (args[0] == "help" || (g.def == nil && (args[0] == "-h" || args[0] == "--help"))):
+		g.usage(io.stdout)
 		return nil
-	case len(args) == 0 || strings.HasPrefix(args[0], "-"):
-		if def == nil {
-			usage(io.stderr)
+	case len(args) == 0 || (!g.secret && strings.HasPrefix(args[0], "-")):
+		if g.def == nil {
+			g.usage(io.stderr)
 			return &exitError{code: 2}
 		}
-		sub = def
+		sub = g.def
 	default:
-		for i := range subs {
-			if subs[i].name == args[0] {
-				sub = &subs[i]
+		for i := range g.subs {
+			if g.subs[i].name == args[0] {
+				sub = &g.subs[i]
 			}
 		}
 		if sub == nil {
-			return usagef("unknown %s subcommand %q", group, args[0])
+			if g.secret && secrets.LooksLikeKey(args[0]) {
+				return errKeyArgument
+			}
+			return usagef("unknown %s subcommand %q", g.name, args[0])
 		}
 		args = args[1:]
 	}
 	err := sub.run(ctx, args, io)
 	if err != nil && ctx.Err() != nil && errors.Is(err, ctx.Err()) {
-		fmt.Fprintf(io.stderr, "pitboss %s: interrupted\n", group)
+		// Ctrl-C (or SIGTERM) at a prompt: the terminal is already restored.
+		fmt.Fprintf(io.stderr, "pitboss %s: interrupted\n", g.name)
 		return &exitError{code: 130}
 	}
 	return err
@@ -126,7 +147,7 @@ func runMarkets(ctx context.Context, args []string, io stdio) error {
 	if len(args) > 0 && args[0] == "list" {
 		args = args[1:]
 	}
-	return dispatch(ctx, "markets", marketsSubs, &marketsList, args, io, printMarketsUsage)
+	return dispatch(ctx, &subGroup{name: "markets", subs: marketsSubs, def: &marketsList, usage: printMarketsUsage}, args, io)
 }
 
 // ---- shared market plumbing ----

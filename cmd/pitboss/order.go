@@ -73,7 +73,7 @@ func printOrderUsage(w io.Writer) {
 // arguments shaped like a private key: order ids and condition ids have that very
 // shape (0x and 64 hex digits). --wallet still refuses a key (walletFlags).
 func runOrder(ctx context.Context, args []string, io stdio) error {
-	return dispatch(ctx, "order", orderSubs, nil, args, io, printOrderUsage)
+	return dispatch(ctx, &subGroup{name: "order", subs: orderSubs, usage: printOrderUsage}, args, io)
 }
 
 // ---- shared plumbing ----

@@ -7,7 +7,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"sort"
+	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -17,74 +17,35 @@ import (
 
 func init() {
 	register(command{name: "wallet", summary: "create, import, list and show wallets (keystore files, OS keyring, encrypted store); never prints a key", run: runWallet})
-	registerWalletSub(walletSub{name: "new", summary: "create a wallet and print the reference to put in agent files", run: runWalletNew})
-	registerWalletSub(walletSub{name: "import", summary: "import a private key (typed hidden, or from --key-fd) or an existing keystore file", run: runWalletImport})
-	registerWalletSub(walletSub{name: "list", summary: "list wallets: keystore files, OS keyring and encrypted-store entries (addresses, never keys)", run: runWalletList})
-	registerWalletSub(walletSub{name: "address", summary: "print the address of a wallet reference (keyring:NAME, keystore:PATH, env:VAR, file:NAME)", run: runWalletAddress})
+	registerWalletSub(subcommand{name: "new", summary: "create a wallet and print the reference to put in agent files", run: runWalletNew})
+	registerWalletSub(subcommand{name: "import", summary: "import a private key (typed hidden, or from --key-fd) or an existing keystore file", run: runWalletImport})
+	registerWalletSub(subcommand{name: "list", summary: "list wallets: keystore files, OS keyring and encrypted-store entries (addresses, never keys)", run: runWalletList})
+	registerWalletSub(subcommand{name: "address", summary: "print the address of a wallet reference (keyring:NAME, keystore:PATH, env:VAR, file:NAME)", run: runWalletAddress})
 }
 
-// walletSub is one `pitboss wallet` subcommand. Other files add theirs with
-// registerWalletSub from an init function (the funding commands do), so adding one
-// never edits this file.
-type walletSub struct {
-	name    string
-	summary string
-	// run executes the subcommand with the arguments after its name; errors are
-	// reported as for any command (see command.run).
-	run func(ctx context.Context, args []string, io stdio) error
-}
-
-var walletSubs = map[string]walletSub{}
+// walletSubs are the `pitboss wallet` subcommands, sorted by name. Other files add
+// theirs with registerWalletSub from an init function (the funding commands do), so
+// adding one never edits this file.
+var walletSubs []subcommand
 
 // registerWalletSub adds a `pitboss wallet` subcommand. Registering a name twice is a
 // programmer error and panics.
-func registerWalletSub(s walletSub) {
-	if _, dup := walletSubs[s.name]; dup {
+func registerWalletSub(s subcommand) {
+	i, dup := slices.BinarySearchFunc(walletSubs, s.name, func(e subcommand, name string) int { return strings.Compare(e.name, name) })
+	if dup {
 		panic("pitboss: wallet subcommand registered twice: " + s.name)
 	}
-	walletSubs[s.name] = s
+	walletSubs = slices.Insert(walletSubs, i, s)
 }
 
 func runWallet(ctx context.Context, args []string, io stdio) error {
-	if len(args) == 0 {
-		printWalletUsage(io.stderr)
-		return &exitError{code: 2}
-	}
-	switch args[0] {
-	case "-h", "--help", "help":
-		printWalletUsage(io.stdout)
-		return nil
-	}
-	sub, ok := walletSubs[args[0]]
-	if !ok {
-		if secrets.LooksLikeKey(args[0]) {
-			return errKeyArgument
-		}
-		return usagef("unknown wallet subcommand %q", args[0])
-	}
-	err := sub.run(ctx, args[1:], io)
-	if err != nil && ctx.Err() != nil && errors.Is(err, ctx.Err()) {
-		// Ctrl-C (or SIGTERM) at a prompt: the terminal is already restored.
-		fmt.Fprintln(io.stderr, "pitboss wallet: interrupted")
-		return &exitError{code: 130}
-	}
-	return err
+	return dispatch(ctx, &subGroup{name: "wallet", subs: walletSubs, usage: printWalletUsage, secret: true}, args, io)
 }
 
 func printWalletUsage(w io.Writer) {
 	fmt.Fprintln(w, "Usage: pitboss wallet <subcommand> [flags] [args]")
 	fmt.Fprintln(w)
-	fmt.Fprintln(w, "Subcommands:")
-	names := make([]string, 0, len(walletSubs))
-	width := 0
-	for n := range walletSubs {
-		names = append(names, n)
-		width = max(width, len(n))
-	}
-	sort.Strings(names)
-	for _, n := range names {
-		fmt.Fprintf(w, "  %-*s  %s\n", width, n, walletSubs[n].summary)
-	}
+	printSubs(w, walletSubs)
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, "Keys and passphrases never come from the command line: they are typed at a")
 	fmt.Fprintln(w, "hidden prompt, read from a file descriptor (--key-fd, --passphrase-fd,")

@@ -30,10 +30,10 @@ import (
 // terminal to type the confirmation phrase; there is no --yes.
 
 func init() {
-	registerWalletSub(walletSub{name: "deposit-address", summary: "show the wallet's deterministic BSC deposit address on the venue's bridge", run: runWalletDepositAddress})
-	registerWalletSub(walletSub{name: "status", summary: "show the wallet's deposits, withdrawals and BNB swaps on the bridge, and its ledger balance", run: runWalletStatus})
-	registerWalletSub(walletSub{name: "withdraw", summary: "withdraw the platform token to a BSC address: the bridge's preview, then a typed confirmation at a terminal (no --yes)", run: runWalletWithdraw})
-	registerWalletSub(walletSub{name: "swap-bnb", summary: "swap BNB held at the deposit address into the platform token: a quote, then a typed confirmation at a terminal", run: runWalletSwapBNB})
+	registerWalletSub(subcommand{name: "deposit-address", summary: "show the wallet's deterministic BSC deposit address on the venue's bridge", run: runWalletDepositAddress})
+	registerWalletSub(subcommand{name: "status", summary: "show the wallet's deposits, withdrawals and BNB swaps on the bridge, and its ledger balance", run: runWalletStatus})
+	registerWalletSub(subcommand{name: "withdraw", summary: "withdraw the platform token to a BSC address: the bridge's preview, then a typed confirmation at a terminal (no --yes)", run: runWalletWithdraw})
+	registerWalletSub(subcommand{name: "swap-bnb", summary: "swap BNB held at the deposit address into the platform token: a quote, then a typed confirmation at a terminal", run: runWalletSwapBNB})
 }
 
 // fundingCmd is what the four subcommands share: the venue, the wallet's address,

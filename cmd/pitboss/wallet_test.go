@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -113,11 +114,13 @@ func refFrom(t *testing.T, out string) string {
 
 func TestWalletSubcommandTable(t *testing.T) {
 	t.Run("another file can add a subcommand", func(t *testing.T) {
-		registerWalletSub(walletSub{name: "zz-test", summary: "test only", run: func(_ context.Context, args []string, io stdio) error {
+		registerWalletSub(subcommand{name: "zz-test", summary: "test only", run: func(_ context.Context, args []string, io stdio) error {
 			fmt.Fprintln(io.stdout, "ran with", args)
 			return nil
 		}})
-		defer delete(walletSubs, "zz-test")
+		defer func() {
+			walletSubs = slices.DeleteFunc(walletSubs, func(s subcommand) bool { return s.name == "zz-test" })
+		}()
 		c := newCLI(t)
 		if out := c.mustRun("", "wallet", "zz-test", "a"); out != "ran with [a]\n" {
 			t.Fatalf("%q", out)
@@ -132,7 +135,7 @@ func TestWalletSubcommandTable(t *testing.T) {
 				t.Fatal("no panic")
 			}
 		}()
-		registerWalletSub(walletSub{name: "new"})
+		registerWalletSub(subcommand{name: "new"})
 	})
 	t.Run("usage errors", func(t *testing.T) {
 		c := newCLI(t)
