@@ -542,10 +542,7 @@ func printMarketRows(w io.Writer, rows []marketRow, v *venue) {
 		if i > 0 {
 			fmt.Fprintln(w)
 		}
-		name := r.Slug
-		if name == "" {
-			name = string(r.Condition)
-		}
+		name := firstNonEmpty(r.Slug, string(r.Condition))
 		fmt.Fprintln(w, name)
 		if r.Question != "" {
 			fmt.Fprintf(w, "  %s\n", r.Question)

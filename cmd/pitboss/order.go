@@ -845,10 +845,7 @@ func runOrderList(ctx context.Context, args []string, io stdio) error {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "ID\tMARKET\tOUTCOME\tSIDE\tPRICE\tSIZE\tMATCHED\tTYPE\tCREATED")
 	for _, r := range rows {
-		name := r.Slug
-		if name == "" {
-			name = string(r.Condition)
-		}
+		name := firstNonEmpty(r.Slug, string(r.Condition))
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.ID, name, r.Outcome, r.Side, r.Price, r.Size, r.Matched, r.Type, r.Created)
 	}
 	tw.Flush()
@@ -908,10 +905,7 @@ func runOrderGet(ctx context.Context, args []string, io stdio) error {
 	if r.info != nil {
 		q = r.info.Question
 	}
-	name := r.Slug
-	if name == "" {
-		name = string(r.Condition)
-	}
+	name := firstNonEmpty(r.Slug, string(r.Condition))
 	fmt.Fprintf(w, "market    %s  %s\n", name, q)
 	fmt.Fprintf(w, "token     %s (%s)\n", r.Token, r.Outcome)
 	fmt.Fprintf(w, "order     %s %s @ %s %s\n", r.Side, r.Size, r.Price, r.Type)
@@ -1081,10 +1075,7 @@ func runOrderTrades(ctx context.Context, args []string, io stdio) error {
 	fmt.Fprintln(tw, "TIME\tMARKET\tOUTCOME\tSIDE\tSIZE\tPRICE\tROLE\tFEE\tTRADE\tORDER")
 	var bought, sold market.Micros
 	for _, r := range rows {
-		name := r.Slug
-		if name == "" {
-			name = string(r.Condition)
-		}
+		name := firstNonEmpty(r.Slug, string(r.Condition))
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.Time, name, r.Outcome, r.Side, r.Size, r.Price, r.Role, r.Fee, r.Trade, r.Order)
 		if r.Side == market.Buy.String() {
 			bought += r.size
