@@ -12,6 +12,7 @@ import (
 
 	"github.com/pitbossdev/pitboss/market"
 	"github.com/pitbossdev/pitboss/runtime/report"
+	"github.com/pitbossdev/pitboss/runtime/report/reporttest"
 	"github.com/pitbossdev/pitboss/runtime/tape"
 )
 
@@ -96,35 +97,9 @@ func TestGoldenReportOfTheSample(t *testing.T) {
 	if err := r.WriteText(&txt); err != nil {
 		t.Fatal(err)
 	}
-	checkGolden(t, "testdata/golden/quoter-sample.json", out[0])
-	checkGolden(t, "testdata/golden/quoter-sample.csv", out[2])
-	checkGolden(t, "testdata/golden/quoter-sample.txt", txt.Bytes())
-}
-
-func checkGolden(t *testing.T, path string, got []byte) {
-	t.Helper()
-	if os.Getenv("PITBOSS_UPDATE_GOLDEN") == "1" {
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (PITBOSS_UPDATE_GOLDEN=1 creates it)", err)
-	}
-	if !bytes.Equal(got, want) {
-		g, w := strings.Split(string(got), "\n"), strings.Split(string(want), "\n")
-		for i := 0; i < len(g) && i < len(w); i++ {
-			if g[i] != w[i] {
-				t.Fatalf("%s differs from the golden file at line %d (PITBOSS_UPDATE_GOLDEN=1 rewrites it):\n got: %s\nwant: %s", path, i+1, g[i], w[i])
-			}
-		}
-		t.Fatalf("%s differs from the golden file in length (%d lines, want %d)", path, len(g), len(w))
-	}
+	reporttest.CheckGolden(t, "testdata/golden/quoter-sample.json", out[0])
+	reporttest.CheckGolden(t, "testdata/golden/quoter-sample.csv", out[2])
+	reporttest.CheckGolden(t, "testdata/golden/quoter-sample.txt", txt.Bytes())
 }
 
 func TestReportCoversTheRun(t *testing.T) {

@@ -3,14 +3,13 @@ package report
 import (
 	"bytes"
 	"math"
-	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/pitbossdev/pitboss/market"
+	"github.com/pitbossdev/pitboss/runtime/report/reporttest"
 )
 
 const (
@@ -307,43 +306,6 @@ func TestGoldenReport(t *testing.T) {
 	}{
 		{"known.json", js}, {"known.html", h.Bytes()}, {"known.csv", c.Bytes()}, {"known.txt", txt.Bytes()},
 	} {
-		checkGolden(t, filepath.Join("testdata", "golden", g.file), g.got)
+		reporttest.CheckGolden(t, filepath.Join("testdata", "golden", g.file), g.got)
 	}
-}
-
-func checkGolden(t *testing.T, path string, got []byte) {
-	t.Helper()
-	if os.Getenv("PITBOSS_UPDATE_GOLDEN") == "1" {
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run with PITBOSS_UPDATE_GOLDEN=1 to create it)", err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("%s differs from the golden file (PITBOSS_UPDATE_GOLDEN=1 rewrites it):\n%s", path, firstDiff(got, want))
-	}
-}
-
-func firstDiff(a, b []byte) string {
-	al, bl := strings.Split(string(a), "\n"), strings.Split(string(b), "\n")
-	for i := 0; i < len(al) || i < len(bl); i++ {
-		var x, y string
-		if i < len(al) {
-			x = al[i]
-		}
-		if i < len(bl) {
-			y = bl[i]
-		}
-		if x != y {
-			return "line " + strconv.Itoa(i+1) + ":\n got: " + x + "\nwant: " + y
-		}
-	}
-	return ""
 }
