@@ -89,6 +89,14 @@ func (b *Bus) PublishStatus(st *Status) error {
 // goroutine and must be safe to call concurrently with the agent's loop. Publish
 // errors (a disconnected client) are logged and the beat goes on.
 func (b *Bus) RunHeartbeat(ctx context.Context, interval time.Duration, snapshot func() Status) error {
+	return b.RunHeartbeatWith(ctx, interval, func() (Status, bool) { return snapshot(), true }, nil)
+}
+
+// RunHeartbeatWith is RunHeartbeat for a supervised agent: a status is also
+// published at once after each receive from kick (a control request; nil: never),
+// and a snapshot whose second result is false is skipped (nothing published, Seq
+// not advanced: the agent's loop is stuck and its heartbeats stop).
+func (b *Bus) RunHeartbeatWith(ctx context.Context, interval time.Duration, snapshot func() (Status, bool), kick <-chan struct{}) error {
 	if interval <= 0 {
 		return fmt.Errorf("natsbus: heartbeat interval must be positive")
 	}
@@ -96,16 +104,18 @@ func (b *Bus) RunHeartbeat(ctx context.Context, interval time.Duration, snapshot
 	defer t.Stop()
 	var seq uint64
 	for {
-		st := snapshot()
-		seq++
-		st.Seq, st.Time, st.IntervalMS = seq, time.Now().UnixMilli(), interval.Milliseconds()
-		if err := b.PublishStatus(&st); err != nil {
-			b.log.Warn("heartbeat not sent", zap.Error(err))
+		if st, publish := snapshot(); publish {
+			seq++
+			st.Seq, st.Time, st.IntervalMS = seq, time.Now().UnixMilli(), interval.Milliseconds()
+			if err := b.PublishStatus(&st); err != nil {
+				b.log.Warn("heartbeat not sent", zap.Error(err))
+			}
 		}
 		select {
 		case <-ctx.Done():
 			return nil
 		case <-t.C:
+		case <-kick:
 		}
 	}
 }

@@ -168,3 +168,59 @@ func TestAmountJSONIsExact(t *testing.T) {
 		})
 	}
 }
+
+// TestRunHeartbeatWithKicksAndSkips: a kick publishes at once, without waiting
+// for the interval; a snapshot that says not to publish sends nothing and does not
+// advance Seq.
+func TestRunHeartbeatWithKicksAndSkips(t *testing.T) {
+	s := startServer(t, "")
+	sup := connectRole(t, s, RoleSupervisor, "sup")
+	agent := connectRole(t, s, RoleAgent, "a")
+	subj, err := StatusSubject("a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sub, err := sup.Conn().SubscribeSync(subj)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = sub.Unsubscribe() })
+	if err := sup.Flush(ctxT(t, 5*time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	calls := 0
+	snapshot := func() (Status, bool) {
+		mu.Lock()
+		defer mu.Unlock()
+		calls++
+		return Status{Agent: "a", State: StateRunning}, calls != 2 // the second is skipped
+	}
+	kick := make(chan struct{}) // unbuffered: a send returns once the loop took it
+	runBG(t, func(ctx context.Context) error { return agent.RunHeartbeatWith(ctx, time.Hour, snapshot, kick) })
+	next := func() Status {
+		t.Helper()
+		m, err := sub.NextMsg(5 * time.Second)
+		if err != nil {
+			t.Fatalf("no status: %v", err)
+		}
+		var st Status
+		if err := json.Unmarshal(m.Data, &st); err != nil {
+			t.Fatal(err)
+		}
+		return st
+	}
+	if st := next(); st.Seq != 1 || st.IntervalMS != time.Hour.Milliseconds() {
+		t.Fatalf("first status %+v", st)
+	}
+	kick <- struct{}{} // skipped
+	kick <- struct{}{} // published, within the hour
+	if st := next(); st.Seq != 2 {
+		t.Fatalf("status after the kicks: seq %d, want 2 (the skipped one takes none)", st.Seq)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if calls != 3 {
+		t.Fatalf("%d snapshots, want 3", calls)
+	}
+}

@@ -335,7 +335,11 @@ func RunSupervised(ctx context.Context, spec *agents.Spec, opt Options) error {
 	}
 	side(func() { _ = ctl.Run(sideCtx) })
 	side(func() { _ = supervisor.PublishAgentMetrics(sideCtx, bus, id, reg, 0, log) })
-	side(func() { heartbeat(sideCtx, bus, cc.Heartbeat, snapshot, kick, log) })
+	side(func() {
+		if err := bus.RunHeartbeatWith(sideCtx, cc.Heartbeat, snapshot, kick); err != nil {
+			log.Error("no heartbeats", zap.Error(err))
+		}
+	})
 	side(func() {
 		if err := watchLease(runCtx, locks, walletKey, id, cc.Lease, log); err != nil {
 			stopRun(err)
@@ -389,30 +393,6 @@ func fleetStatus(s agent.Status, markets []market.ConditionID, host, sup string)
 			Realized: natsbus.Amount(p.Realized), Unrealized: natsbus.Amount(p.Unrealized)})
 	}
 	return st
-}
-
-// heartbeat publishes snapshot() every interval, and at once after a control
-// request (kick), until ctx ends.
-// snapshot's second result false skips that heartbeat.
-func heartbeat(ctx context.Context, bus *natsbus.Bus, interval time.Duration, snapshot func() (natsbus.Status, bool), kick <-chan struct{}, log *zap.Logger) {
-	t := time.NewTicker(interval)
-	defer t.Stop()
-	var seq uint64
-	for {
-		if st, publish := snapshot(); publish {
-			seq++
-			st.Seq, st.Time, st.IntervalMS = seq, time.Now().UnixMilli(), interval.Milliseconds()
-			if err := bus.PublishStatus(&st); err != nil {
-				log.Warn("status not sent", zap.Error(err))
-			}
-		}
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		case <-kick:
-		}
-	}
 }
 
 // checkLease verifies that the wallet's lock is held for agent id under lease.
