@@ -2,9 +2,9 @@ package market
 
 // Mark returns the price a holding of token t is valued at: the mid of t's book, else
 // one minus the mid of the complementary token's book (when t's market is known),
-// else the position's average cost, else 0. It is the same rule as policies.Mark, here
-// so that packages that may not import policies (runtime/agent) value positions the
-// same way the loss limits do.
+// else the position's average cost, else 0. The loss limits of policies value
+// positions by the same rule (policies/value.go keeps its books found per state
+// version); runtime/agent's status reports use this one.
 func (s *State) Mark(t TokenID) Micros {
 	if b := s.Books[t]; b != nil {
 		if mid, ok := b.Mid(); ok {
@@ -25,7 +25,8 @@ func (s *State) Mark(t TokenID) Micros {
 }
 
 // Equity returns available plus reserved collateral plus every position valued at its
-// Mark: what the loss limits of policies watch (policies.Equity computes the same).
+// Mark: what the loss limits of policies watch (they add the same value of the
+// positions to the collateral).
 func (s *State) Equity() Micros {
 	eq := s.Balance + s.Reserved
 	for t, p := range s.Positions {

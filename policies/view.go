@@ -201,7 +201,8 @@ func (v *View) Reduces() bool {
 	return it.Side == market.Sell && it.Size > 0 && it.Size <= v.Closable()
 }
 
-// Mid returns the mid price of the intent's token (see TokenMid).
+// Mid returns the mid price of the intent's token: the mid of its own two-sided
+// book, else one minus the complementary token's; ok=false when neither has one.
 func (v *View) Mid() (market.Micros, bool) {
 	if v.Market == nil {
 		return 0, false
@@ -209,13 +210,10 @@ func (v *View) Mid() (market.Micros, bool) {
 	return bookMid(v.books(), v.Outcome)
 }
 
-// TokenMid returns the mid of outcome o of market m: from its own two-sided book,
-// else mirrored (1 − mid) from the complementary token's book.
-func TokenMid(s *market.State, m *market.Info, o market.Outcome) (market.Micros, bool) {
-	return bookMid([2]*market.Book{s.Books[m.Tokens[market.Yes]], s.Books[m.Tokens[market.No]]}, o)
-}
-
-// bookMid is TokenMid over a market's two books (nil when missing).
+// bookMid returns the mid of outcome o of a market from its two books (nil when
+// missing, indexed by outcome): from its own two-sided book, else mirrored (1 − mid)
+// from the complementary token's book — market.State.Mark's rule without its
+// average-cost fallback.
 func bookMid(books [2]*market.Book, o market.Outcome) (market.Micros, bool) {
 	if b := books[o]; b != nil {
 		if mid, ok := b.Mid(); ok {
