@@ -4,7 +4,6 @@ package main
 
 import (
 	"bufio"
-	"bytes"
 	"encoding/json"
 	"os"
 	"os/exec"
@@ -16,11 +15,12 @@ import (
 	"github.com/pitbossdev/pitboss/runtime/agent"
 )
 
-// process is `pitboss run` running as a child process with JSON logs.
+// process is the binary (`pitboss run` with JSON logs, `pitboss supervise`) running
+// as a child process.
 type process struct {
 	t   *testing.T
 	cmd *exec.Cmd
-	out bytes.Buffer
+	out lockedBuffer // the child's stdout and stderr
 }
 
 // startProcess starts bin with args and env, its stdout and stderr both in p.out; at
@@ -29,7 +29,7 @@ func startProcess(t *testing.T, bin string, env []string, stop func(*process), a
 	t.Helper()
 	p := &process{t: t, cmd: exec.Command(bin, args...)}
 	p.cmd.Env = env
-	p.cmd.Stdout, p.cmd.Stderr = &syncWriter{b: &p.out}, &syncWriter{b: &p.out}
+	p.cmd.Stdout, p.cmd.Stderr = &p.out, &p.out
 	if err := p.cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -48,20 +48,7 @@ func startRun(t *testing.T, bin, runtimeDir string, args ...string) *process {
 	return startAgent(t, bin, append(os.Environ(), "XDG_RUNTIME_DIR="+runtimeDir), args...)
 }
 
-// syncWriter serializes the child's stdout and stderr into one buffer.
-type syncWriter struct{ b *bytes.Buffer }
-
-var outMu = make(chan struct{}, 1)
-
-func (w *syncWriter) Write(p []byte) (int, error) {
-	outMu <- struct{}{}
-	defer func() { <-outMu }()
-	return w.b.Write(p)
-}
-
 func (p *process) text() string {
-	outMu <- struct{}{}
-	defer func() { <-outMu }()
 	return p.out.String()
 }
 
