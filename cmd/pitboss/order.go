@@ -95,9 +95,7 @@ type orderCmd struct {
 func newOrderCmd(name, synopsis string, io stdio, signs bool) (*orderCmd, *flag.FlagSet) {
 	o := &orderCmd{}
 	fs := newFlagSet("order "+name, synopsis, io)
-	o.vf.register(fs)
-	o.wf.register(fs, !signs, true)
-	o.sf.register(fs)
+	o.register(fs, !signs, true)
 	fs.BoolVar(&o.asJSON, "json", false, "print the result as JSON (amounts as exact decimal strings; never a secret)")
 	return o, fs
 }

@@ -46,9 +46,11 @@ type fundingCmd struct {
 	env *secretEnv
 }
 
-func (f *fundingCmd) register(fs *flag.FlagSet, withCreds bool) {
+// register adds the venue, wallet and secret-store flags to fs (withAddress and
+// withCreds as for walletFlags.register).
+func (f *fundingCmd) register(fs *flag.FlagSet, withAddress, withCreds bool) {
 	f.vf.register(fs)
-	f.wf.register(fs, true, withCreds)
+	f.wf.register(fs, withAddress, withCreds)
 	f.sf.register(fs)
 }
 
@@ -120,7 +122,7 @@ func runWalletDepositAddress(ctx context.Context, args []string, io stdio) error
 	}
 	fs := newFlagSet("wallet deposit-address", "[--wallet REF | --address ADDR | --agent FILE] [--bridge-url URL] [--json]", io)
 	var f fundingCmd
-	f.register(fs, false)
+	f.register(fs, true, false)
 	asJSON := fs.Bool("json", false, "print the bridge's answer as JSON")
 	if err := parseFlags(fs, args); err != nil {
 		return err
@@ -178,7 +180,7 @@ func runWalletStatus(ctx context.Context, args []string, io stdio) error {
 	}
 	fs := newFlagSet("wallet status", "[--wallet REF | --address ADDR | --agent FILE] [--limit N] [venue flags] [--json]", io)
 	var f fundingCmd
-	f.register(fs, true)
+	f.register(fs, true, true)
 	limit := fs.Int("limit", 20, "show at most `N` swaps")
 	asJSON := fs.Bool("json", false, "print the status as JSON")
 	if err := parseFlags(fs, args); err != nil {
@@ -295,7 +297,7 @@ func runWalletWithdraw(ctx context.Context, args []string, io stdio) error {
 	}
 	fs := newFlagSet("wallet withdraw", "--to ADDR --amount X|all [--wallet REF | --address ADDR | --agent FILE] [--preview] [venue flags]", io)
 	var f fundingCmd
-	f.register(fs, true)
+	f.register(fs, true, true)
 	to := fs.String("to", "", "the recipient: a BSC `address` (0x…) that receives the platform token")
 	amountFlag := fs.String("amount", "", "how much, in platform tokens (a decimal like 12.5, at most 6 decimals), or all (the whole available balance minus the fee)")
 	preview := fs.Bool("preview", false, "only show the bridge's preview; nothing is submitted (works without a terminal)")
@@ -451,7 +453,7 @@ func runWalletSwapBNB(ctx context.Context, args []string, io stdio) error {
 	}
 	fs := newFlagSet("wallet swap-bnb", "(--amount WEI | --bnb X) [--slippage-bps N] [--wallet REF | --address ADDR | --agent FILE] [--preview] [venue flags]", io)
 	var f fundingCmd
-	f.register(fs, false)
+	f.register(fs, true, false)
 	weiFlag := fs.String("amount", "", "the BNB to swap, in `wei` (a whole number: 1 BNB = 10^18 wei)")
 	bnbFlag := fs.String("bnb", "", "the BNB to swap, as a decimal `amount` of BNB (at most 18 decimals), instead of --amount")
 	slippage := fs.Int("slippage-bps", -1, "slippage tolerance in basis points (default: the bridge's)")
