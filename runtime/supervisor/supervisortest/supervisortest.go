@@ -158,37 +158,37 @@ func FakeAgent() int {
 		_ = supervisor.PublishAgentMetrics(runCtx, bus, cc.Agent, reg, cc.Heartbeat, nil)
 	}()
 	host, _ := os.Hostname()
-	status := func(st natsbus.AgentState) *natsbus.Status {
-		return &natsbus.Status{Agent: cc.Agent, State: st, DryRun: true, PID: os.Getpid(), Host: host, Supervisor: cc.Supervisor,
+	status := func(st natsbus.AgentState) natsbus.Status {
+		return natsbus.Status{Agent: cc.Agent, State: st, DryRun: true, PID: os.Getpid(), Host: host, Supervisor: cc.Supervisor,
 			Markets: []market.ConditionID{"0x01"}, Balance: natsbus.Amount(1000 * market.One), Realized: natsbus.Amount(market.One / 2),
 			Time: time.Now().UnixMilli(), IntervalMS: cc.Heartbeat.Milliseconds()}
 	}
-	t := time.NewTicker(cc.Heartbeat)
-	defer t.Stop()
-	for sent := 0; ; {
+	// Its heartbeats, as a supervised agent sends them (natsbus.Bus.RunHeartbeatWith):
+	// every heartbeat and after each request, none while silent.
+	sent, silent := 0, false
+	snapshot := func() (natsbus.Status, bool) {
 		mu.Lock()
 		st := state
 		mu.Unlock()
-		silent := mute || hang && sent >= HangAfterBeats
+		silent = mute || hang && sent >= HangAfterBeats
 		if !silent {
-			_ = bus.PublishStatus(status(st))
 			beats.Inc()
 			sent++
 		}
-		select {
-		case <-sigs:
-			stop()
-			wg.Wait()
-			if !silent {
-				_ = bus.PublishStatus(status(natsbus.StateStopped))
-			}
-			_ = bus.Flush(context.Background())
-			fmt.Println("fake agent stopped")
-			return 0
-		case <-t.C:
-		case <-kick:
-		}
+		return status(st), !silent
 	}
+	wg.Add(1)
+	go func() { defer wg.Done(); _ = bus.RunHeartbeatWith(runCtx, cc.Heartbeat, snapshot, kick) }()
+	<-sigs
+	stop()
+	wg.Wait() // the heartbeat goroutine is done: sent and silent are ours
+	if !silent {
+		final := status(natsbus.StateStopped)
+		_ = bus.PublishStatus(&final)
+	}
+	_ = bus.Flush(context.Background())
+	fmt.Println("fake agent stopped")
+	return 0
 }
 
 // Fleet is a supervisor under test with fake agents.
