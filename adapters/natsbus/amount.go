@@ -26,17 +26,9 @@ func (a Amount) MarshalText() ([]byte, error) {
 // UnmarshalText accepts what MarshalText writes: an optional '-' and an exact
 // decimal with at most 6 decimals, within ±market.MaxMicros.
 func (a *Amount) UnmarshalText(b []byte) error {
-	s := string(b)
-	neg := len(s) > 0 && s[0] == '-'
-	if neg {
-		s = s[1:]
-	}
-	m, err := market.ParseMicros(s)
+	m, err := market.ParseSignedMicros(string(b))
 	if err != nil {
 		return errors.Join(errors.New("natsbus: invalid amount"), err)
-	}
-	if neg {
-		m = -m
 	}
 	*a = Amount(m)
 	return nil
