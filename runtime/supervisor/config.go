@@ -666,6 +666,11 @@ type timeoutCheck struct {
 // that merely had one status delayed.
 const minWatchdogBeats = 3
 
+// shortWatchdog reports whether watchdog timeout d is under minWatchdogBeats
+// heartbeats of hb (WatchdogOff and an unset 0 never are): the rule of the fleet
+// file (finish) and of New alike.
+func shortWatchdog(d, hb time.Duration) bool { return d > 0 && d < minWatchdogBeats*hb }
+
 func (d *fdec) limits(n *yaml.Node, where string, l *Limits) {
 	d.fields(n, where, []string{"address_space", "memory", "gomaxprocs", "open_files", "cpu_seconds", "nice"}, func(key string, v *yaml.Node) {
 		switch key {
@@ -881,7 +886,7 @@ func (o Options) finish(d *fdec, root *yaml.Node, f *File) {
 		f.NATS.StoreDir = abs(f.NATS.StoreDir)
 	}
 	for _, c := range d.timeouts {
-		if c.v < minWatchdogBeats*f.Heartbeat {
+		if shortWatchdog(c.v, f.Heartbeat) {
 			d.errorf(c.n, "%s: %s is shorter than %d heartbeats (%s); use a longer one, or 0 to turn the watchdog off",
 				c.key, c.v, minWatchdogBeats, minWatchdogBeats*f.Heartbeat)
 		}

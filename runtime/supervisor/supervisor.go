@@ -259,7 +259,7 @@ func New(cfg Config) (*Supervisor, error) {
 		}
 		a.Restart = a.Restart.withDefaults().withWatchdog(cfg.Heartbeat)
 		for _, d := range []time.Duration{a.Restart.HangTimeout, a.Restart.StartTimeout} {
-			if d > 0 && d < minWatchdogBeats*cfg.Heartbeat {
+			if shortWatchdog(d, cfg.Heartbeat) {
 				return nil, fmt.Errorf("supervisor: agent %s: watchdog timeout %s is shorter than %d heartbeats (%s)", a.ID, d,
 					minWatchdogBeats, minWatchdogBeats*cfg.Heartbeat)
 			}
