@@ -51,6 +51,7 @@ type Agent struct {
 	local        []localItem
 	li           int // next item to handle
 	slots        map[string]*slot
+	passSlots    []*slot // the slot each position of the last pass named (quoteSlot)
 	byClient     map[uint64]*orderRec
 	byID         map[market.OrderID]*orderRec
 	open         []*orderRec // orders in placement order (final ones pruned after a minute)
@@ -558,7 +559,7 @@ func (a *Agent) decide(ev *market.Event) {
 	}
 	a.beginBatch()
 	for i := range out {
-		a.intent(&out[i])
+		a.intent(i, &out[i])
 	}
 	a.reconcileDirty()
 }

@@ -112,13 +112,38 @@ func (a *Agent) reconcileDirty() {
 	a.dirty = a.dirty[:0]
 }
 
-// intent handles one intent of the strategy within the current batch.
-func (a *Agent) intent(it *market.Intent) {
+// quoteSlot returns the slot of quote intent it, the i-th of the strategy's pass.
+// Strategies name their quotes in the same order on every pass, so the slot the
+// i-th intent named last time is tried first — a string comparison, which the
+// strategy's reused key strings make a pointer comparison — before the lookup by
+// key. Slots are never removed, so a remembered one stays valid.
+func (a *Agent) quoteSlot(i int, it *market.Intent) *slot {
+	if i < len(a.passSlots) {
+		if s := a.passSlots[i]; s != nil && s.key == it.Key && s.market != "" {
+			return s
+		}
+	}
+	s := a.slotFor(it.Key, it.Market)
+	if i < maxPassSlots {
+		for len(a.passSlots) <= i {
+			a.passSlots = append(a.passSlots, nil)
+		}
+		a.passSlots[i] = s
+	}
+	return s
+}
+
+// maxPassSlots bounds the positions quoteSlot remembers.
+const maxPassSlots = 256
+
+// intent handles one intent of the strategy within the current batch, the i-th
+// of its pass.
+func (a *Agent) intent(i int, it *market.Intent) {
 	a.counts.Intents++
 	a.metrics.Intent(it.Kind)
 	switch it.Kind {
 	case market.IntentQuote:
-		s := a.slotFor(it.Key, it.Market)
+		s := a.quoteSlot(i, it)
 		s.want, s.hasWant = *it, true
 		if s.cur == nil || !s.cur.open() {
 			s.origin = a.arrived
