@@ -326,15 +326,22 @@ func (v *Venue) ObserveMarket(ev *market.Event) {
 	case market.EventBook:
 		b := v.book(ev.Token)
 		b.Reset(ev.Bids, ev.Asks)
-		v.levelsChanged(ev.Token)
+		v.levelsChanged(ev.Token, b)
 	case market.EventPriceChange:
+		// The book of the change before, while the changes name the same token (a
+		// price_change is nearly always one token's): one lookup per run.
+		var b *market.Book
+		var bt market.TokenID
 		for i := range ev.Changes {
 			c := &ev.Changes[i]
 			tok := c.Token
 			if tok == "" {
 				tok = ev.Token
 			}
-			v.book(tok).Set(c.Side, c.Price, c.Size)
+			if b == nil || tok != bt {
+				b, bt = v.book(tok), tok
+			}
+			b.Set(c.Side, c.Price, c.Size)
 			// Each change in order: a level that empties and refills (a cancel and
 			// a re-quote) puts those orders behind ours.
 			for _, o := range v.orders {
@@ -349,7 +356,7 @@ func (v *Venue) ObserveMarket(ev *market.Event) {
 				tok = ev.Token
 			}
 			if i == 0 || tok != ev.Changes[i-1].Token {
-				v.levelsChanged(tok)
+				v.levelsChanged(tok, v.lookup(tok))
 			}
 		}
 	case market.EventLastTrade:
@@ -438,7 +445,12 @@ func (v *Venue) arrive(o *order) bool {
 
 // crosses reports whether o's price meets the opposite side of its token's mirror.
 func (v *Venue) crosses(o *order) bool {
-	b := v.lookup(o.Token)
+	return crossesBook(o, v.lookup(o.Token))
+}
+
+// crossesBook reports whether o's price meets the opposite side of b, its token's
+// mirror (nil while it has none).
+func crossesBook(o *order, b *market.Book) bool {
 	if b == nil {
 		return false
 	}
@@ -516,11 +528,10 @@ func (v *Venue) sweep(o *order, b *market.Book, role market.Role, m *market.Info
 	}
 }
 
-// levelsChanged re-checks the resting orders of token t after its mirror changed:
-// queue ahead shrinks to the visible size, and an opposite side that moved through
-// an order's price fills it.
-func (v *Venue) levelsChanged(t market.TokenID) {
-	b := v.lookup(t)
+// levelsChanged re-checks the resting orders of token t after its mirror b (nil
+// while t has none) changed: queue ahead shrinks to the visible size, and an
+// opposite side that moved through an order's price fills it.
+func (v *Venue) levelsChanged(t market.TokenID, b *market.Book) {
 	if b == nil {
 		return
 	}
@@ -532,7 +543,7 @@ func (v *Venue) levelsChanged(t market.TokenID) {
 		if vis := b.SizeAt(o.Side, o.Price); vis < o.ahead {
 			o.ahead = vis
 		}
-		if !v.crosses(o) {
+		if !crossesBook(o, b) {
 			continue
 		}
 		// The opposite side reached our price: the venue would have matched us as
