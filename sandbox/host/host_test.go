@@ -658,27 +658,74 @@ func TestRunLeavesNoGoroutines(t *testing.T) {
 	waitFor(t, "the host's goroutines to exit", func() bool { return runtime.NumGoroutine() <= before })
 }
 
-// TestAJournalFailureIsKeptAndReturned drives the host into a journal failure (a
-// record the journal refuses: over journal.MaxRecordSize, after the extension applied
-// it) and checks that the first failure is kept: that request, every later request
-// (nothing more is applied) and Run all return it.
+// TestARecordTheJournalCannotHoldIsRefusedAndTheHostGoesOn checks that an
+// extension record over journal.MaxRecordSize (with its framing) is refused before
+// the extension applies it — the error wraps journal.ErrTooLarge — and that the host
+// keeps serving records and commands, durable or ephemeral.
+func TestARecordTheJournalCannotHoldIsRefusedAndTheHostGoesOn(t *testing.T) {
+	for _, dir := range []string{t.TempDir(), ""} {
+		t.Run(fmt.Sprintf("durable=%v", dir != ""), func(t *testing.T) {
+			ext := &counter{}
+			r := start(t, host.Config{Dir: dir, Extensions: []host.Extension{ext}, SnapshotEvery: -1, ExpireEvery: -1})
+			ctx := context.Background()
+			huge := strings.Repeat("x", journal.MaxRecordSize)
+			err := r.h.Exec(ctx, func(tx *host.Tx) error { return tx.Record("counter", []byte(huge)) })
+			if !errors.Is(err, journal.ErrTooLarge) || !strings.Contains(err.Error(), `host: record for "counter"`) {
+				t.Fatalf("an oversized record: %v, want a refusal wrapping journal.ErrTooLarge", err)
+			}
+			if err := r.h.Exec(ctx, func(tx *host.Tx) error { return tx.Record("counter", []byte("a")) }); err != nil {
+				t.Fatalf("a later record: %v", err)
+			}
+			if _, err := r.h.Submit(ctx, deposit(market.Address{1}, market.One)); err != nil {
+				t.Fatalf("a later command: %v", err)
+			}
+			if _, recs := ext.state(); len(recs) != 1 || recs[0] != "a" {
+				t.Fatalf("the extension applied %d records, want only the later one", len(recs))
+			}
+			if err := r.stop(); err != nil {
+				t.Fatalf("Run: %v", err)
+			}
+		})
+	}
+}
+
+// TestAJournalFailureIsKeptAndReturned drives the host into a journal failure (its
+// directory removed under it, with segments small enough that the next write must
+// create a file there) and checks that the first failure is kept: every later
+// request (nothing more is applied) and Run return it.
 func TestAJournalFailureIsKeptAndReturned(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "store")
 	ext := &counter{}
-	r := start(t, host.Config{Dir: t.TempDir(), Extensions: []host.Extension{ext}, SnapshotEvery: -1, ExpireEvery: -1})
+	r := start(t, host.Config{Dir: dir, Extensions: []host.Extension{ext}, SnapshotEvery: -1, ExpireEvery: -1,
+		JournalOptions: []journal.Option{journal.WithSegmentSize(1024)}})
 	ctx := context.Background()
+	if err := os.RemoveAll(dir); err != nil {
+		t.Fatal(err)
+	}
+	rec := []byte(strings.Repeat("r", 600))
+	var failure error
+	for i := 0; i < 8 && failure == nil; i++ { // the second record at most needs a new segment
+		failure = r.h.Exec(ctx, func(tx *host.Tx) error { return tx.Record("counter", rec) })
+	}
+	if failure == nil || !strings.HasPrefix(failure.Error(), "host: journal: ") {
+		t.Fatalf("writing with the store's directory gone: %v, want the journal's failure (host: journal: ...)", failure)
+	}
 	isFailure := func(what string, err error) {
 		t.Helper()
-		if !errors.Is(err, journal.ErrTooLarge) || !strings.HasPrefix(err.Error(), "host: journal: ") {
-			t.Fatalf("%s: %v, want the journal's failure (host: journal: ... record too large)", what, err)
+		if err == nil || err.Error() != failure.Error() {
+			t.Fatalf("%s: %v, want the first failure (%v)", what, err, failure)
 		}
 	}
-	huge := strings.Repeat("x", journal.MaxRecordSize+1)
-	isFailure("the failing request", r.h.Exec(ctx, func(tx *host.Tx) error { return tx.Record("counter", []byte(huge)) }))
-	isFailure("a later record", r.h.Exec(ctx, func(tx *host.Tx) error { return tx.Record("counter", []byte("a")) }))
+	// The writer failed after the engine applied the record; the engine learns of it
+	// at its next append (that record is applied in memory, never durable, and its
+	// caller gets the failure). From then on nothing is applied.
+	isFailure("the next record", r.h.Exec(ctx, func(tx *host.Tx) error { return tx.Record("counter", []byte("a")) }))
+	_, applied := ext.state()
+	isFailure("a later record", r.h.Exec(ctx, func(tx *host.Tx) error { return tx.Record("counter", []byte("b")) }))
 	_, err := r.h.Submit(ctx, deposit(market.Address{1}, market.One))
 	isFailure("a later command", err)
-	if events, recs := ext.state(); events != 0 || len(recs) != 1 {
-		t.Fatalf("after the failure the extension saw %d events and %d records, want 0 and 1 (the refused one)", events, len(recs))
+	if events, recs := ext.state(); events != 0 || len(recs) != len(applied) {
+		t.Fatalf("after the failure the extension saw %d events and %d records, want 0 and %d", events, len(recs), len(applied))
 	}
 	isFailure("Run", r.stop())
 }

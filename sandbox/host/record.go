@@ -43,6 +43,12 @@ func appendExtRecord(dst []byte, name string, payload []byte) []byte {
 	return append(dst, payload...)
 }
 
+// extRecordSize is the length of appendExtRecord's encoding of name and payload.
+func extRecordSize(name string, payload []byte) int {
+	var n [binary.MaxVarintLen64]byte
+	return 1 + binary.PutUvarint(n[:], uint64(len(name))) + len(name) + len(payload)
+}
+
 func splitExtRecord(body []byte) (string, []byte, error) {
 	n, k := binary.Uvarint(body)
 	if k <= 0 || n > uint64(len(body)-k) {

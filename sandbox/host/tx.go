@@ -7,6 +7,7 @@ import (
 
 	"github.com/pitbossdev/pitboss/market"
 	"github.com/pitbossdev/pitboss/sandbox/exchange"
+	"github.com/pitbossdev/pitboss/sandbox/journal"
 )
 
 // Tx is what a function passed to Exec uses on the engine goroutine: the engine's
@@ -76,8 +77,11 @@ func asCatalog(err error) *market.Error {
 
 // Record applies rec to the extension named ext and journals it. If the extension
 // refuses the record (its ApplyRecord error), nothing is journaled and that error is
-// returned. ErrUnknownExtension for an unknown name; after a journal failure the
-// failure is returned.
+// returned. A record the journal could not hold (over journal.MaxRecordSize with
+// its framing) is refused before the extension sees it, with an error wrapping
+// journal.ErrTooLarge; the host goes on (ephemeral hosts refuse it too, so that
+// behaviour does not depend on Dir). ErrUnknownExtension for an unknown name; after
+// a journal failure the failure is returned.
 func (tx *Tx) Record(ext string, rec []byte) error {
 	h := tx.h
 	if h.failed != nil {
@@ -86,6 +90,9 @@ func (tx *Tx) Record(ext string, rec []byte) error {
 	i, ok := h.extIx[ext]
 	if !ok {
 		return fmt.Errorf("%w: %q", ErrUnknownExtension, ext)
+	}
+	if n := extRecordSize(ext, rec); n > journal.MaxRecordSize {
+		return fmt.Errorf("host: record for %q: %w: %d bytes, limit %d", ext, journal.ErrTooLarge, n, journal.MaxRecordSize)
 	}
 	if err := h.exts[i].ApplyRecord(rec); err != nil {
 		return err
