@@ -63,12 +63,7 @@ func (b *Book) Set(side Side, price, size Micros) bool {
 }
 
 func setLevel(lv []Level, price, size Micros, desc bool) []Level {
-	i := sort.Search(len(lv), func(i int) bool {
-		if desc {
-			return lv[i].Price <= price
-		}
-		return lv[i].Price >= price
-	})
+	i := levelIndex(lv, price, desc)
 	if i < len(lv) && lv[i].Price == price {
 		if size <= 0 {
 			return append(lv[:i], lv[i+1:]...)
@@ -85,18 +80,49 @@ func setLevel(lv []Level, price, size Micros, desc bool) []Level {
 	return lv
 }
 
+// scanLevels is how many levels from the top levelIndex compares one by one before
+// it searches the rest by halves.
+const scanLevels = 8
+
+// levelIndex returns where price is, or would go, in the best-first levels lv
+// (descending when desc): the index of the first level not better than price, as
+// sort.Search would. Most updates of a live book are at or near its top (in the
+// synthetic flows, two thirds at the best level), so the first levels are compared
+// in order — predictable branches, usually one or two — and only a deeper price
+// costs a binary search.
+func levelIndex(lv []Level, price Micros, desc bool) int {
+	n := min(len(lv), scanLevels)
+	if desc {
+		for i := 0; i < n; i++ {
+			if lv[i].Price <= price {
+				return i
+			}
+		}
+	} else {
+		for i := 0; i < n; i++ {
+			if lv[i].Price >= price {
+				return i
+			}
+		}
+	}
+	if n == len(lv) {
+		return n
+	}
+	return n + sort.Search(len(lv)-n, func(i int) bool {
+		if desc {
+			return lv[n+i].Price <= price
+		}
+		return lv[n+i].Price >= price
+	})
+}
+
 // SizeAt returns the aggregate size at price on side.
 func (b *Book) SizeAt(side Side, price Micros) Micros {
 	lv, desc := b.Asks, false
 	if side == Buy {
 		lv, desc = b.Bids, true
 	}
-	i := sort.Search(len(lv), func(i int) bool {
-		if desc {
-			return lv[i].Price <= price
-		}
-		return lv[i].Price >= price
-	})
+	i := levelIndex(lv, price, desc)
 	if i < len(lv) && lv[i].Price == price {
 		return lv[i].Size
 	}

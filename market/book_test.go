@@ -3,6 +3,7 @@ package market
 import (
 	"math/rand/v2"
 	"reflect"
+	"slices"
 	"sort"
 	"testing"
 )
@@ -106,5 +107,48 @@ func BenchmarkBookSet(b *testing.B) {
 	for b.Loop() {
 		i++
 		bk.Set(Buy, Micros(1+i%99)*10_000, Micros(i%3)*Lot)
+	}
+}
+
+// TestLevelIndexIsSortSearch pins levelIndex to the sort.Search it replaces, over
+// random best-first sides (shallower and deeper than its linear part) and prices
+// inside, between and outside their levels.
+func TestLevelIndexIsSortSearch(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 5))
+	for range 5000 {
+		n := r.IntN(3 * scanLevels)
+		asc := make([]Level, 0, n)
+		for p := Micros(r.IntN(5)); len(asc) < n; p += Micros(1 + r.IntN(3)) {
+			asc = append(asc, Level{Price: p, Size: 1})
+		}
+		desc := slices.Clone(asc)
+		slices.Reverse(desc)
+		price := Micros(r.IntN(4*scanLevels+4) - 2)
+		wantAsc := sort.Search(len(asc), func(i int) bool { return asc[i].Price >= price })
+		wantDesc := sort.Search(len(desc), func(i int) bool { return desc[i].Price <= price })
+		if got := levelIndex(asc, price, false); got != wantAsc {
+			t.Fatalf("asks %v price %d: %d, want %d", asc, price, got, wantAsc)
+		}
+		if got := levelIndex(desc, price, true); got != wantDesc {
+			t.Fatalf("bids %v price %d: %d, want %d", desc, price, got, wantDesc)
+		}
+	}
+}
+
+// BenchmarkBookSetNearTop updates a book of eight levels a side where live flow
+// does: two thirds at the best level, the rest within the next four.
+func BenchmarkBookSetNearTop(b *testing.B) {
+	b.ReportAllocs()
+	var bk Book
+	for p := Micros(1); p <= 8; p++ {
+		bk.Set(Buy, 500_000-p*10_000, Lot)
+		bk.Set(Sell, 500_000+p*10_000, Lot)
+	}
+	at := [...]Micros{0, 0, 0, 0, 0, 0, 1, 2, 3, 4}
+	i := 0
+	for b.Loop() {
+		i++
+		bk.Set(Buy, 490_000-at[i%len(at)]*10_000, Micros(1+i%3)*Lot)
+		bk.Set(Sell, 510_000+at[(i+3)%len(at)]*10_000, Micros(1+i%3)*Lot)
 	}
 }
