@@ -59,8 +59,13 @@ type SinkFunc func(Record)
 // Audit calls f(r).
 func (f SinkFunc) Audit(r Record) { f(r) }
 
-// Discard is a Sink that drops every record.
-var Discard Sink = SinkFunc(func(Record) {})
+// Discard is a Sink that drops every record. A chain given it (or no sink) builds
+// no records.
+var Discard Sink = discard{}
+
+type discard struct{}
+
+func (discard) Audit(Record) {}
 
 // MarshalLogObject renders the record as zap fields without reflection.
 func (r Record) MarshalLogObject(enc zapcore.ObjectEncoder) error {

@@ -15,6 +15,7 @@ type Batch struct {
 	p        pending
 	// The top of the books of the market evaluated last in this batch (topOf).
 	topMarket *market.Info
+	topMB     *marketBooks
 	top       top
 }
 
@@ -117,7 +118,7 @@ func (c *Chain) Batch(s *market.State) *Batch {
 	b := &c.batch
 	b.c, b.state = c, s
 	b.p.reset()
-	b.topMarket = nil
+	b.topMarket, b.topMB = nil, nil
 	b.posValue = c.positionsValue(s)
 	b.action = c.observe(s, s.Balance+s.Reserved+b.posValue)
 	return b

@@ -48,6 +48,13 @@ type Chain struct {
 	values  valuation
 	books   bookCache   // the books of the markets decided on (keep.go)
 	limits  []lastLimit // the last denial of each limit guard (guards.go)
+	// revalidated counts the decisions kept over a move of the top of the books
+	// (keep.go), for tests.
+	revalidated uint64
+	discard     bool // the sink is Discard: no record is built
+	// the indexes of pre-flight and price_band, the built-in guards that read the
+	// books (keep.go)
+	preflightAt, bandAt int
 
 	denyKind, denyHalted, denyGeoBlocked, denyGeoUnknown, denyBanned, denyCloseOnly *Denied
 }
@@ -106,8 +113,13 @@ func New(cfg Config, opts ...Option) (*Chain, error) {
 	c.guards = append(c.guards, limitGuards(c)...)
 	c.builtin = len(c.guards)
 	for i, g := range c.guards {
-		if g.Name() == GuardGross {
+		switch g.Name() {
+		case GuardGross:
 			c.grossAt = i
+		case GuardPreflight:
+			c.preflightAt = i
+		case GuardPriceBand:
+			c.bandAt = i
 		}
 	}
 	for _, o := range opts {
@@ -117,6 +129,7 @@ func New(cfg Config, opts ...Option) (*Chain, error) {
 	if c.sink == nil {
 		c.sink = Discard
 	}
+	c.discard = c.sink == Discard
 	if c.geo.Status > GeoBlocked {
 		return nil, fmt.Errorf("policies: invalid geoblock status %d", c.geo.Status)
 	}
@@ -187,7 +200,7 @@ func (c *Chain) evaluate(b *Batch, it *market.Intent, replaces market.OrderID, k
 	}
 	if m != nil {
 		if d, ok := c.reused(b, m, it, replaces, rep); ok {
-			if d.Denied != nil {
+			if d.Denied != nil || !d.Reused {
 				c.audit(s, it, d.Denied)
 			}
 			return d
@@ -220,6 +233,9 @@ func (c *Chain) evaluate(b *Batch, it *market.Intent, replaces market.OrderID, k
 
 // audit delivers the record of one decision (den nil: allowed) to the sink.
 func (c *Chain) audit(s *market.State, it *market.Intent, den *Denied) {
+	if c.discard {
+		return
+	}
 	r := Record{Kind: RecordDecision, Agent: c.agent, Time: s.Time, Intent: *it, Allowed: den == nil}
 	if den != nil {
 		r.Guard, r.Reason = den.Guard, den.Reason

@@ -106,6 +106,7 @@ type customSet struct {
 	boxed  any // envBox{&env}, boxed once
 	chain  *Chain
 	timed  bool // some expression reads time or hours_to_end
+	booked bool // some expression reads has_mid, mid, best_bid, best_ask or spread
 	valued bool // some expression reads equity, exposure, day_pnl or drawdown
 }
 
@@ -114,6 +115,9 @@ type customGuard struct {
 	name   string
 	prog   *exprenv.Program
 	denial *Denied
+	// what the expression reads of what a remembered decision may see change
+	// (keep.go): the time, the books
+	timed, booked bool
 }
 
 func newCustomSet(c *Chain, gs []CustomGuard) (*customSet, error) {
@@ -129,9 +133,12 @@ func newCustomSet(c *Chain, gs []CustomGuard) (*customSet, error) {
 			reason = "deny_if: " + g.DenyIf
 		}
 		name := "custom:" + g.Name
-		cs.timed = cs.timed || p.Uses("time") || p.Uses("hours_to_end")
+		timed := p.Uses("time") || p.Uses("hours_to_end")
+		booked := p.Uses("has_mid") || p.Uses("mid") || p.Uses("best_bid") || p.Uses("best_ask") || p.Uses("spread")
+		cs.timed, cs.booked = cs.timed || timed, cs.booked || booked
 		cs.valued = cs.valued || p.Uses("equity") || p.Uses("exposure") || p.Uses("day_pnl") || p.Uses("drawdown")
-		cs.guards[i] = customGuard{set: cs, name: name, prog: p, denial: &Denied{Guard: name, Reason: reason, Err: ErrCustom}}
+		cs.guards[i] = customGuard{set: cs, name: name, prog: p, denial: &Denied{Guard: name, Reason: reason, Err: ErrCustom},
+			timed: timed, booked: booked}
 	}
 	return cs, nil
 }
@@ -159,13 +166,19 @@ func (g *customGuard) Check(v *View) *Denied {
 	return nil
 }
 
-// allow reports whether every custom guard allows on environment env (copied in):
-// the re-check of a remembered decision at a new time (keep.go). An evaluation error
-// counts as a denial, for the full evaluation to report.
-func (cs *customSet) allow(env *Env) bool {
-	cs.env = *env
+// allow reports whether the custom guards that read the time (when timed) or the
+// books (when moved) allow on environment env, which every guard allowed before
+// only its time or book figures changed: the re-check of a remembered decision
+// (keep.go). The others read nothing that changed. An evaluation error counts as a
+// denial, for the full evaluation to report.
+func (cs *customSet) allow(env *Env, timed, moved bool) bool {
+	boxed := any(envBox{E: env}) // pointer-shaped: no allocation
 	for i := range cs.guards {
-		if deny, err := cs.ev.Bool(cs.guards[i].prog, cs.boxed); deny || err != nil {
+		g := &cs.guards[i]
+		if !(timed && g.timed || moved && g.booked) {
+			continue
+		}
+		if deny, err := cs.ev.Bool(g.prog, boxed); deny || err != nil {
 			return false
 		}
 	}
@@ -192,20 +205,27 @@ func (cs *customSet) fill(v *View) {
 		DayPnL:   units(eq - k.DayStart), Drawdown: units(k.HighWater - eq),
 		Time: s.Time, HoursToEnd: math.Inf(1), Geoblock: v.Geoblock.Status.String(), AccountMode: s.Mode.String(),
 	}
-	if mid, ok := v.Mid(); ok {
+	e.setBooks(v.books(), v.Outcome)
+	if m.EndDate > 0 {
+		e.HoursToEnd = hoursToEnd(m, s.Time)
+	}
+}
+
+// setBooks sets the figures of e read from the books of its market (nil when
+// missing, indexed by outcome) for outcome o: has_mid, mid, best_bid, best_ask and
+// spread.
+func (e *Env) setBooks(books [2]*market.Book, o market.Outcome) {
+	e.HasMid, e.Mid, e.BestBid, e.BestAsk, e.Spread = false, math.NaN(), 0, 0, math.NaN()
+	if mid, ok := bookMid(books, o); ok {
 		e.HasMid, e.Mid = true, units(mid)
 	}
-	books := v.books()
-	if p, ok := bestOpposite(books, v.Outcome, market.Sell); ok {
+	if p, ok := bestOpposite(books, o, market.Sell); ok {
 		e.BestBid = units(p)
 	}
-	if p, ok := bestOpposite(books, v.Outcome, market.Buy); ok {
+	if p, ok := bestOpposite(books, o, market.Buy); ok {
 		e.BestAsk = units(p)
 	}
 	if e.BestBid > 0 && e.BestAsk > 0 {
 		e.Spread = e.BestAsk - e.BestBid
-	}
-	if m.EndDate > 0 {
-		e.HoursToEnd = hoursToEnd(m, s.Time)
 	}
 }

@@ -184,11 +184,8 @@ func (preflightGuard) Check(v *View) *Denied {
 	if (it.Type == market.GTD) != (it.Expiration != 0) || it.Type == market.GTD && it.Expiration*1000 < v.State.Time {
 		return denyExpiration
 	}
-	if it.PostOnly {
-		if opp, ok := bestOpposite(v.books(), v.Outcome, it.Side); ok &&
-			(it.Side == market.Buy && it.Price >= opp || it.Side == market.Sell && it.Price <= opp) {
-			return denyPostOnly
-		}
+	if it.PostOnly && crosses(v.books(), v.Outcome, it) {
+		return denyPostOnly
 	}
 	if it.Side == market.Buy {
 		if v.Notional+feeBound(v.Notional, m.FeeBps) > v.Available() {
@@ -211,6 +208,20 @@ var (
 func feeBound(n market.Micros, bps uint32) market.Micros {
 	b := market.Micros(bps)
 	return n/10_000*b + (n%10_000*b+9_999)/10_000
+}
+
+// crosses reports whether it, an order of outcome o, would cross the books (nil
+// when missing, indexed by outcome): pre-flight's post-only check.
+func crosses(books [2]*market.Book, o market.Outcome, it *market.Intent) bool {
+	opp, ok := bestOpposite(books, o, it.Side)
+	return ok && (it.Side == market.Buy && it.Price >= opp || it.Side == market.Sell && it.Price <= opp)
+}
+
+// inBand reports whether price is within band of the mid of outcome o (bookMid):
+// what price_band allows.
+func inBand(books [2]*market.Book, o market.Outcome, price, band market.Micros) bool {
+	mid, ok := bookMid(books, o)
+	return ok && absDiff(price, mid) <= band
 }
 
 // bestOpposite returns the best price an order on side of outcome o would cross

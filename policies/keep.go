@@ -18,7 +18,10 @@ import (
 //     (see SetStateVersion), which changes whenever any of them does;
 //   - of the books, only the best bid and ask prices of the intent's market's two
 //     tokens (mid, price band, post-only, the custom guards' book figures), compared
-//     as values, and the value of every position at its mark, read by
+//     as values — when they moved, the decision holds if the checks of the guards
+//     reached that read them pass again on the new books (post-only, price_band, the
+//     custom guards reading book figures) and its denier does not read them — and
+//     the value of every position at its mark, read by
 //     max_gross_exposure for buys (which allows while it stays under the limit less
 //     the other figures, all unchanged) and by custom guards reading equity,
 //     exposure, day_pnl or drawdown (compared as a value);
@@ -41,17 +44,30 @@ type memo struct {
 	rep      *market.Order // the order kept, nil when replaced earlier in its batch
 	order    *market.Order // the open order keeps (State.Orders), replaced or not
 	market   *market.Info
+	outcome  market.Outcome
 	notional market.Micros
+	// mb is market's books in the chain's book cache while its generation is mbGen.
+	mb    *marketBooks
+	mbGen uint64
 	// The decision holds for every value of the positions in [posMin, posMax]:
 	// exactly the value it was made with when a reached custom guard reads equity
 	// figures or max_gross_exposure denied; below what max_gross_exposure allows
 	// when that guard allowed a buy; any value when neither read it.
 	posMin, posMax market.Micros
 	top            top
-	time           int64
-	p              pending
-	denied         *Denied // nil: allowed (a kept order)
-	env            Env     // the custom guards' environment, when they read time
+	// What the decision read of the books beyond top, to re-check when the top moved
+	// (docs/design/0105, "A move of the top of the book"): topExact, the denier reads
+	// the books (pre-flight, price_band), so the top must be unchanged; postOnly,
+	// pre-flight passed a post-only intent, which must still not cross; band,
+	// price_band passed, and the mid must still be within it.
+	topExact, postOnly, band bool
+	time                     int64
+	p                        pending
+	denied                   *Denied // nil: allowed (a kept order)
+	// env is the custom guards' environment (hasEnv: when some guard reads time or
+	// the books), kept up to date with the time and the books of each reuse.
+	env    Env
+	hasEnv bool
 }
 
 // top is the best bid and ask prices of both tokens of a market (0 when absent):
@@ -114,27 +130,60 @@ func (c *Chain) order(s *market.State, m *memo, id market.OrderID) *market.Order
 }
 
 // reused returns the remembered decision of m when every input it was made from is
-// unchanged (re-running the custom guards that read time), and ok=false otherwise.
+// unchanged (re-running the custom guards that read time), or when only the top of
+// the books moved and every check of the guards reached that reads the books
+// passes as before (re-run on the new books), and ok=false otherwise. A decision
+// kept over a move of the top is reported as made anew (Reused false), to be
+// audited as the full evaluation it stands for.
 func (c *Chain) reused(b *Batch, m *memo, it *market.Intent, replaces market.OrderID, rep *market.Order) (d Decision, ok bool) {
 	s := b.state
 	if !m.valid || m.state != s || m.version != c.version || m.epoch != c.epoch || m.keeps != replaces ||
-		m.rep != rep || b.posValue < m.posMin || b.posValue > m.posMax || m.it != *it || !m.p.equal(&b.p) || b.topOf(m.market) != m.top {
+		m.rep != rep || b.posValue < m.posMin || b.posValue > m.posMax || m.it != *it || !m.p.equal(&b.p) {
 		return d, false
 	}
+	mb := b.booksOf(m)
+	moved := b.top != m.top
+	var books [2]*market.Book
+	if moved {
+		if m.topExact {
+			return d, false
+		}
+		books = mb.books // mb is not nil: a market without books has no top to move
+		if m.postOnly && crosses(books, m.outcome, it) ||
+			m.band && !inBand(books, m.outcome, it.Price, c.cfg.PriceBand) {
+			return d, false
+		}
+	}
 	if m.denied != nil {
+		if moved {
+			m.top = b.top
+			c.revalidated++
+			return Decision{Denied: m.denied}, true
+		}
 		return Decision{Denied: m.denied, Reused: true}, true
 	}
-	if c.custom != nil && c.custom.timed && m.time != s.Time {
-		m.env.Time = s.Time
-		if m.market.EndDate > 0 {
-			m.env.HoursToEnd = hoursToEnd(m.market, s.Time)
+	if m.hasEnv {
+		timed := c.custom.timed && m.time != s.Time
+		if timed {
+			m.env.Time = s.Time
+			if m.market.EndDate > 0 {
+				m.env.HoursToEnd = hoursToEnd(m.market, s.Time)
+			}
 		}
-		if !c.custom.allow(&m.env) {
+		if moved {
+			m.env.setBooks(books, m.outcome)
+		}
+		if (timed || moved && c.custom.booked) && !c.custom.allow(&m.env, timed, moved) {
 			return d, false // a new decision: made in full, and audited
 		}
 		m.time = s.Time
 	}
 	b.p.addIntent(it, rep, m.notional, m.market, true)
+	if moved {
+		m.top = b.top
+		c.revalidated++
+		return Decision{Allowed: true}, true
+	}
 	return Decision{Allowed: true, Reused: true}, true
 }
 
@@ -152,13 +201,18 @@ func (c *Chain) remember(b *Batch, m *memo, v *View, replaces market.OrderID, or
 	}
 	s := b.state
 	m.valid, m.state, m.version, m.epoch = true, s, c.version, c.epoch
-	m.it, m.keeps, m.rep, m.order, m.market, m.notional = *v.Intent, replaces, v.Replaces, order, v.Market, v.Notional
+	m.it, m.keeps, m.rep, m.order, m.market, m.outcome, m.notional = *v.Intent, replaces, v.Replaces, order, v.Market, v.Outcome, v.Notional
+	m.mb, m.mbGen = v.mb, c.books.gen
 	m.top, m.time, m.denied = b.topOf(v.Market), s.Time, den
 	m.posMin, m.posMax = math.MinInt64, math.MaxInt64
 	reached := len(c.guards) // guards that ran: all, or up to the denier
 	if den != nil {
 		reached = at + 1
 	}
+	passed := func(i int) bool { return den == nil || at > i }
+	m.topExact = den != nil && (at == c.preflightAt || at == c.bandAt)
+	m.postOnly = passed(c.preflightAt) && v.Intent.PostOnly
+	m.band = passed(c.bandAt)
 	switch {
 	case den != nil && den.Guard == GuardGross, reached > c.builtin && c.custom != nil && c.custom.valued:
 		m.posMin, m.posMax = b.posValue, b.posValue
@@ -166,7 +220,8 @@ func (c *Chain) remember(b *Batch, m *memo, v *View, replaces market.OrderID, or
 		m.posMax = v.Config.MaxGrossExposure - v.OpenBuyNotional() - v.Notional
 	}
 	m.p.copyFrom(p)
-	if den == nil && c.custom != nil && c.custom.timed {
+	m.hasEnv = den == nil && c.custom != nil && (c.custom.timed || c.custom.booked)
+	if m.hasEnv {
 		if !v.envReady {
 			c.custom.fill(v)
 		}
@@ -180,9 +235,32 @@ func (b *Batch) topOf(m *market.Info) top {
 		return top{}
 	}
 	if b.topMarket != m {
-		b.topMarket, b.top = m, b.c.books.of(b.state, b.c.version, m).top()
+		mb := b.c.books.of(b.state, b.c.version, m)
+		b.topMarket, b.topMB, b.top = m, mb, mb.top()
 	}
 	return b.top
+}
+
+// booksOf returns the books of memo m's market (nil without a market) and sets
+// b.top to their top, once per batch and market. It finds them through m while the
+// book cache's generation is the one m found them in: no lookup by market.
+func (b *Batch) booksOf(m *memo) *marketBooks {
+	if m.market == nil {
+		b.topMarket, b.topMB, b.top = nil, nil, top{}
+		return nil
+	}
+	if b.topMarket == m.market {
+		return b.topMB
+	}
+	c := &b.c.books
+	c.check(b.state, b.c.version)
+	mb := m.mb
+	if mb == nil || m.mbGen != c.gen {
+		mb = c.get(b.state, m.market)
+		m.mb, m.mbGen = mb, c.gen
+	}
+	b.topMarket, b.topMB, b.top = m.market, mb, mb.top()
+	return mb
 }
 
 // bookCache keeps, per market, its two books (nil while missing) between batches,
@@ -198,6 +276,7 @@ type bookCache struct {
 	st      *market.State
 	version uint64
 	n, np   int
+	gen     uint64 // counts the times the entries were dropped
 	markets map[*market.Info]*marketBooks
 }
 
@@ -211,10 +290,21 @@ type marketBooks struct {
 
 // of returns m's books in s.
 func (c *bookCache) of(s *market.State, version uint64, m *market.Info) *marketBooks {
+	c.check(s, version)
+	return c.get(s, m)
+}
+
+// check drops the entries unless they hold for s at version (a new generation).
+func (c *bookCache) check(s *market.State, version uint64) {
 	if c.st != s || c.version != version || c.n != len(s.Books) || c.np != len(s.Positions) {
 		clear(c.markets)
 		c.st, c.version, c.n, c.np = s, version, len(s.Books), len(s.Positions)
+		c.gen++
 	}
+}
+
+// get returns m's books in s, the entries holding (check).
+func (c *bookCache) get(s *market.State, m *market.Info) *marketBooks {
 	mb := c.markets[m]
 	if mb == nil || mb.tokens != m.Tokens {
 		if c.markets == nil {

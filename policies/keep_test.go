@@ -2,6 +2,9 @@ package policies
 
 import (
 	"fmt"
+	"maps"
+	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/pitbossdev/pitboss/market"
@@ -59,6 +62,9 @@ func TestAKeptQuoteIsReevaluatedWhenAnInputChanges(t *testing.T) {
 		change func(c *Chain, s *market.State, v *uint64)
 		reused bool
 		denied string // guard of the second decision, "" when allowed
+		// kept over a move of the top of the books: the guards reading them re-run
+		// alone, the decision reported as made anew (not reused)
+		revalidated bool
 	}{
 		{name: "nothing changed", reused: true},
 		{name: "time passes (custom guards re-run on the remembered figures)", reused: true,
@@ -67,14 +73,22 @@ func TestAKeptQuoteIsReevaluatedWhenAnInputChanges(t *testing.T) {
 			change: func(c *Chain, s *market.State, v *uint64) { s.Time += 23*3_600_000 + 1 }},
 		{name: "a deeper level of the book changes", reused: true,
 			change: func(c *Chain, s *market.State, v *uint64) { s.Books[yes].Set(market.Buy, m("0.30"), m("9")) }},
-		{name: "the best bid moves",
+		{name: "the best bid moves", revalidated: true,
 			change: func(c *Chain, s *market.State, v *uint64) { setTop(s, yes, "0.43", "0.46") }},
-		{name: "the complementary book appears",
+		{name: "the complementary book appears", revalidated: true,
 			change: func(c *Chain, s *market.State, v *uint64) {
 				b := &market.Book{Token: no}
 				b.Reset([]market.Level{{Price: m("0.50"), Size: m("1")}}, nil)
 				s.Books[no] = b
 			}},
+		{name: "the spread widens past a custom guard's limit", denied: "custom:wide",
+			change: func(c *Chain, s *market.State, v *uint64) { setTop(s, yes, "0.33", "0.54") }},
+		{name: "the best ask moves to the kept bid's price (post-only crosses)", denied: GuardPreflight,
+			it:     func(it *market.Intent) { it.PostOnly = true },
+			change: func(c *Chain, s *market.State, v *uint64) { setTop(s, yes, "0.42", "0.44") }},
+		{name: "the best ask moves, the kept post-only bid does not cross", revalidated: true,
+			it:     func(it *market.Intent) { it.PostOnly = true },
+			change: func(c *Chain, s *market.State, v *uint64) { setTop(s, yes, "0.42", "0.45") }},
 		{name: "a book replaced by a direct write (a new state version)",
 			change: func(c *Chain, s *market.State, v *uint64) {
 				b := &market.Book{Token: yes}
@@ -143,9 +157,13 @@ func TestAKeptQuoteIsReevaluatedWhenAnInputChanges(t *testing.T) {
 			if tt.next != nil {
 				tt.next(&next)
 			}
+			before := c.revalidated
 			d := keep(c, s, v, &next)
 			if d.Reused != tt.reused {
 				t.Fatalf("reused=%v, want %v (%v)", d.Reused, tt.reused, d.Err())
+			}
+			if got := c.revalidated > before; got != tt.revalidated {
+				t.Fatalf("kept over a move of the top: %v, want %v", got, tt.revalidated)
 			}
 			if got := guardOf(d); d.Denied == nil && tt.denied != "" || d.Denied != nil && d.Denied.Guard != tt.denied {
 				t.Fatalf("decided by %q, want %q", got, tt.denied)
@@ -342,5 +360,189 @@ func TestALimitDenialGivenAgainAllocatesNothing(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestDecisionsKeptOverAMoveOfTheBookAreFullEvaluations drives a chain that reuses
+// decisions and one that never does (no state version) through random streams —
+// the top of the books moving, time passing (across a market's last hour), fills
+// and order changes under new state versions, geoblock changes — with a quoter's
+// three intents per batch (two kept orders, one new quote), and checks that every
+// decision equals the full evaluation, that a decision reported as reused was made
+// on the same top of the books (so that the caller's audit trail is the one it was
+// before decisions were kept over a move of the top: docs/design/0105), that the
+// chain audits exactly what the full evaluation audits but the reused allowances,
+// and that each fast path was taken.
+func TestDecisionsKeptOverAMoveOfTheBookAreFullEvaluations(t *testing.T) {
+	limits := Config{MaxMarketPosition: m("45"), PriceBand: m("0.05"), MaxGrossExposure: m("26"),
+		MaxDailyLoss: m("10000"), MaxDrawdown: m("10000")}
+	withCustom := func(cg ...CustomGuard) Config { c := limits; c.Custom = cg; return c }
+	late := CustomGuard{Name: "late", DenyIf: "hours_to_end < 1 && !reduces"}
+	configs := []struct {
+		name string
+		cfg  Config
+	}{
+		{"the quoter's guards (custom guards reading time and the book)", withCustom(late, CustomGuard{Name: "wide", DenyIf: "has_mid && spread > 0.05"})},
+		{"built-in guards only", limits},
+		{"a custom guard reading the best prices only", withCustom(CustomGuard{Name: "thin", DenyIf: "best_ask - best_bid > 0.04 || mid > 0.55"})},
+		{"a custom guard reading time only", withCustom(late)},
+		{"a custom guard reading the exposure", withCustom(CustomGuard{Name: "exposed", DenyIf: "exposure > 20"})},
+	}
+	for _, cf := range configs {
+		for seed := range int64(4) {
+			t.Run(fmt.Sprintf("%s/seed %d", cf.name, seed), func(t *testing.T) {
+				checkKeptDecisions(t, cf.cfg, seed)
+			})
+		}
+	}
+}
+
+func checkKeptDecisions(t *testing.T, cfg Config, seed int64) {
+	rng := rand.New(rand.NewPCG(uint64(seed), 5))
+	fast, fastCol := newChain(t, cfg)
+	full, fullCol := newChain(t, cfg)
+	s := fixture()
+	s.Time = (t0/1000+86_400)*1000 - 2*3_600_000 // two hours before cond's end
+	hold(s, yes, "20", "0.40")
+	noBook := &market.Book{Token: no}
+	price := func(lo, n int) market.Micros { return market.Micros(lo+rng.IntN(n)) * market.One / 100 }
+	order := func(id string, side market.Side, p market.Micros) {
+		openOrder(s, id, yes, side, "0.44", "10")
+		s.Orders[market.OrderID(id)].Price, s.Orders[market.OrderID(id)].Status = p, market.StatusLive
+	}
+	moveTop := func(b *market.Book) {
+		bid := price(38, 14)
+		var bids, asks []market.Level
+		if rng.IntN(10) > 0 {
+			bids = []market.Level{{Price: bid, Size: m("100")}, {Price: bid - market.One/100, Size: m("7")}}
+		}
+		if rng.IntN(10) > 0 {
+			asks = []market.Level{{Price: bid + price(1, 8), Size: m("100")}}
+		}
+		b.Reset(bids, asks)
+	}
+	intents := [3]*market.Intent{quote(yes, market.Buy, "0.44", "10"), quote(yes, market.Sell, "0.48", "10"), quote(no, market.Buy, "0.52", "10")}
+	for i, k := range []string{"bid", "ask", "ask_no"} {
+		intents[i].Key, intents[i].PostOnly = k, true
+	}
+	order("0xbid", market.Buy, m("0.44"))
+	order("0xask", market.Sell, m("0.48"))
+	version := uint64(1)
+	topOf := func() top {
+		var t top
+		for o, tok := range []market.TokenID{yes, no} {
+			if b := s.Books[tok]; b != nil {
+				if l, ok := b.BestBid(); ok {
+					t[2*o] = l.Price
+				}
+				if l, ok := b.BestAsk(); ok {
+					t[2*o+1] = l.Price
+				}
+			}
+		}
+		return t
+	}
+	var lastTop [3]top
+	var reused, revalidated0, decisions int
+	seen := map[string]bool{}
+	var want []Record // what the fast chain should have audited
+	for step := range 3000 {
+		switch r := rng.IntN(100); {
+		case r < 45:
+			moveTop(s.Books[yes])
+		case r < 50:
+			if s.Books[no] == nil { // a new book: market data, no new version
+				s.Books[no] = noBook
+			}
+			moveTop(noBook)
+		case r < 75:
+			s.Time += int64(rng.IntN(90_000))
+		case r < 80:
+			hold(s, yes, fmt.Sprint(10+rng.IntN(30)), "0.40")
+			version++
+		case r < 84:
+			order("0xbid", market.Buy, price(40, 6))
+			version++
+		case r < 86:
+			s.Balance -= m("1")
+			version++
+		case r < 87:
+			g := Geoblock{Status: GeoAllowed}
+			if fast.Geoblock().Status == GeoAllowed {
+				g.Status = GeoCloseOnly
+			}
+			fast.SetGeoblock(g)
+			full.SetGeoblock(g)
+		}
+		for _, it := range intents {
+			if rng.IntN(12) == 0 {
+				it.Price = price(40, 12)
+			}
+		}
+		fast.SetStateVersion(s, version)
+		fb, bb := fast.Batch(s), full.Batch(s)
+		top := topOf()
+		for i, it := range intents {
+			var d, e Decision
+			switch i {
+			case 2:
+				d, e = fb.Evaluate(it), bb.Evaluate(it)
+			default:
+				id := market.OrderID("0x" + it.Key)
+				d, e = fb.EvaluateKeeping(it, id), bb.EvaluateKeeping(it, id)
+			}
+			decisions++
+			if d.Allowed != e.Allowed || guardOf(d) != guardOf(e) || d.Action != e.Action || e.Reused {
+				t.Fatalf("step %d, %s: decided %v %q, a full evaluation %v %q", step, it.Key, d.Allowed, guardOf(d), e.Allowed, guardOf(e))
+			}
+			if d.Reused {
+				reused++
+				if top != lastTop[i] {
+					t.Fatalf("step %d, %s: reported reused after the top of the book moved", step, it.Key)
+				}
+			}
+			lastTop[i] = top
+			if d.Denied != nil {
+				seen[d.Denied.Guard] = true
+			}
+			if !d.Reused || !d.Allowed {
+				want = append(want, fullCol.recs[len(fullCol.recs)-1])
+			}
+		}
+	}
+	if !slices.Equal(fastCol.recs, want) {
+		t.Fatalf("audited %d records, want %d (those of the full evaluations but the reused allowances)", len(fastCol.recs), len(want))
+	}
+	revalidated := int(fast.revalidated) - revalidated0
+	t.Logf("%d decisions: %d reused, %d kept over a move of the top; denied by %v", decisions, reused, revalidated, slices.Sorted(maps.Keys(seen)))
+	if reused < decisions/10 || revalidated < decisions/20 {
+		t.Fatalf("%d decisions: %d reused, %d kept over a move of the top: the fast paths are not exercised", decisions, reused, revalidated)
+	}
+}
+
+// TestADeniedQuoteIsKeptOverAMoveOfTheBook checks that a denial by a guard that does
+// not read the books (max_market_position) holds over a move of the top while the
+// guards before it that read them (a post-only quote's pre-flight) still pass: the
+// same denial, audited as a full evaluation is, reported as made anew; and that it
+// is decided in full once the move makes pre-flight deny.
+func TestADeniedQuoteIsKeptOverAMoveOfTheBook(t *testing.T) {
+	c, col := newChain(t, Config{MaxMarketPosition: m("25")})
+	s := fixture()
+	hold(s, yes, "20", "0.40")
+	it := quote(no, market.Buy, "0.50", "10")
+	it.PostOnly = true
+	c.SetStateVersion(s, 7)
+	first := c.Batch(s).Evaluate(it)
+	setTop(s, yes, "0.45", "0.47") // NO's best ask is 1 − 0.45 = 0.55: the bid does not cross
+	d := c.Batch(s).Evaluate(it)
+	if d.Denied != first.Denied || d.Reused || c.revalidated != 1 {
+		t.Fatalf("after the move: %v reused=%v kept over the move %d times (first %v)", d.Err(), d.Reused, c.revalidated, first.Err())
+	}
+	if len(col.recs) != 2 || col.recs[0].Reason != col.recs[1].Reason || col.recs[1].Guard != GuardMarketPos {
+		t.Fatalf("records: %+v", col.recs)
+	}
+	setTop(s, yes, "0.50", "0.52") // NO's best ask 0.50: the post-only bid crosses
+	if d := c.Batch(s).Evaluate(it); d.Denied == nil || d.Denied.Guard != GuardPreflight || c.revalidated != 1 {
+		t.Fatalf("after a move that crosses: %v (kept over a move %d times)", d.Err(), c.revalidated)
 	}
 }

@@ -43,3 +43,49 @@ func TestKillStateIsEncodedAgainWhenItChanges(t *testing.T) {
 		t.Fatal("the resume is not in the saved state")
 	}
 }
+
+// TestAKeptOrderIsDecidedAnewWhenTheTopOfTheBookMoved pins what the agent's audit
+// trail rests on (runtime/agent checkKeep): a kept order's allowance is reported
+// Reused, and so not audited again, only while the top of the books is unchanged;
+// after a move it is reported as a new decision, which the agent audits.
+func TestAKeptOrderIsDecidedAnewWhenTheTopOfTheBookMoved(t *testing.T) {
+	g, err := NewGuards(policies.Config{}, policies.WithGeoblock(policies.Geoblock{Status: policies.GeoAllowed}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	const cond, yes, no = market.ConditionID("0xc1"), market.TokenID("101"), market.TokenID("102")
+	st := &market.State{Time: 1_767_225_600_000, Balance: 100 * market.One}
+	st.Init()
+	st.Markets[cond] = &market.Info{Condition: cond, Tokens: [2]market.TokenID{yes, no}, TickSize: market.One / 100,
+		MinSize: 5 * market.One, Active: true, AcceptingOrders: true}
+	book := &market.Book{Token: yes}
+	top := func(bid, ask market.Micros) {
+		book.Reset([]market.Level{{Price: bid, Size: 100 * market.One}}, []market.Level{{Price: ask, Size: 100 * market.One}})
+	}
+	top(44*market.One/100, 46*market.One/100)
+	st.Books[yes] = book
+	st.Orders["0xkeep"] = &market.Order{ID: "0xkeep", Market: cond, Token: yes, Side: market.Buy,
+		Price: 44 * market.One / 100, Size: 10 * market.One, Status: market.StatusLive}
+	it := &market.Intent{Kind: market.IntentQuote, Key: "bid", Market: cond, Token: yes, Side: market.Buy,
+		Price: 44 * market.One / 100, Size: 10 * market.One, PostOnly: true}
+	g.StateVersion(st, 1)
+	steps := []struct {
+		name   string
+		move   func()
+		reused bool
+	}{
+		{"first decision", func() {}, false},
+		{"nothing moved", func() {}, true},
+		{"time passed", func() { st.Time += 1000 }, true},
+		{"the top moved", func() { top(43*market.One/100, 45*market.One/100) }, false},
+		{"nothing moved since", func() {}, true},
+	}
+	for _, s := range steps {
+		s.move()
+		g.Begin(st)
+		v := g.CheckKeep(it, "0xkeep")
+		if !v.Allowed || v.Reused != s.reused {
+			t.Fatalf("%s: allowed=%v reused=%v, want reused=%v (%s)", s.name, v.Allowed, v.Reused, s.reused, v.Reason)
+		}
+	}
+}
