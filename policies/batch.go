@@ -42,7 +42,7 @@ func (p *pending) reset() {
 
 func (p *pending) token(t market.TokenID) *pendingToken {
 	for i := range p.tokens {
-		if p.tokens[i].token == t {
+		if same(p.tokens[i].token, t) {
 			return &p.tokens[i]
 		}
 	}

@@ -2,6 +2,7 @@ package policies
 
 import (
 	"math"
+	"unsafe"
 
 	"github.com/pitbossdev/pitboss/market"
 )
@@ -96,7 +97,7 @@ func (c *Chain) memoFor(b *Batch, it *market.Intent, replaces market.OrderID, ke
 	// A strategy asks for the same few keys on every event, and mostly with the
 	// same strings: recent finds them without hashing (memos are never removed).
 	for i := range c.recent {
-		if r := &c.recent[i]; r.m != nil && r.key == it.Key {
+		if r := &c.recent[i]; r.m != nil && same(r.key, it.Key) {
 			return r.m
 		}
 	}
@@ -138,7 +139,7 @@ func (c *Chain) order(s *market.State, m *memo, id market.OrderID) *market.Order
 func (c *Chain) reused(b *Batch, m *memo, it *market.Intent, replaces market.OrderID, rep *market.Order) (d Decision, ok bool) {
 	s := b.state
 	if !m.valid || m.state != s || m.version != c.version || m.epoch != c.epoch || m.keeps != replaces ||
-		m.rep != rep || b.posValue < m.posMin || b.posValue > m.posMax || m.it != *it || !m.p.equal(&b.p) {
+		m.rep != rep || b.posValue < m.posMin || b.posValue > m.posMax || !sameIntent(&m.it, it) || !m.p.equal(&b.p) {
 		return d, false
 	}
 	mb := b.booksOf(m)
@@ -338,7 +339,7 @@ func (p *pending) equal(q *pending) bool {
 		return false
 	}
 	for i := range p.tokens {
-		if p.tokens[i] != q.tokens[i] {
+		if pt, qt := &p.tokens[i], &q.tokens[i]; pt.buys != qt.buys || pt.sells != qt.sells || !same(pt.token, qt.token) {
 			return false
 		}
 	}
@@ -354,4 +355,21 @@ func (p *pending) copyFrom(q *pending) {
 	tokens, replaced := append(p.tokens[:0], q.tokens...), append(p.replaced[:0], q.replaced...)
 	*p = *q
 	p.tokens, p.replaced = tokens, replaced
+}
+
+// sameIntent reports whether a and b are equal in every field (a == b), comparing
+// strings by their data pointer first: the strategy hands the same strings event
+// after event, so the usual equal intent costs no call to compare bytes.
+// TestSameIntentComparesEveryField checks it against ==.
+func sameIntent(a, b *market.Intent) bool {
+	return a.Price == b.Price && a.Size == b.Size && a.Kind == b.Kind && a.Side == b.Side && a.Outcome == b.Outcome &&
+		a.Type == b.Type && a.PostOnly == b.PostOnly && a.Expiration == b.Expiration &&
+		same(a.Key, b.Key) && same(a.Token, b.Token) && same(a.Market, b.Market) && same(a.OrderID, b.OrderID) &&
+		same(a.Reason, b.Reason)
+}
+
+// same reports whether a == b, without comparing bytes when both are the same
+// string data.
+func same[S ~string](a, b S) bool {
+	return len(a) == len(b) && (unsafe.StringData(string(a)) == unsafe.StringData(string(b)) || a == b)
 }

@@ -4,7 +4,9 @@ import (
 	"fmt"
 	"maps"
 	"math/rand/v2"
+	"reflect"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/pitbossdev/pitboss/market"
@@ -544,5 +546,40 @@ func TestADeniedQuoteIsKeptOverAMoveOfTheBook(t *testing.T) {
 	setTop(s, yes, "0.50", "0.52") // NO's best ask 0.50: the post-only bid crosses
 	if d := c.Batch(s).Evaluate(it); d.Denied == nil || d.Denied.Guard != GuardPreflight || c.revalidated != 1 {
 		t.Fatalf("after a move that crosses: %v (kept over a move %d times)", d.Err(), c.revalidated)
+	}
+}
+
+// TestSameIntentComparesEveryField checks sameIntent against ==: equal intents with
+// distinct string data are the same, and a change of any one field (found by
+// reflection, so that a field added to market.Intent is covered) is seen.
+func TestSameIntentComparesEveryField(t *testing.T) {
+	a := market.Intent{Kind: market.IntentQuote, Key: "bid", Market: cond, Token: yes, Outcome: market.No, Side: market.Sell,
+		Price: m("0.44"), Size: m("10"), Type: market.GTD, PostOnly: true, Expiration: 17, OrderID: "0xo", Reason: "why"}
+	b := a
+	b.Key, b.Token, b.Reason = strings.Clone(a.Key), market.TokenID(strings.Clone(string(a.Token))), strings.Clone(a.Reason)
+	if !sameIntent(&a, &b) || a != b {
+		t.Fatal("equal intents with distinct strings are not the same")
+	}
+	rt := reflect.TypeFor[market.Intent]()
+	for i := range rt.NumField() {
+		t.Run(rt.Field(i).Name, func(t *testing.T) {
+			c := a
+			f := reflect.ValueOf(&c).Elem().Field(i)
+			switch f.Kind() {
+			case reflect.String:
+				f.SetString(f.String() + "x")
+			case reflect.Bool:
+				f.SetBool(!f.Bool())
+			case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+				f.SetInt(f.Int() + 1)
+			case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+				f.SetUint(f.Uint() + 1)
+			default:
+				t.Fatalf("field of kind %v: teach this test and sameIntent about it", f.Kind())
+			}
+			if sameIntent(&a, &c) || a == c {
+				t.Fatalf("a change of %s is not seen", rt.Field(i).Name)
+			}
+		})
 	}
 }
