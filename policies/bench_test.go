@@ -103,3 +103,31 @@ func BenchmarkGuardsKeep(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkGuardsKeepMoved is BenchmarkGuardsKeep with the top of the kept quote's
+// book moving on every iteration (the bid alternating between 0.44 and 0.43): the
+// decision is kept over the move, the guards that read the books re-checked alone
+// (docs/design/0105, "A move of the top of the book").
+func BenchmarkGuardsKeepMoved(b *testing.B) {
+	c, s := benchChain(b)
+	it := quote(yes, market.Buy, "0.40", "5")
+	it.PostOnly = true
+	c.SetStateVersion(s, 1)
+	if d := c.Batch(s).EvaluateKeeping(it, "0x00"); !d.Allowed {
+		b.Fatal(d.Err())
+	}
+	bids, tops := s.Books[yes].Bids, [2]market.Micros{m("0.43"), m("0.44")}
+	before := c.revalidated
+	b.ReportAllocs()
+	i := 0
+	for b.Loop() {
+		bids[0].Price = tops[i&1] // a price change of the best bid
+		i++
+		if d := c.Batch(s).EvaluateKeeping(it, "0x00"); !d.Allowed || d.Reused {
+			b.Fatalf("allowed=%v reused=%v", d.Allowed, d.Reused)
+		}
+	}
+	if c.revalidated-before != uint64(i) {
+		b.Fatalf("%d of %d decisions kept over the move", c.revalidated-before, i)
+	}
+}
