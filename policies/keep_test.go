@@ -376,7 +376,7 @@ func TestALimitDenialGivenAgainAllocatesNothing(t *testing.T) {
 // chain audits exactly what the full evaluation audits but the reused allowances,
 // and that each fast path was taken.
 func TestDecisionsKeptOverAMoveOfTheBookAreFullEvaluations(t *testing.T) {
-	limits := Config{MaxMarketPosition: m("45"), PriceBand: m("0.05"), MaxGrossExposure: m("26"),
+	limits := Config{MaxMarketPosition: m("45"), PriceBand: m("0.05"), MaxGrossExposure: m("32"),
 		MaxDailyLoss: m("10000"), MaxDrawdown: m("10000")}
 	withCustom := func(cg ...CustomGuard) Config { c := limits; c.Custom = cg; return c }
 	late := CustomGuard{Name: "late", DenyIf: "hours_to_end < 1 && !reduces"}
@@ -388,7 +388,7 @@ func TestDecisionsKeptOverAMoveOfTheBookAreFullEvaluations(t *testing.T) {
 		{"built-in guards only", limits},
 		{"a custom guard reading the best prices only", withCustom(CustomGuard{Name: "thin", DenyIf: "best_ask - best_bid > 0.04 || mid > 0.55"})},
 		{"a custom guard reading time only", withCustom(late)},
-		{"a custom guard reading the exposure", withCustom(CustomGuard{Name: "exposed", DenyIf: "exposure > 20"})},
+		{"a custom guard reading the exposure", withCustom(CustomGuard{Name: "exposed", DenyIf: "exposure > 28"})},
 	}
 	for _, cf := range configs {
 		for seed := range int64(4) {
@@ -406,6 +406,7 @@ func checkKeptDecisions(t *testing.T, cfg Config, seed int64) {
 	s := fixture()
 	s.Time = (t0/1000+86_400)*1000 - 2*3_600_000 // two hours before cond's end
 	hold(s, yes, "20", "0.40")
+	hold(s, yes2, "20", "0.40") // another market's position: the positions' value moves with its book
 	noBook := &market.Book{Token: no}
 	price := func(lo, n int) market.Micros { return market.Micros(lo+rng.IntN(n)) * market.One / 100 }
 	order := func(id string, side market.Side, p market.Micros) {
@@ -452,6 +453,8 @@ func checkKeptDecisions(t *testing.T, cfg Config, seed int64) {
 		switch r := rng.IntN(100); {
 		case r < 45:
 			moveTop(s.Books[yes])
+		case r < 47:
+			moveTop(s.Books[yes2])
 		case r < 50:
 			if s.Books[no] == nil { // a new book: market data, no new version
 				s.Books[no] = noBook
@@ -478,7 +481,7 @@ func checkKeptDecisions(t *testing.T, cfg Config, seed int64) {
 		}
 		for _, it := range intents {
 			if rng.IntN(12) == 0 {
-				it.Price = price(40, 12)
+				it.Price, it.PostOnly = price(40, 12), rng.IntN(4) > 0
 			}
 		}
 		fast.SetStateVersion(s, version)
@@ -517,6 +520,11 @@ func checkKeptDecisions(t *testing.T, cfg Config, seed int64) {
 	}
 	revalidated := int(fast.revalidated) - revalidated0
 	t.Logf("%d decisions: %d reused, %d kept over a move of the top; denied by %v", decisions, reused, revalidated, slices.Sorted(maps.Keys(seen)))
+	for _, g := range []string{GuardPreflight, GuardPriceBand, GuardMarketPos, GuardGross, GuardGeoblock} {
+		if !seen[g] {
+			t.Errorf("no decision denied by %s: the stream does not reach it", g)
+		}
+	}
 	if reused < decisions/10 || revalidated < decisions/20 {
 		t.Fatalf("%d decisions: %d reused, %d kept over a move of the top: the fast paths are not exercised", decisions, reused, revalidated)
 	}
