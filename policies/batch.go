@@ -141,7 +141,9 @@ func (b *Batch) EvaluateReplacing(it *market.Intent, replaces market.OrderID) De
 // the state's version (SetStateVersion) and nothing the last decision on it's key
 // depended on has changed, that decision is reused (Decision.Reused) without running
 // the guards; an allowed reuse is not audited again (the kept order's decision
-// stands), a denial reused is audited as when it was made. See docs/design/0105.
+// stands), a denial reused is audited as when it was made. When only the top of the
+// books moved and the guards reading them still pass, the decision is kept too, but
+// reported and audited as made anew. See docs/design/0105.
 func (b *Batch) EvaluateKeeping(it *market.Intent, keeps market.OrderID) Decision {
 	return b.c.evaluate(b, it, keeps, true)
 }

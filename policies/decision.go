@@ -92,7 +92,11 @@ type Decision struct {
 	Action  Action
 	// Reused marks a decision remembered from an earlier evaluation of the same
 	// quote whose inputs did not change (see Batch.EvaluateKeeping); the guards did
-	// not run again.
+	// not run again. A decision kept over a move of the top of the books (only the
+	// guards reading the books re-checked, docs/design/0105) is reported with Reused
+	// false, as the full evaluation it stands for: a caller that audits only
+	// decisions not reused audits exactly what it did when such moves were
+	// evaluated in full.
 	Reused bool
 }
 
