@@ -199,12 +199,17 @@ func (d *dec) fail(what string) {
 	}
 }
 
+// uvarint reads a uvarint. One- and two-byte values (times, counts, symbol
+// references) take the inlined fast path; longer ones and errors the slow one.
 func (d *dec) uvarint() uint64 {
-	if d.i < len(d.b) {
-		if c := d.b[d.i]; c < 0x80 {
-			d.i++
-			return uint64(c)
-		}
+	b, i := d.b, d.i
+	if i < len(b) && b[i] < 0x80 {
+		d.i = i + 1
+		return uint64(b[i])
+	}
+	if i+1 < len(b) && b[i+1] < 0x80 { // b[i] ≥ 0x80 here
+		d.i = i + 2
+		return uint64(b[i]&0x7f) | uint64(b[i+1])<<7
 	}
 	return d.uvarintSlow()
 }
@@ -243,7 +248,39 @@ func (d *dec) byte1() byte {
 	return c
 }
 
+// pow10e is pow10 indexed by an amount's 3-bit exponent field (7, the long form,
+// never reaches it), so that indexing needs no bounds check.
+var pow10e = [8]int64{1, 10, 100, 1_000, 10_000, 100_000, 1_000_000, 0}
+
+// amount reads an amount (see the format comment). Amounts of up to three bytes
+// in the short form (every price and most sizes) are decoded here: their mantissa
+// is below 2^18 and 10^6 < 2^20, so the product cannot overflow and needs no
+// check. Everything else, errors included, goes through amountSlow, which
+// decodes the same bytes to the same value.
 func (d *dec) amount() market.Micros {
+	b, i := d.b, d.i
+	var x uint64
+	var n int
+	switch {
+	case i < len(b) && b[i] < 0x80:
+		x, n = uint64(b[i]), 1
+	case i+1 < len(b) && b[i+1] < 0x80:
+		x, n = uint64(b[i]&0x7f)|uint64(b[i+1])<<7, 2
+	case i+2 < len(b) && b[i+2] < 0x80:
+		x, n = uint64(b[i]&0x7f)|uint64(b[i+1]&0x7f)<<7|uint64(b[i+2])<<14, 3
+	default:
+		return d.amountSlow()
+	}
+	e := x & 7
+	if e == 7 {
+		return d.amountSlow()
+	}
+	d.i = i + n
+	return market.Micros(unzigzag(x>>3) * pow10e[e])
+}
+
+// amountSlow reads an amount of any length, checking for overflow.
+func (d *dec) amountSlow() market.Micros {
 	x := d.uvarint()
 	e := x & 7
 	if e == 7 {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"sync"
 
 	"github.com/klauspost/compress/zstd"
 
@@ -94,9 +95,11 @@ type Reader struct {
 	jr   *journal.Reader
 	f    *os.File
 	opts ReaderOptions
-	zd   *zstd.Decoder
-	raw  []byte
-	d    dec
+	zd   *zstd.Decoder // from decoders, returned by Close
+	// zdFailed: a DecodeAll of zd failed; Close closes it rather than pool it.
+	zdFailed bool
+	raw      []byte
+	d        dec
 
 	left     int // records left in the current block
 	time     int64
@@ -303,11 +306,21 @@ func parseBlockHeader(p []byte) (blockHeader, int, error) {
 // Summary returns what Open found in the file (the zero Summary for NewReader).
 func (r *Reader) Summary() Summary { return r.summary }
 
-// Close releases the Reader (and closes the file Open opened).
+// Close releases the Reader (and closes the file Open opened): its zstd decoder and
+// block buffer are kept for the next Reader. Do not call Next after Close.
 func (r *Reader) Close() error {
 	if r.zd != nil {
-		r.zd.Close()
+		if r.zdFailed || !decoders.put(r.zd) {
+			r.zd.Close()
+		}
 		r.zd = nil
+	}
+	if r.left == 0 && cap(r.raw) > 0 && cap(r.raw) <= freeBufBytes {
+		// The block is done (a Next after Close reads the next frame into a
+		// fresh buffer, as a new Reader would), so the buffer can serve another.
+		r.d = dec{}
+		raws.put(r.raw[:0])
+		r.raw = nil
 	}
 	if r.f != nil {
 		err := r.f.Close()
@@ -386,16 +399,19 @@ func (r *Reader) nextFrame(rec *Record) error {
 		body := p[1+at:]
 		if h.codec == wireZstd {
 			if r.zd == nil {
-				r.zd, err = zstd.NewReader(nil, zstd.WithDecoderConcurrency(1), zstd.WithDecoderMaxMemory(MaxBlockBytes))
-				if err != nil {
+				if r.zd, err = getDecoder(); err != nil {
 					return fmt.Errorf("tape: %w", err)
 				}
+			}
+			if r.raw == nil {
+				r.raw, _ = raws.get()
 			}
 			if cap(r.raw) < h.rawLen {
 				r.raw = make([]byte, 0, h.rawLen)
 			}
 			r.raw, err = r.zd.DecodeAll(body, r.raw[:0])
 			if err != nil {
+				r.zdFailed = true
 				return bad(formatErr("block body: %v", err))
 			}
 			if len(r.raw) != h.rawLen {
@@ -433,8 +449,16 @@ func (r *Reader) record(rec *Record) error {
 	}
 	ev := &rec.Event
 	bids, asks, changes := ev.Bids[:0], ev.Asks[:0], ev.Changes[:0]
-	*ev = market.Event{Kind: market.EventKind(kind), Seq: r.seq, Time: r.time,
-		Market: market.ConditionID(mkt), Token: market.TokenID(tok), Bids: bids, Asks: asks, Changes: changes}
+	// *ev = market.Event{Kind: ..., Bids: bids, ...}, field by field: the wallet's
+	// parts (Order, Fill: 272 of the Event's 472 bytes) are cleared only when the
+	// caller left something there, which saves rewriting them on every record
+	// (TestNextSetsEveryField keeps this complete when Event grows).
+	ev.Kind, ev.Seq, ev.Time, ev.Market, ev.Token = market.EventKind(kind), r.seq, r.time, market.ConditionID(mkt), market.TokenID(tok)
+	ev.Bids, ev.Asks, ev.Hash, ev.Changes = bids, asks, "", changes
+	ev.Price, ev.Size, ev.Side, ev.OldTick, ev.NewTick, ev.Winner = 0, 0, 0, 0, 0, ""
+	if !walletZero(ev) {
+		ev.Order, ev.OrderUpdate, ev.Fill = market.Order{}, 0, market.Fill{}
+	}
 	rec.Type = RecordEvent
 	switch ev.Kind {
 	case market.EventBook:
@@ -476,6 +500,19 @@ func (r *Reader) record(rec *Record) error {
 	return d.err
 }
 
+// walletZero reports whether ev's Order, OrderUpdate and Fill are zero, field by
+// field (an empty string is "" whatever its pointer): cheaper than comparing the
+// structs, which calls memequal for every string. TestNextSetsEveryField fails if
+// Order or Fill gains a field this does not look at.
+func walletZero(ev *market.Event) bool {
+	o, f := &ev.Order, &ev.Fill
+	return ev.OrderUpdate == 0 &&
+		len(o.ID)|len(o.Market)|len(o.Token)|len(f.Trade)|len(f.Order)|len(f.Market)|len(f.Token) == 0 &&
+		int64(o.Price)|int64(o.Size)|int64(o.Matched)|o.Expiration|o.CreatedAt|int64(f.Price)|int64(f.Size)|int64(f.Fee)|f.Time == 0 &&
+		uint8(o.Outcome)|uint8(o.Side)|uint8(o.Type)|uint8(o.Status)|uint8(f.Outcome)|uint8(f.Side)|uint8(f.Role) == 0 &&
+		!o.PostOnly && o.Owner == (market.Address{}) && f.Owner == (market.Address{})
+}
+
 // sym reads a symbol reference (see the format comment).
 func (r *Reader) sym() string {
 	d := &r.d
@@ -507,6 +544,66 @@ func (r *Reader) sym() string {
 		}
 		return r.syms[i]
 	}
+}
+
+// decoders and raws keep what a Reader needs for compressed blocks, lent from
+// NewReader's first block to Close: a zstd decoder (used for stateless DecodeAll
+// only, which starts no goroutine, so one that is dropped needs no Close) and a
+// block buffer. A backtest opens a Reader per run, and a sweep runs many: without
+// them each run would allocate a decoder's tables and a block buffer afresh.
+// They are small free lists rather than sync.Pools, which the garbage collector
+// empties every other cycle (a backtest of the benchmark's size runs a cycle
+// about every run).
+var (
+	decoders freeList[*zstd.Decoder]
+	raws     freeList[[]byte]
+)
+
+// Bounds of the free lists: at most freeCap entries each, and no buffer above
+// freeBufBytes (a tape of huge blocks allocates its buffers per Reader).
+const (
+	freeCap      = 4
+	freeBufBytes = 4 * DefaultBlockBytes
+)
+
+// freeList is a bounded stack of reusable values, safe for concurrent use.
+type freeList[T any] struct {
+	mu    sync.Mutex
+	items []T
+}
+
+// get returns a kept value, if any.
+func (l *freeList[T]) get() (T, bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var v T
+	n := len(l.items)
+	if n == 0 {
+		return v, false
+	}
+	v = l.items[n-1]
+	l.items[n-1] = *new(T)
+	l.items = l.items[:n-1]
+	return v, true
+}
+
+// put keeps v unless the list is full, and reports whether it did.
+func (l *freeList[T]) put(v T) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if len(l.items) >= freeCap {
+		return false
+	}
+	l.items = append(l.items, v)
+	return true
+}
+
+// getDecoder returns a kept zstd decoder or a new one.
+func getDecoder() (*zstd.Decoder, error) {
+	if zd, ok := decoders.get(); ok {
+		return zd, nil
+	}
+	return zstd.NewReader(nil, zstd.WithDecoderConcurrency(1), zstd.WithDecoderMaxMemory(MaxBlockBytes))
 }
 
 // ReadAll reads every record of r and calls fn for each; fn must not keep rec. It
