@@ -1,10 +1,12 @@
 package tape
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"sync"
 
 	"github.com/klauspost/compress/zstd"
@@ -474,15 +476,16 @@ func (r *Reader) record(rec *Record) error {
 			d.fail("change count")
 			return d.err
 		}
-		for range n {
-			var c market.LevelChange
+		// Decoded in place (every field of each change is set), not appended.
+		changes = slices.Grow(changes, int(n))[:n]
+		for k := range changes {
+			c := &changes[k]
 			c.Token = market.TokenID(r.sym())
 			c.Side = d.side()
 			c.Price = d.amount()
 			c.Size = d.amount()
 			c.BestBid = d.amount()
 			c.BestAsk = d.amount()
-			changes = append(changes, c)
 		}
 		ev.Changes = changes
 	case market.EventLastTrade:
@@ -510,7 +513,13 @@ func walletZero(ev *market.Event) bool {
 		len(o.ID)|len(o.Market)|len(o.Token)|len(f.Trade)|len(f.Order)|len(f.Market)|len(f.Token) == 0 &&
 		int64(o.Price)|int64(o.Size)|int64(o.Matched)|o.Expiration|o.CreatedAt|int64(f.Price)|int64(f.Size)|int64(f.Fee)|f.Time == 0 &&
 		uint8(o.Outcome)|uint8(o.Side)|uint8(o.Type)|uint8(o.Status)|uint8(f.Outcome)|uint8(f.Side)|uint8(f.Role) == 0 &&
-		!o.PostOnly && o.Owner == (market.Address{}) && f.Owner == (market.Address{})
+		!o.PostOnly && addressZero(&o.Owner) && addressZero(&f.Owner)
+}
+
+// addressZero reports whether a is zero, in three loads (== calls memequal).
+func addressZero(a *market.Address) bool {
+	le := binary.LittleEndian
+	return le.Uint64(a[:8])|le.Uint64(a[8:16])|uint64(le.Uint32(a[16:])) == 0
 }
 
 // sym reads a symbol reference (see the format comment).
