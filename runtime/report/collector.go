@@ -284,8 +284,8 @@ func (c *Collector) sample(t int64, st *market.State) {
 	if t < c.lastTime {
 		t = c.lastTime
 	}
-	eq := st.Equity()
-	exp := exposure(st)
+	exp, held := marks(st)
+	eq := st.Balance + st.Reserved + exp // st.Equity(), without a second pass
 	// Time-weighted exposure and time in market over [lastSample, t), at the
 	// previous sample's values.
 	if dt := t - c.lastSample; dt > 0 {
@@ -301,7 +301,7 @@ func (c *Collector) sample(t int64, st *market.State) {
 	}
 	c.lastSample, c.lastTime = t, t
 	c.lastEq, c.lastExp = eq, exp
-	c.held = exp > 0 || anyPosition(st)
+	c.held = held
 	c.maxExposure = max(c.maxExposure, exp)
 	if eq > c.peak {
 		c.peak = eq
@@ -318,24 +318,25 @@ func (c *Collector) sample(t int64, st *market.State) {
 	}
 }
 
-func anyPosition(st *market.State) bool {
-	for _, p := range st.Positions {
-		if p.Size > 0 {
-			return true
-		}
-	}
-	return false
-}
-
 // exposure is the value of every position at its mark.
 func exposure(st *market.State) market.Micros {
-	var sum market.Micros
+	exp, _ := marks(st)
+	return exp
+}
+
+// marks returns, in one pass over the positions, the exposure (the value of
+// every position at its mark: exactly the sum market.State.Equity adds to the
+// collateral, so Balance + Reserved + exposure is Equity, integer addition being
+// associative) and whether any position is held (Size > 0).
+// TestSampleMatchesEquity pins the equality.
+func marks(st *market.State) (exp market.Micros, held bool) {
 	for t, p := range st.Positions {
 		if p.Size > 0 {
-			sum += p.Value(st.Mark(t))
+			exp += p.Value(st.Mark(t))
+			held = true
 		}
 	}
-	return sum
+	return exp, held
 }
 
 // addPoint appends a chart point, halving the curve when it is full.
