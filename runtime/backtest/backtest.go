@@ -115,7 +115,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	}
 	_, _, total := cfg.Source.Span()
 	progress.total.Store(total)
-	feed := &feed{src: &window{src: cfg.Source, from: cfg.From, to: cfg.To}, progress: progress, keep: parts.filter()}
+	feed := &feed{src: &window{src: cfg.Source, from: cfg.From, to: cfg.To}, progress: progress, filter: parts.filter()}
 	a, err := parts.agent(feed, obs)
 	if err != nil {
 		return nil, err
@@ -161,7 +161,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 type feed struct {
 	src      *window
 	progress *Progress
-	keep     func(ev *market.Event) bool
+	filter   *marketFilter
 	n        int64 // events read
 	sent     int64 // events delivered to the agent
 	err      error
@@ -169,17 +169,26 @@ type feed struct {
 
 // Run implements agent.Feed.
 func (f *feed) Run(ctx context.Context, emit func(ev *market.Event) bool) error {
-	err := f.src.Events(ctx, func(ev *market.Event) bool {
+	deliver := func(ev *market.Event) bool {
 		f.n++
 		if f.n&1023 == 0 {
 			f.progress.done.Store(f.n)
 		}
-		if !f.keep(ev) {
+		if !f.filter.keep(ev) {
 			return true
 		}
 		f.sent++
 		return emit(ev)
-	})
+	}
+	var err error
+	if w := f.src; w.unbounded() {
+		// The whole source: read it directly, without the window's wrapper (a call
+		// per event); every event read is in the window.
+		err = w.src.Events(ctx, deliver)
+		w.reached = f.n > 0
+	} else {
+		err = w.Events(ctx, deliver)
+	}
 	f.progress.done.Store(f.n)
 	if err != nil && ctx.Err() == nil {
 		f.err = err

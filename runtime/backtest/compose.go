@@ -111,28 +111,37 @@ func (p *parts) agent(feed agent.Feed, d agent.Decider) (*agent.Agent, error) {
 		Logger: p.cfg.Logger, Clock: agent.EventClock}) // no Store: a backtest keeps no checkpoint
 }
 
-// filter returns whether an event concerns one of the bound markets (by condition
-// id, else by token).
-func (p *parts) filter() func(ev *market.Event) bool {
-	conds := map[market.ConditionID]bool{}
-	tokens := map[market.TokenID]bool{}
+// filter returns the filter of the bound markets.
+func (p *parts) filter() *marketFilter {
+	f := &marketFilter{conds: map[market.ConditionID]bool{}, tokens: map[market.TokenID]bool{}}
 	for _, m := range p.infos {
-		conds[m.Condition] = true
-		tokens[m.Tokens[market.Yes]], tokens[m.Tokens[market.No]] = true, true
+		f.conds[m.Condition] = true
+		f.tokens[m.Tokens[market.Yes]], f.tokens[m.Tokens[market.No]] = true, true
 	}
+	return f
+}
+
+// marketFilter tells whether an event concerns one of the bound markets (by
+// condition id, else by token). A method rather than a closure: the feed calls
+// it directly for every event.
+type marketFilter struct {
+	conds  map[market.ConditionID]bool
+	tokens map[market.TokenID]bool
 	// Nearly every event names the market of the one before: its answer is kept
 	// and reused while the name is the same (a string comparison, which the
 	// decoder's interned names make a pointer comparison, instead of hashing 66
 	// characters).
-	var last market.ConditionID
-	var lastKeep, seen bool
-	return func(ev *market.Event) bool {
-		if ev.Market != "" {
-			if !seen || ev.Market != last {
-				last, lastKeep, seen = ev.Market, conds[ev.Market], true
-			}
-			return lastKeep
+	last           market.ConditionID
+	lastKeep, seen bool
+}
+
+// keep reports whether ev concerns a bound market.
+func (f *marketFilter) keep(ev *market.Event) bool {
+	if ev.Market != "" {
+		if !f.seen || ev.Market != f.last {
+			f.last, f.lastKeep, f.seen = ev.Market, f.conds[ev.Market], true
 		}
-		return tokens[ev.Token] || tokens[ev.Winner]
+		return f.lastKeep
 	}
+	return f.tokens[ev.Token] || f.tokens[ev.Winner]
 }

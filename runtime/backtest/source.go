@@ -124,11 +124,10 @@ func (s *TapeSource) Events(ctx context.Context, emit func(ev *market.Event) boo
 		if n&4095 == 0 && ctx.Err() != nil {
 			return ctx.Err()
 		}
-		err := r.Next(&rec)
-		if errors.Is(err, io.EOF) {
-			return nil
-		}
-		if err != nil {
+		if err := r.Next(&rec); err != nil {
+			if errors.Is(err, io.EOF) {
+				return nil
+			}
 			return err
 		}
 		if rec.Type != tape.RecordEvent {
@@ -259,9 +258,12 @@ type window struct {
 	reached  bool // an event at or after from was seen
 }
 
+// unbounded reports whether the window is the whole source.
+func (w *window) unbounded() bool { return w.from == 0 && w.to == 0 }
+
 // Events delivers the window of the source (see window).
 func (w *window) Events(ctx context.Context, emit func(ev *market.Event) bool) error {
-	if w.from == 0 && w.to == 0 {
+	if w.unbounded() {
 		return w.src.Events(ctx, func(ev *market.Event) bool {
 			w.reached = true
 			return emit(ev)

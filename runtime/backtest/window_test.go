@@ -122,7 +122,7 @@ func TestFeedDeliversOnlyTheBoundMarkets(t *testing.T) {
 func TestFilterKeepsEveryEventOfTheBoundMarketsInAnyOrder(t *testing.T) {
 	bound := market.Info{Condition: "0xbound", Tokens: [2]market.TokenID{"11", "12"}}
 	p := &parts{infos: []market.Info{bound}}
-	keep := p.filter()
+	keep := p.filter().keep
 	// Alternating markets, repeats, token-only events: the answer never depends on
 	// the event before.
 	tests := []struct {
