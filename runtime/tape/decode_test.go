@@ -288,3 +288,59 @@ func damagedBlock(t *testing.T, items []item) []byte {
 	}
 	return out.Bytes()
 }
+
+// TestHeaderFastPathMatchesTheGeneralOne: whenever headerFast takes a record
+// header, the general decoding of the same bytes gives the same kind, symbols,
+// times, sequence and position, without an error. Random headers are biased to
+// the short forms (and to their edges: two-byte deltas, references just past the
+// block's symbols, new symbols).
+func TestHeaderFastPathMatchesTheGeneralOne(t *testing.T) {
+	r := rand.New(rand.NewPCG(6, 6))
+	syms := []string{"0xmarket", "yes", "no"}
+	short := func() byte {
+		switch r.IntN(10) {
+		case 0:
+			return 0x80 | byte(r.IntN(0x80))
+		case 1, 2, 3, 4:
+			return byte(r.IntN(6)) // 0, 1 and the references near the end
+		default:
+			return byte(r.IntN(0x80))
+		}
+	}
+	taken := 0
+	for n := range 600_000 {
+		b := make([]byte, 6+r.IntN(8))
+		for i := range b {
+			b[i] = short()
+		}
+		start := r.IntN(3)
+		b = append(make([]byte, start), b...)
+		base := Reader{d: dec{b: b, i: start}, syms: syms[:r.IntN(len(syms)+1)],
+			time: r.Int64N(1 << 40), recv: r.Int64N(1 << 40), seq: r.Uint64N(1 << 30)}
+		fast, slow := base, base
+		kind, mkt, tok, ok := fast.headerFast()
+		if !ok {
+			if fast.d.i != start || fast.time != base.time || fast.recv != base.recv || fast.seq != base.seq {
+				t.Fatalf("case %d % x: declined but moved the reader", n, b)
+			}
+			continue
+		}
+		taken++
+		d := &slow.d
+		wkind := d.byte1()
+		slow.time += d.varint()
+		slow.recv += d.varint()
+		slow.seq += uint64(d.varint())
+		wmkt, wtok := slow.symSlow(), slow.symSlow()
+		if d.err != nil || kind != wkind || mkt != wmkt || tok != wtok || fast.d.i != d.i ||
+			fast.time != slow.time || fast.recv != slow.recv || fast.seq != slow.seq {
+			t.Fatalf("case %d % x at %d: fast (%d %q %q i=%d t=%d r=%d s=%d), general (%d %q %q i=%d t=%d r=%d s=%d, err %v)",
+				n, b, start, kind, mkt, tok, fast.d.i, fast.time, fast.recv, fast.seq,
+				wkind, wmkt, wtok, d.i, slow.time, slow.recv, slow.seq, d.err)
+		}
+	}
+	t.Logf("fast path took %d headers", taken)
+	if taken < 10_000 {
+		t.Fatalf("the fast path took only %d headers", taken)
+	}
+}

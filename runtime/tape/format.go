@@ -199,15 +199,20 @@ func (d *dec) fail(what string) {
 	}
 }
 
-// uvarint reads a uvarint. One- and two-byte values (times, counts, symbol
-// references) take the inlined fast path; longer ones and errors the slow one.
+// uvarint reads a uvarint. A one-byte value (kinds, counts, symbol references)
+// is read inline; uvarint2 reads two-byte ones (time deltas) without the loop,
+// and uvarintSlow everything else, errors included.
 func (d *dec) uvarint() uint64 {
-	b, i := d.b, d.i
-	if i < len(b) && b[i] < 0x80 {
+	if i := d.i; i < len(d.b) && d.b[i] < 0x80 {
 		d.i = i + 1
-		return uint64(b[i])
+		return uint64(d.b[i])
 	}
-	if i+1 < len(b) && b[i+1] < 0x80 { // b[i] ≥ 0x80 here
+	return d.uvarint2()
+}
+
+func (d *dec) uvarint2() uint64 {
+	b, i := d.b, d.i
+	if i+1 < len(b) && b[i] >= 0x80 && b[i+1] < 0x80 {
 		d.i = i + 2
 		return uint64(b[i]&0x7f) | uint64(b[i+1])<<7
 	}
@@ -239,13 +244,12 @@ func (d *dec) uvarintSlow() uint64 {
 func (d *dec) varint() int64 { return unzigzag(d.uvarint()) }
 
 func (d *dec) byte1() byte {
-	if d.i >= len(d.b) {
-		d.fail("byte")
-		return 0
+	if i := d.i; i < len(d.b) {
+		d.i = i + 1
+		return d.b[i]
 	}
-	c := d.b[d.i]
-	d.i++
-	return c
+	d.fail("byte")
+	return 0
 }
 
 // pow10e is pow10 indexed by an amount's 3-bit exponent field (7, the long form,
@@ -322,7 +326,18 @@ func (d *dec) bytes() []byte {
 	return s
 }
 
+// side reads a side; a valid one inline, anything else through sideSlow.
 func (d *dec) side() market.Side {
+	if i := d.i; i < len(d.b) {
+		if s := market.Side(d.b[i]); s == market.Buy || s == market.Sell {
+			d.i = i + 1
+			return s
+		}
+	}
+	return d.sideSlow()
+}
+
+func (d *dec) sideSlow() market.Side {
 	s := market.Side(d.byte1())
 	if !s.Valid() {
 		d.fail("side")

@@ -434,12 +434,15 @@ func (r *Reader) nextFrame(rec *Record) error {
 // record decodes one record of the current block.
 func (r *Reader) record(rec *Record) error {
 	d := &r.d
-	kind := d.byte1()
-	r.time += d.varint()
-	r.recv += d.varint()
-	r.seq += uint64(d.varint())
-	mkt := r.sym()
-	tok := r.sym()
+	kind, mkt, tok, ok := r.headerFast()
+	if !ok {
+		kind = d.byte1()
+		r.time += d.varint()
+		r.recv += d.varint()
+		r.seq += uint64(d.varint())
+		mkt = r.sym()
+		tok = r.sym()
+	}
 	if d.err != nil {
 		return d.err
 	}
@@ -503,6 +506,54 @@ func (r *Reader) record(rec *Record) error {
 	return d.err
 }
 
+// headerFast decodes a record's header (kind, time, recv, seq, market, token) when
+// every field has its common short form: time and receive deltas of one or two
+// bytes, a one-byte sequence delta, and market and token that are empty or refer
+// to a symbol of the block in one byte. It then updates the Reader as the general
+// decoding would (TestHeaderFastPathMatchesTheGeneralOne) and reports true;
+// otherwise it consumes nothing and reports false.
+func (r *Reader) headerFast() (kind byte, mkt, tok string, ok bool) {
+	i := r.d.i
+	if len(r.d.b)-i < 8 { // the longest header this path takes
+		return 0, "", "", false
+	}
+	b := r.d.b[i : i+8]
+	kind = b[0]
+	var t, rc uint64
+	j := 1
+	if c := b[j]; c < 0x80 {
+		t, j = uint64(c), j+1
+	} else if c2 := b[j+1]; c2 < 0x80 {
+		t, j = uint64(c&0x7f)|uint64(c2)<<7, j+2
+	} else {
+		return 0, "", "", false
+	}
+	if c := b[j]; c < 0x80 {
+		rc, j = uint64(c), j+1
+	} else if c2 := b[j+1]; c2 < 0x80 {
+		rc, j = uint64(c&0x7f)|uint64(c2)<<7, j+2
+	} else {
+		return 0, "", "", false
+	}
+	sq := b[j]
+	m, k := b[j+1], b[j+2]
+	if sq >= 0x80 || m >= 0x80 || k >= 0x80 || m == 1 || k == 1 ||
+		(m >= 2 && int(m-2) >= len(r.syms)) || (k >= 2 && int(k-2) >= len(r.syms)) {
+		return 0, "", "", false
+	}
+	if m >= 2 {
+		mkt = r.syms[m-2]
+	}
+	if k >= 2 {
+		tok = r.syms[k-2]
+	}
+	r.time += unzigzag(t)
+	r.recv += unzigzag(rc)
+	r.seq += uint64(unzigzag(uint64(sq)))
+	r.d.i = i + j + 3
+	return kind, mkt, tok, true
+}
+
 // walletZero reports whether ev's Order, OrderUpdate and Fill are zero, field by
 // field (an empty string is "" whatever its pointer): cheaper than comparing the
 // structs, which calls memequal for every string. TestNextSetsEveryField fails if
@@ -524,6 +575,18 @@ func addressZero(a *market.Address) bool {
 
 // sym reads a symbol reference (see the format comment).
 func (r *Reader) sym() string {
+	// A reference to a symbol of the block (nearly every one) is read inline.
+	if i := r.d.i; i < len(r.d.b) {
+		if v := r.d.b[i]; v >= 2 && v < 0x80 && int(v-2) < len(r.syms) {
+			r.d.i = i + 1
+			return r.syms[v-2]
+		}
+	}
+	return r.symSlow()
+}
+
+// symSlow reads any symbol reference: a new symbol, a long reference, an error.
+func (r *Reader) symSlow() string {
 	d := &r.d
 	v := d.uvarint()
 	switch {
