@@ -344,3 +344,57 @@ func TestHeaderFastPathMatchesTheGeneralOne(t *testing.T) {
 		t.Fatalf("the fast path took only %d headers", taken)
 	}
 }
+
+// TestChangeFastPathMatchesTheGeneralOne: whenever changeFast takes a price
+// change, the general decoding of the same bytes (a symbol, a side, four amounts)
+// gives the same change and position, without an error.
+func TestChangeFastPathMatchesTheGeneralOne(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 7))
+	syms := []string{"0xmarket", "yes", "no"}
+	taken := 0
+	for n := range 300_000 {
+		var b []byte
+		b = append(b, byte(2+r.IntN(3)), byte(1+r.IntN(2))) // a reference near the end, a side
+		if r.IntN(4) == 0 {
+			b[r.IntN(2)] = byte(r.IntN(256)) // anything
+		}
+		for range 4 {
+			switch r.IntN(12) {
+			case 0:
+				b = append(b, randomBody(r)...) // anything
+			default: // an amount in short form, often at the edges of the fast path
+				v := market.Micros(r.Int64N(1 << (1 + r.IntN(18))))
+				if r.IntN(2) == 0 {
+					v = -v
+				}
+				b = appendAmount(b, v*market.Micros(pow10[r.IntN(len(pow10))]))
+			}
+		}
+		if r.IntN(8) > 0 { // the next record (the fast path needs a 14-byte window)
+			b = append(b, randomBody(r)...)
+			b = append(b, make([]byte, r.IntN(12))...)
+		} else {
+			b = b[:len(b)-r.IntN(min(len(b), 3))]
+		}
+		base := Reader{d: dec{b: b}, syms: syms[:1+r.IntN(len(syms))]}
+		fast, slow := base, base
+		var got market.LevelChange
+		if !fast.changeFast(&got) {
+			if fast.d.i != 0 || got != (market.LevelChange{}) {
+				t.Fatalf("case %d % x: declined but moved the reader or set the change", n, b)
+			}
+			continue
+		}
+		taken++
+		d := &slow.d
+		want := market.LevelChange{Token: market.TokenID(slow.symSlow()), Side: d.sideSlow()}
+		want.Price, want.Size, want.BestBid, want.BestAsk = d.amountSlow(), d.amountSlow(), d.amountSlow(), d.amountSlow()
+		if d.err != nil || got != want || fast.d.i != d.i {
+			t.Fatalf("case %d % x: fast %+v (i=%d), general %+v (i=%d, err %v)", n, b, got, fast.d.i, want, d.i, d.err)
+		}
+	}
+	t.Logf("fast path took %d changes", taken)
+	if taken < 10_000 {
+		t.Fatalf("the fast path took only %d changes", taken)
+	}
+}
