@@ -465,3 +465,44 @@ func TestSameInputSameFills(t *testing.T) {
 		t.Fatal("no events")
 	}
 }
+
+// TestARestoredRestingOrderKeepsTrading checks that the resting orders of a restored
+// account are on their tokens' mirrors: a print through a restored buy fills it, and
+// a bid that moves through a restored sell fills it as the maker.
+func TestARestoredRestingOrderKeepsTrading(t *testing.T) {
+	h := newHarness(t, paper.Config{}, mkInfo(100))
+	h.book(yes, []market.Level{lv("0.45", "100")}, []market.Level{lv("0.50", "100")})
+	h.place(yes, market.Buy, "0.45", "10", market.GTC, false)
+	h.place(yes, market.Buy, "0.50", "20", market.FAK, false) // holds 20 YES to sell
+	h.place(yes, market.Sell, "0.55", "5", market.GTC, false)
+	snap, err := h.v.Snapshot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	v2, _ := paper.New(paper.Config{Address: addr}, source{mkInfo(100)})
+	if err := v2.Restore(snap); err != nil {
+		t.Fatal(err)
+	}
+	var fills []market.Fill
+	v2.Attach(func(ev *market.Event) {
+		if ev.Kind == market.EventFill {
+			fills = append(fills, ev.Fill)
+		}
+	})
+	at := int64(2_000_000)
+	observe := func(ev market.Event) {
+		at++
+		ev.Time, ev.Market = at, cond
+		v2.ObserveMarket(&ev)
+	}
+	observe(market.Event{Kind: market.EventBook, Token: yes, Bids: []market.Level{lv("0.45", "100")}, Asks: []market.Level{lv("0.50", "100")}})
+	observe(market.Event{Kind: market.EventLastTrade, Token: yes, Price: mic("0.44"), Size: mic("50"), Side: market.Sell})
+	if len(fills) != 1 || fills[0].Side != market.Buy || fills[0].Price != mic("0.45") || fills[0].Size != mic("10") {
+		t.Fatalf("a print through the restored buy: fills %+v, want the buy's 10 at 0.45", fills)
+	}
+	observe(market.Event{Kind: market.EventPriceChange, Token: yes,
+		Changes: []market.LevelChange{{Token: yes, Side: market.Buy, Price: mic("0.56"), Size: mic("30")}}})
+	if len(fills) != 2 || fills[1].Side != market.Sell || fills[1].Price != mic("0.55") || fills[1].Role != market.Maker {
+		t.Fatalf("a bid through the restored sell: fills %+v, want the sell filled at 0.55 as the maker", fills)
+	}
+}
