@@ -56,8 +56,10 @@ type mstate struct {
 	lastFire []int64
 	fired    []bool
 
-	snap snapshot // what the last complete evaluation read (reuse.go)
-	h    handles  // its entries of the state's maps (handles.go)
+	in    inputs   // what the environment was last filled from (inputs.go)
+	dirty bool     // an input changed since the last complete evaluation (reuse.go)
+	snap  snapshot // the last complete evaluation (reuse.go)
+	h     handles  // its entries of the state's maps (handles.go)
 }
 
 // NewInstance binds s to markets. Names must be unique and non-empty; for a strategy
@@ -258,7 +260,7 @@ func (in *Instance) evalMarket(m *mstate, ev *market.Event, st *market.State, ou
 	}
 	// Unchanged inputs: the vars' slots still hold their values, the quotes' last
 	// intents are appended again (reuse.go).
-	reuse := s.reuse && m.same(s, info)
+	reuse := s.reuse && m.same(s)
 	// vars
 	for i := range s.vars {
 		if reuse {
@@ -429,73 +431,111 @@ func seriesValue(t *Token, s series) float64 {
 	return nan
 }
 
-// fill rewrites the environment of m from the state and the event. It returns the
-// event's on: bit, which tokens a book event touched and which tokens' book fields
-// were mirrored from the other token's book.
+// fill rewrites the environment of m from the state and the event, recomputing
+// each part only when what it is computed from changed (inputs.go); a change marks
+// m dirty for the reuse check. It returns the event's on: bit, which tokens a book
+// event touched and which tokens' book fields were mirrored from the other token's
+// book.
 func (in *Instance) fill(m *mstate, h *handles, ev *market.Event, st *market.State, now int64) (bit uint16, touched, mirrored [2]bool) {
 	s := in.s
 	info, books := h.info, h.book
+	k := &m.in
+	force := !k.ok || s.full
+	k.ok = true
+	changed := force
 	for o := market.Yes; o <= market.No; o++ {
-		t := m.token(o)
+		t, ti := m.token(o), &k.tok[o]
 		own, other := books[o], books[o.Other()]
+		src, b := bookNone, (*market.Book)(nil)
 		switch {
 		case own != nil && len(own.Bids)+len(own.Asks) > 0:
-			t.fillBook(own, false, s.needDepth)
+			src, b = bookOwn, own
 		case other != nil && len(other.Bids)+len(other.Asks) > 0:
-			t.fillBook(other, true, s.needDepth)
+			src, b = bookMirror, other
 			mirrored[o] = true
-		default:
-			t.clearBook()
+		}
+		bookCh := ti.setBook(src, b, s.needDepth, force)
+		if bookCh {
+			if b == nil {
+				t.clearBook()
+			} else {
+				t.fillBook(b, src == bookMirror, s.needDepth)
+			}
 		}
 		p := h.pos[o]
+		var lt market.LastTrade
+		ok := false
 		if s.needLast || p != nil && !t.HasBid && !t.HasAsk {
 			// the last trade is read by an expression, or marks a position
-			lt, ok := st.Last[info.Tokens[o]]
-			t.fillLast(lt, ok)
-		} else {
-			t.fillLast(market.LastTrade{}, false)
+			lt, ok = st.Last[info.Tokens[o]]
 		}
-		t.fillPosition(p)
-		t.OpenBuy, t.OpenSell = 0, 0
+		lastCh := ti.setLast(lt, ok, force)
+		if lastCh {
+			t.fillLast(lt, ok)
+		}
+		if posCh := ti.setPos(p, force); bookCh || lastCh || posCh {
+			t.fillPosition(p)
+			changed = true
+		}
 	}
 
 	mk := &m.mkt
-	mk.Name, mk.ID = m.b.Name, string(info.Condition)
-	mk.Tick, mk.MinSize = f(info.TickSize), f(info.MinSize)
-	mk.FeeBps, mk.Fee = float64(info.FeeBps), float64(info.FeeBps)/1e4
-	mk.End, mk.NegRisk = info.EndDate, info.NegRisk
+	if mi := marketInOf(info); force || mi != k.mkt {
+		k.mkt = mi
+		mk.Name, mk.ID = m.b.Name, string(info.Condition)
+		mk.Tick, mk.MinSize = f(info.TickSize), f(info.MinSize)
+		mk.FeeBps, mk.Fee = float64(info.FeeBps), float64(info.FeeBps)/1e4
+		mk.End, mk.NegRisk = info.EndDate, info.NegRisk
+		mk.Tradable, mk.Resolved = mi.tradable, info.Resolved
+		mk.YesWon = mi.yesWon
+		changed = true
+	}
 	mk.EndsIn = math.Inf(1)
 	if info.EndDate != 0 {
 		mk.EndsIn = float64(info.EndDate) - float64(now)/1000
 	}
-	mk.Tradable, mk.Resolved = info.Tradable(), info.Resolved
-	mk.YesWon = info.Resolved && info.Winner == market.Yes
 
 	a := &m.acct
 	a.Time = now
 	a.Inventory = m.yes.Position - m.no.Position
 	a.UPnL = m.yes.UPnL + m.no.UPnL
 	a.RPnL = m.yes.RPnL + m.no.RPnL
-	a.Balance, a.Reserved = f(st.Balance), f(st.Reserved)
-	a.Mode = st.Mode.String()
+	if ai := (accountIn{balance: st.Balance, reserved: st.Reserved, mode: st.Mode}); force || ai != k.acct {
+		k.acct = ai
+		a.Balance, a.Reserved = f(st.Balance), f(st.Reserved)
+		a.Mode = st.Mode.String()
+		changed = true
+	}
 	if s.needOrders || s.needOpen {
+		was := [4]float64{m.yes.OpenBuy, m.yes.OpenSell, m.no.OpenBuy, m.no.OpenSell}
+		m.yes.OpenBuy, m.yes.OpenSell, m.no.OpenBuy, m.no.OpenSell = 0, 0, 0, 0
 		in.fillOrders(m, info, st, now)
+		now := [4]float64{m.yes.OpenBuy, m.yes.OpenSell, m.no.OpenBuy, m.no.OpenSell}
+		if !sameFloats(was[:], now[:]) {
+			changed = true
+		}
+	}
+	if changed {
+		m.dirty = true
 	}
 
-	e := &m.evi
-	var name string
-	bit, name = kindBit(ev.Kind)
-	e.Kind, e.Time, e.Token, e.Side, e.Price, e.Size, e.Fee = name, now, "", "", nan, 0, 0
-	if o, ok := info.OutcomeOf(eventToken(ev)); ok {
-		e.Token = outcomeName(o)
+	bit, name := kindBit(ev.Kind)
+	if s.needEvent {
+		e := &m.evi
+		e.Kind, e.Time, e.Token, e.Side, e.Price, e.Size, e.Fee = name, now, "", "", nan, 0, 0
+		if o, ok := info.OutcomeOf(eventToken(ev)); ok {
+			e.Token = outcomeName(o)
+		}
+		switch ev.Kind {
+		case market.EventLastTrade:
+			e.Side, e.Price, e.Size = sideName(ev.Side), f(ev.Price), f(ev.Size)
+		case market.EventFill:
+			e.Side, e.Price, e.Size, e.Fee = sideName(ev.Fill.Side), f(ev.Fill.Price), f(ev.Fill.Size), f(ev.Fill.Fee)
+		case market.EventOrder:
+			e.Side, e.Price, e.Size = sideName(ev.Order.Side), f(ev.Order.Price), f(ev.Order.Size)
+		}
 	}
 	switch ev.Kind {
-	case market.EventLastTrade:
-		e.Side, e.Price, e.Size = sideName(ev.Side), f(ev.Price), f(ev.Size)
-	case market.EventFill:
-		e.Side, e.Price, e.Size, e.Fee = sideName(ev.Fill.Side), f(ev.Fill.Price), f(ev.Fill.Size), f(ev.Fill.Fee)
-	case market.EventOrder:
-		e.Side, e.Price, e.Size = sideName(ev.Order.Side), f(ev.Order.Price), f(ev.Order.Size)
 	case market.EventBook:
 		if o, ok := info.OutcomeOf(ev.Token); ok {
 			touched[o] = true

@@ -63,24 +63,23 @@ func lastField(name string) bool {
 	return ok && (f == "last" || f == "last_size" || f == "last_side" || f == "last_time")
 }
 
-// snapshot is what the last complete evaluation of a market read.
+// snapshot is what the last complete evaluation of a market left: its indicator
+// values and quote intents. Whether the environment changed since is m.dirty, set by
+// fill whenever it recomputed a part of the environment from changed inputs
+// (inputs.go) and cleared by keep.
 type snapshot struct {
-	valid   bool
-	info    *market.Info
-	yes, no Token
-	mkt     MarketInfo
-	acct    Account // Time and Orders are not inputs of a reusing strategy
-	ind     []float64
-	quotes  []market.Intent // the quote intents it produced
-	reused  uint64          // evaluations that reused them (for tests)
+	valid  bool
+	ind    []float64
+	quotes []market.Intent // the quote intents it produced
+	reused uint64          // evaluations that reused them (for tests)
 }
 
 // same reports whether m's environment and indicator values are those of its
-// snapshot, and records them as the new snapshot (not yet valid: see keep).
-func (m *mstate) same(s *Strategy, info *market.Info) bool {
+// snapshot, and records the indicator values as the new snapshot's (not yet valid:
+// see keep).
+func (m *mstate) same(s *Strategy) bool {
 	sn := &m.snap
-	eq := sn.valid && sn.info == info && sameToken(&sn.yes, &m.yes, s.readsLast, s.needDepth) &&
-		sameToken(&sn.no, &m.no, s.readsLast, s.needDepth) && sameMarket(&sn.mkt, &m.mkt) && sameAccount(&sn.acct, &m.acct)
+	eq := sn.valid && !m.dirty
 	if len(sn.ind) != len(s.indicators) {
 		sn.ind = make([]float64, len(s.indicators))
 		eq = false
@@ -93,11 +92,6 @@ func (m *mstate) same(s *Strategy, info *market.Info) bool {
 		}
 	}
 	sn.valid = false
-	if !eq { // else the snapshot holds these values already (in every compared field)
-		sn.info, sn.yes, sn.no, sn.mkt = info, m.yes, m.no, m.mkt
-		sn.acct = Account{Inventory: m.acct.Inventory, UPnL: m.acct.UPnL, RPnL: m.acct.RPnL, Balance: m.acct.Balance,
-			Reserved: m.acct.Reserved, Mode: m.acct.Mode}
-	}
 	return eq
 }
 
@@ -105,6 +99,7 @@ func (m *mstate) same(s *Strategy, info *market.Info) bool {
 func (m *mstate) keep(quotes []market.Intent) {
 	m.snap.quotes = append(m.snap.quotes[:0], quotes...)
 	m.snap.valid = true
+	m.dirty = false
 }
 
 // sameFloat is bitwise equality: the same bits are the same value for every
@@ -119,35 +114,4 @@ func sameFloats(a, b []float64) bool {
 		}
 	}
 	return true
-}
-
-// sameToken compares the fields of two tokens an expression may read: the last
-// trade's only when last, the depth arrays only when depth (without them nothing
-// reads the arrays but the indicators, whose values are compared on their own).
-func sameToken(a, b *Token, last, depth bool) bool {
-	return sameFloat(a.Bid, b.Bid) && sameFloat(a.Ask, b.Ask) && sameFloat(a.Mid, b.Mid) &&
-		sameFloat(a.Microprice, b.Microprice) && sameFloat(a.Spread, b.Spread) && sameFloat(a.BidSize, b.BidSize) &&
-		sameFloat(a.AskSize, b.AskSize) && a.HasBid == b.HasBid && a.HasAsk == b.HasAsk && a.TwoSided == b.TwoSided &&
-		sameFloat(a.Position, b.Position) && sameFloat(a.AvgPrice, b.AvgPrice) && sameFloat(a.Cost, b.Cost) &&
-		sameFloat(a.UPnL, b.UPnL) && sameFloat(a.RPnL, b.RPnL) && sameFloat(a.Fees, b.Fees) &&
-		sameFloat(a.OpenBuy, b.OpenBuy) && sameFloat(a.OpenSell, b.OpenSell) &&
-		(!last || sameFloat(a.Last, b.Last) && sameFloat(a.LastSize, b.LastSize) && a.LastSide == b.LastSide &&
-			a.LastTime == b.LastTime) &&
-		(!depth || sameFloats(a.BidDepth[:], b.BidDepth[:]) && sameFloats(a.AskDepth[:], b.AskDepth[:]) &&
-			sameFloats(a.Imbalance[:], b.Imbalance[:]))
-}
-
-// sameMarket compares every field of two markets but EndsIn (never read by a
-// reusing strategy).
-func sameMarket(a, b *MarketInfo) bool {
-	return a.Name == b.Name && a.ID == b.ID && sameFloat(a.Tick, b.Tick) && sameFloat(a.MinSize, b.MinSize) &&
-		sameFloat(a.FeeBps, b.FeeBps) && sameFloat(a.Fee, b.Fee) && a.End == b.End && a.NegRisk == b.NegRisk &&
-		a.Tradable == b.Tradable && a.Resolved == b.Resolved && a.YesWon == b.YesWon
-}
-
-// sameAccount compares the account's fields but Time and Orders (never read by a
-// reusing strategy).
-func sameAccount(a, b *Account) bool {
-	return sameFloat(a.Inventory, b.Inventory) && sameFloat(a.UPnL, b.UPnL) && sameFloat(a.RPnL, b.RPnL) &&
-		sameFloat(a.Balance, b.Balance) && sameFloat(a.Reserved, b.Reserved) && a.Mode == b.Mode
 }

@@ -36,6 +36,12 @@ type Strategy struct {
 	// expression reads one, or one runs on expr's VM, whose reads are not known
 	// exactly); otherwise only to mark a position on a token with an empty book.
 	needLast bool
+	// needEvent: the event's fields are filled (some expression reads event, or
+	// one runs on expr's VM).
+	needEvent bool
+	// full: every evaluation recomputes the whole environment and evaluates every
+	// expression (no reuse); the reference the reuse tests compare with.
+	full bool
 }
 
 type compiledInd struct {
@@ -427,7 +433,10 @@ func (s *Strategy) scanNeeds() {
 			continue
 		}
 		if _, c := p.Constant(); !c && !p.Fast() {
-			s.needLast = true
+			s.needLast, s.needEvent = true, true
+		}
+		if p.Uses("event") {
+			s.needEvent = true
 		}
 	}
 }
