@@ -168,11 +168,23 @@ type ring struct {
 
 func newRing(capacity, limit int) ring { return ring{buf: make([]sample, capacity), limit: limit} }
 
-func (r *ring) at(i int) *sample { return &r.buf[(r.head+i)%len(r.buf)] }
-func (r *ring) front() *sample   { return r.at(0) }
-func (r *ring) back() *sample    { return r.at(r.n - 1) }
-func (r *ring) popFront()        { r.head = (r.head + 1) % len(r.buf); r.n-- }
-func (r *ring) popBack()         { r.n-- }
+// at returns the i-th oldest sample, 0 <= i < len(r.buf).
+func (r *ring) at(i int) *sample {
+	j := r.head + i
+	if j >= len(r.buf) {
+		j -= len(r.buf)
+	}
+	return &r.buf[j]
+}
+func (r *ring) front() *sample { return &r.buf[r.head] }
+func (r *ring) back() *sample  { return r.at(r.n - 1) }
+func (r *ring) popBack()       { r.n-- }
+func (r *ring) popFront() {
+	if r.head++; r.head == len(r.buf) {
+		r.head = 0
+	}
+	r.n--
+}
 
 // push appends s; it reports false when the ring is full and at its limit (the caller
 // evicts first).
@@ -187,7 +199,7 @@ func (r *ring) push(s sample) bool {
 		}
 		r.buf, r.head = nb, 0
 	}
-	r.buf[(r.head+r.n)%len(r.buf)] = s
+	*r.at(r.n) = s
 	r.n++
 	return true
 }
@@ -211,6 +223,15 @@ type indicator struct {
 	ema               float64
 	emaT              int64
 	emaOK             bool
+	// ver changes with every change of the samples or the running sums; value
+	// keeps its last result with the version and readiness it was computed at
+	// (see value)
+	ver    uint64
+	cached struct {
+		ok, ready bool
+		ver       uint64
+		v         float64
+	}
 }
 
 func newIndicator(fn indFn, events int, span int64) *indicator {
@@ -246,6 +267,7 @@ func (x *indicator) add(t int64, v float64) {
 		x.removeOldest() // event window full, or time window at its sample limit
 	}
 	x.seq++
+	x.ver++
 	s := sample{seq: x.seq, t: t, v: v}
 	if x.win.n == 0 {
 		x.shift, x.sum, x.sumsq, x.errq = v, 0, 0, 0
@@ -293,6 +315,7 @@ func (x *indicator) evict(now int64) {
 }
 
 func (x *indicator) removeOldest() {
+	x.ver++
 	s := *x.win.front()
 	x.win.popFront()
 	if x.minq.n > 0 && x.minq.front().seq == s.seq {
@@ -322,6 +345,7 @@ func (x *indicator) accumulate(d, sign float64) {
 }
 
 func (x *indicator) recompute() {
+	x.ver++
 	x.removed = 0
 	x.shift = x.win.front().v
 	x.sum, x.sumsq, x.errq = 0, 0, 0
@@ -350,8 +374,15 @@ func (x *indicator) squares(n int) float64 {
 }
 
 // value returns the indicator at event time now; start is the time the market was
-// first seen (a time window is ready once it has been observed for its full span).
-// NaN means "not ready" or "undefined".
+// first seen (a time window is ready once it has been observed for its full span),
+// the same on every call. NaN means "not ready" or "undefined".
+//
+// A window's value is computed from its samples, its running sums and its
+// readiness; the computation may recompute the sums (changing the version). A
+// value whose computation left the version as it was is kept with that version and
+// readiness: while neither changes, computing again would read the same state and
+// change nothing, so the kept value is returned instead, bit for bit what the
+// computation would give.
 func (x *indicator) value(now, start int64) float64 {
 	if x.fn == fnEMA {
 		if !x.emaOK {
@@ -360,10 +391,25 @@ func (x *indicator) value(now, start int64) float64 {
 		return x.ema
 	}
 	x.evict(now)
-	n := x.win.n
-	if x.events > 0 && n < x.events || x.span > 0 && now-start < x.span {
+	ready := !(x.events > 0 && x.win.n < x.events || x.span > 0 && now-start < x.span)
+	c := &x.cached
+	if c.ok && c.ver == x.ver && c.ready == ready {
+		return c.v
+	}
+	ver := x.ver
+	v := x.compute(ready)
+	if x.ver == ver {
+		c.ok, c.ver, c.ready, c.v = true, ver, ready, v
+	}
+	return v
+}
+
+// compute computes the value of a window (not an EMA) at the current samples.
+func (x *indicator) compute(ready bool) float64 {
+	if !ready {
 		return nan
 	}
+	n := x.win.n
 	if n == 0 {
 		if x.fn == fnSum {
 			return 0

@@ -156,3 +156,53 @@ func TestTimeWindowKeepsAtMostItsSampleLimit(t *testing.T) {
 		t.Fatalf("window holds %d samples, want the limit %d", x.win.n, maxTimeSamples)
 	}
 }
+
+// TestKeptValuesEqualComputedOnes feeds two copies of each kind of indicator the
+// same random samples and reads, with repeated reads at the same and later times:
+// one keeps its last value (value's cache), the other computes every read. Every
+// read must agree bit for bit, including flat and near-flat windows far from zero
+// that make the running sums recompute.
+func TestKeptValuesEqualComputedOnes(t *testing.T) {
+	for fn := fnEMA; fn <= fnReturns; fn++ {
+		for _, w := range []struct {
+			events int
+			span   int64
+		}{{5, 0}, {30, 0}, {0, 2_000}, {0, 20_000}} {
+			for seed := uint64(1); seed <= 3; seed++ {
+				r := rand.New(rand.NewPCG(seed, uint64(fn)))
+				kept, computed := newIndicator(fn, w.events, w.span), newIndicator(fn, w.events, w.span)
+				now, start := int64(1_000_000), int64(1_000_000)
+				base := []float64{0.5, 1e6, -3}[seed-1]
+				cached := 0
+				for i := 0; i < 5000; i++ {
+					now += int64(r.IntN(300))
+					if r.IntN(3) == 0 {
+						v := base
+						switch r.IntN(4) {
+						case 0:
+							v += float64(r.IntN(100)) / 100
+						case 1:
+							v += float64(r.IntN(3)) * 1e-9
+						}
+						kept.add(now, v)
+						computed.add(now, v)
+					}
+					for range 1 + r.IntN(3) {
+						computed.cached.ok = false
+						before := kept.cached
+						a, b := kept.value(now, start), computed.value(now, start)
+						if before.ok && before == kept.cached {
+							cached++
+						}
+						if !sameFloat(a, b) {
+							t.Fatalf("fn %d window %+v seed %d read %d: kept %v, computed %v", fn, w, seed, i, a, b)
+						}
+					}
+				}
+				if cached == 0 && fn != fnEMA {
+					t.Errorf("fn %d window %+v seed %d: no read was answered from the kept value", fn, w, seed)
+				}
+			}
+		}
+	}
+}

@@ -37,8 +37,12 @@ type inputs struct {
 
 // tokenIn is what a token's fields were computed from.
 type tokenIn struct {
-	src        uint8
-	bids, asks []market.Level // as stored in the source book (not mirrored)
+	src uint8
+	// Without depth: the best level of each side as stored in the source book (not
+	// mirrored), and whether there is one. With depth: every level.
+	top        [2]market.Level
+	has        [2]bool
+	bids, asks []market.Level
 	lastOK     bool
 	last       market.LastTrade // zero unless lastOK
 	pos        posIn
@@ -72,19 +76,33 @@ type accountIn struct {
 // depth, fillBook reads only the best level of each side (and whether there is
 // one), so only those are compared.
 func (k *tokenIn) setBook(src uint8, b *market.Book, depth, force bool) bool {
-	var bids, asks []market.Level
+	if depth {
+		var bids, asks []market.Level
+		if b != nil {
+			bids, asks = b.Bids, b.Asks
+		}
+		if !force && k.src == src && slices.Equal(k.bids, bids) && slices.Equal(k.asks, asks) {
+			return false
+		}
+		k.src = src
+		k.bids = append(k.bids[:0], bids...)
+		k.asks = append(k.asks[:0], asks...)
+		return true
+	}
+	var top [2]market.Level
+	var has [2]bool
 	if b != nil {
-		bids, asks = b.Bids, b.Asks
-		if !depth {
-			bids, asks = bids[:min(len(bids), 1)], asks[:min(len(asks), 1)]
+		if has[0] = len(b.Bids) > 0; has[0] {
+			top[0] = b.Bids[0]
+		}
+		if has[1] = len(b.Asks) > 0; has[1] {
+			top[1] = b.Asks[0]
 		}
 	}
-	if !force && k.src == src && slices.Equal(k.bids, bids) && slices.Equal(k.asks, asks) {
+	if !force && k.src == src && k.top == top && k.has == has {
 		return false
 	}
-	k.src = src
-	k.bids = append(k.bids[:0], bids...)
-	k.asks = append(k.asks[:0], asks...)
+	k.src, k.top, k.has = src, top, has
 	return true
 }
 
@@ -112,9 +130,17 @@ func (k *tokenIn) setPos(p *market.Position, force bool) bool {
 	return true
 }
 
-// marketInOf returns what the market's fields are computed from.
-func marketInOf(info *market.Info) marketIn {
-	return marketIn{info: info, cond: info.Condition, tick: info.TickSize, minSize: info.MinSize,
-		feeBps: info.FeeBps, end: info.EndDate, negRisk: info.NegRisk, tradable: info.Tradable(),
-		resolved: info.Resolved, yesWon: info.Resolved && info.Winner == market.Yes}
+// setMarket records what the market's fields are computed from and reports whether
+// it changed.
+func (k *marketIn) setMarket(info *market.Info, force bool) bool {
+	tradable, yesWon := info.Tradable(), info.Resolved && info.Winner == market.Yes
+	if !force && k.info == info && k.tick == info.TickSize && k.minSize == info.MinSize && k.feeBps == info.FeeBps &&
+		k.end == info.EndDate && k.negRisk == info.NegRisk && k.tradable == tradable && k.resolved == info.Resolved &&
+		k.yesWon == yesWon && k.cond == info.Condition {
+		return false
+	}
+	*k = marketIn{info: info, cond: info.Condition, tick: info.TickSize, minSize: info.MinSize,
+		feeBps: info.FeeBps, end: info.EndDate, negRisk: info.NegRisk, tradable: tradable,
+		resolved: info.Resolved, yesWon: yesWon}
+	return true
 }

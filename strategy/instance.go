@@ -480,14 +480,13 @@ func (in *Instance) fill(m *mstate, h *handles, ev *market.Event, st *market.Sta
 	}
 
 	mk := &m.mkt
-	if mi := marketInOf(info); force || mi != k.mkt {
-		k.mkt = mi
+	if k.mkt.setMarket(info, force) {
 		mk.Name, mk.ID = m.b.Name, string(info.Condition)
 		mk.Tick, mk.MinSize = f(info.TickSize), f(info.MinSize)
 		mk.FeeBps, mk.Fee = float64(info.FeeBps), float64(info.FeeBps)/1e4
 		mk.End, mk.NegRisk = info.EndDate, info.NegRisk
-		mk.Tradable, mk.Resolved = mi.tradable, info.Resolved
-		mk.YesWon = mi.yesWon
+		mk.Tradable, mk.Resolved = k.mkt.tradable, info.Resolved
+		mk.YesWon = k.mkt.yesWon
 		changed = true
 	}
 	mk.EndsIn = math.Inf(1)
