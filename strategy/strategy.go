@@ -243,7 +243,10 @@ func compileSpec(sp *spec, values map[string]pval) (*Strategy, *problems) {
 	}
 
 	newEnv := func() *exprenv.Env {
-		env, err := exprenv.New(exprenv.Config{Env: Env{}, Consts: consts, Aliases: aliases, TickField: "market.tick", Fields: fieldReader})
+		// The typed reads never panic: every Env an Instance evaluates with is
+		// m.boxed, whose pointers are set once in NewInstance and never nil.
+		env, err := exprenv.New(exprenv.Config{Env: Env{}, Consts: consts, Aliases: aliases, TickField: "market.tick",
+			Fields: fieldReader, FieldsNeverPanic: true})
 		if err != nil { // names were checked above; this is a programmer error
 			panic("strategy: " + err.Error())
 		}

@@ -43,6 +43,9 @@ func (e *Evaluator) Run(p *Program, env any) (out any, err error) {
 // Bool evaluates a program compiled with Bool.
 func (e *Evaluator) Bool(p *Program, env any) (bool, error) {
 	if p.fbool != nil && reflect.TypeOf(env) == p.envType {
+		if p.unchecked {
+			return p.fbool(env), nil
+		}
 		if b, ok := fastBoolRun(p.fbool, env); ok {
 			return b, nil
 		}
@@ -62,6 +65,9 @@ func (e *Evaluator) Bool(p *Program, env any) (bool, error) {
 // NaN and ±Inf are returned as they are; deciding what they mean is the caller's job.
 func (e *Evaluator) Float(p *Program, env any) (float64, error) {
 	if p.fnum != nil && reflect.TypeOf(env) == p.envType {
+		if p.unchecked {
+			return p.fnum(env), nil
+		}
 		if x, ok := fastNumRun(p.fnum, env); ok {
 			return x, nil
 		}

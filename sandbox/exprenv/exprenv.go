@@ -92,6 +92,13 @@ type Config struct {
 	// Fields, if set, gives the fast path typed reads of the environment's fields,
 	// so that it does not read them through reflection (see FieldReader).
 	Fields FieldReader
+	// FieldsNeverPanic promises that no read Fields gives panics for the
+	// environments the programs are evaluated with (no nil pointer on a read's way).
+	// A fast-path program whose every field read is such a read then runs without
+	// recovering from panics, which costs less; its results are the same. Other
+	// programs are unaffected. A read that panics anyway propagates the panic to the
+	// caller of Evaluator.Float or Bool.
+	FieldsNeverPanic bool
 }
 
 // FieldReader returns a typed read of the environment field at path — the expr names
@@ -282,6 +289,9 @@ type Program struct {
 	envType reflect.Type
 	fnum    fastNum  // the fast path of a Float program, if it has one
 	fbool   fastBool // the fast path of a Bool program, if it has one
+	// unchecked: the fast path reads only through Config.Fields, which never
+	// panics (Config.FieldsNeverPanic), so it runs without a recover
+	unchecked bool
 }
 
 // Source returns the expression's text.
@@ -369,6 +379,7 @@ func (e *Env) Compile(src string, at Origin, want Kind) (*Program, error) {
 		case Bool:
 			p.fbool, _ = fb.boolean(prog.Node())
 		}
+		p.unchecked = e.cfg.FieldsNeverPanic && !fb.reflects
 	}
 	return p, nil
 }

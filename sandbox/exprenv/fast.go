@@ -33,8 +33,9 @@ type step struct {
 
 // fastBuilder compiles nodes against the environment type.
 type fastBuilder struct {
-	envType reflect.Type
-	fields  FieldReader // typed reads of fields, if the configuration gives them
+	envType  reflect.Type
+	fields   FieldReader // typed reads of fields, if the configuration gives them
+	reflects bool        // some field is read through reflection (which may panic)
 }
 
 func isNumKind(k reflect.Kind) bool {
@@ -215,6 +216,7 @@ func (b *fastBuilder) num(n ast.Node) (fastNum, bool) {
 		case func(any) int64:
 			return func(v any) float64 { return float64(r(v)) }, true
 		}
+		b.reflects = true
 		switch t.Kind() {
 		case reflect.Float32, reflect.Float64:
 			if len(steps) == 1 && !steps[0].deref && steps[0].index >= 0 {
@@ -249,6 +251,9 @@ func (b *fastBuilder) num(n ast.Node) (fastNum, bool) {
 		r, ok2 := b.num(n.Right)
 		if !ok1 || !ok2 {
 			return nil, false
+		}
+		if f, ok := arithConst(n.Operator, n.Left, n.Right, l, r); ok {
+			return f, true
 		}
 		switch n.Operator {
 		case "+":
@@ -345,6 +350,42 @@ func (b *fastBuilder) builtin(n *ast.BuiltinNode) (fastNum, bool) {
 		isMin := n.Name == "min"
 		if len(a) == 2 {
 			x, y := a[0], a[1]
+			if c, ok := constNum(n.Arguments[0]); ok {
+				if isMin {
+					return func(v any) float64 {
+						m, o := c, y(v)
+						if m > o {
+							m = o
+						}
+						return m
+					}, true
+				}
+				return func(v any) float64 {
+					m, o := c, y(v)
+					if m < o {
+						m = o
+					}
+					return m
+				}, true
+			}
+			if c, ok := constNum(n.Arguments[1]); ok {
+				if isMin {
+					return func(v any) float64 {
+						m, o := x(v), c
+						if m > o {
+							m = o
+						}
+						return m
+					}, true
+				}
+				return func(v any) float64 {
+					m, o := x(v), c
+					if m < o {
+						m = o
+					}
+					return m
+				}, true
+			}
 			if isMin {
 				return func(v any) float64 {
 					m, o := x(v), y(v)
@@ -391,6 +432,14 @@ func (b *fastBuilder) call(n *ast.CallNode) (fastNum, bool) {
 		return func(v any) float64 { return Clamp(x(v), lo(v), hi(v)) }, true
 	case id.Value == "nz" && len(a) == 2:
 		x, d := a[0], a[1]
+		if c, ok := constNum(n.Arguments[1]); ok {
+			return func(v any) float64 {
+				if r := x(v); !math.IsNaN(r) && !math.IsInf(r, 0) {
+					return r
+				}
+				return c
+			}, true
+		}
 		return func(v any) float64 {
 			if r := x(v); !math.IsNaN(r) && !math.IsInf(r, 0) {
 				return r
@@ -431,6 +480,7 @@ func (b *fastBuilder) boolean(n ast.Node) (fastBool, bool) {
 		if r, ok := b.read(n, t).(func(any) bool); ok {
 			return r, true
 		}
+		b.reflects = true
 		return func(v any) bool { return walk(reflect.ValueOf(v), steps).Bool() }, true
 	case *ast.UnaryNode:
 		x, ok := b.boolean(n.Node)
@@ -498,6 +548,9 @@ func (b *fastBuilder) binaryBool(n *ast.BinaryNode) (fastBool, bool) {
 		if !ok1 || !ok2 {
 			return nil, false
 		}
+		if f, ok := compareConst(n.Operator, n.Left, n.Right, l, r); ok {
+			return f, true
+		}
 		switch n.Operator {
 		case "<":
 			return func(v any) bool { return l(v) < r(v) }, true
@@ -552,7 +605,101 @@ func (b *fastBuilder) str(n ast.Node) (fastStr, bool) {
 		if r, ok := b.read(n, t).(func(any) string); ok {
 			return r, true
 		}
+		b.reflects = true
 		return func(v any) string { return walk(reflect.ValueOf(v), steps).String() }, true
+	}
+	return nil, false
+}
+
+// Operations with one constant operand (a literal, or a constant such as a
+// strategy's parameter) read it from the closure instead of calling the constant's
+// own closure: the same operation on the same operands in the same order, one call
+// fewer.
+
+// constNum returns the value of a numeric literal or constant node, exactly as num
+// compiles it.
+func constNum(n ast.Node) (float64, bool) {
+	if !isNumKind(nodeKind(n)) {
+		return 0, false
+	}
+	switch n := n.(type) {
+	case *ast.FloatNode:
+		return n.Value, true
+	case *ast.IntegerNode:
+		return float64(n.Value), true
+	case *ast.ConstantNode:
+		c, err := num(n.Value)
+		return c, err == nil
+	}
+	return 0, false
+}
+
+// arithConst compiles l op r (+, -, *, /) when exactly one side is constant.
+func arithConst(op string, ln, rn ast.Node, l, r fastNum) (fastNum, bool) {
+	lc, lok := constNum(ln)
+	rc, rok := constNum(rn)
+	switch {
+	case rok && !lok:
+		switch op {
+		case "+":
+			return func(v any) float64 { return l(v) + rc }, true
+		case "-":
+			return func(v any) float64 { return l(v) - rc }, true
+		case "*":
+			return func(v any) float64 { return l(v) * rc }, true
+		case "/":
+			return func(v any) float64 { return l(v) / rc }, true
+		}
+	case lok && !rok:
+		switch op {
+		case "+":
+			return func(v any) float64 { return lc + r(v) }, true
+		case "-":
+			return func(v any) float64 { return lc - r(v) }, true
+		case "*":
+			return func(v any) float64 { return lc * r(v) }, true
+		case "/":
+			return func(v any) float64 { return lc / r(v) }, true
+		}
+	}
+	return nil, false
+}
+
+// compareConst compiles the comparison l op r when exactly one side is constant.
+func compareConst(op string, ln, rn ast.Node, l, r fastNum) (fastBool, bool) {
+	lc, lok := constNum(ln)
+	rc, rok := constNum(rn)
+	switch {
+	case rok && !lok:
+		switch op {
+		case "<":
+			return func(v any) bool { return l(v) < rc }, true
+		case ">":
+			return func(v any) bool { return l(v) > rc }, true
+		case "<=":
+			return func(v any) bool { return l(v) <= rc }, true
+		case ">=":
+			return func(v any) bool { return l(v) >= rc }, true
+		case "==":
+			return func(v any) bool { return l(v) == rc }, true
+		case "!=":
+			return func(v any) bool { return l(v) != rc }, true
+		}
+	case lok && !rok:
+		switch op {
+		case "<":
+			return func(v any) bool { return lc < r(v) }, true
+		case ">":
+			return func(v any) bool { return lc > r(v) }, true
+		case "<=":
+			return func(v any) bool { return lc <= r(v) }, true
+		case ">=":
+			return func(v any) bool { return lc >= r(v) }, true
+		case "==":
+			return func(v any) bool { return lc == r(v) }, true
+		case "!=":
+			return func(v any) bool { return lc != r(v) }, true
+		}
 	}
 	return nil, false
 }

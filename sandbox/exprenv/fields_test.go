@@ -117,3 +117,59 @@ func BenchmarkEvalFloatFastFields(b *testing.B) {
 		}
 	}
 }
+
+// TestUncheckedReadsGiveWhatReflectionGives repeats the comparison with the VM for
+// an environment whose typed reads never panic (Config.FieldsNeverPanic): programs
+// reading only through them run without a recover and still give the VM's results;
+// a program with a read through reflection keeps its recover, so a nil pointer on
+// its way is still reported as an error, not a panic.
+func TestUncheckedReadsGiveWhatReflectionGives(t *testing.T) {
+	f := &testFields{asked: map[string]bool{}}
+	env, err := New(Config{
+		Env:              testEnv{},
+		Consts:           map[string]any{"spread": 0.02, "size": 10, "live": true, "label": "x"},
+		Aliases:          map[string]string{"skew": "@0", "wide": "@1", "inventory": "@c.inventory", "no": "@c.no"},
+		TickField:        "market.tick",
+		Fields:           f.reader,
+		FieldsNeverPanic: true,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := rand.New(rand.NewPCG(5, 6))
+	unchecked, checked := 0, 0
+	for i := 0; i < 2000; i++ {
+		g := &exprGen{r: r}
+		if i%2 == 0 {
+			g.num(4)
+		} else {
+			g.boolean(4)
+		}
+		src := g.b.String()
+		if !checkSamePaths(t, env, src) {
+			continue
+		}
+		for _, kind := range []Kind{Float, Bool} {
+			if p, err := env.Compile(src, Origin{}, kind); err == nil && p.Fast() {
+				if p.unchecked {
+					unchecked++
+				} else {
+					checked++
+				}
+			}
+		}
+	}
+	if unchecked == 0 || checked == 0 {
+		t.Fatalf("%d unchecked and %d checked fast programs: both kinds must be exercised", unchecked, checked)
+	}
+	p, err := env.Compile("no.ask + 1", Origin{}, Float) // no typed read: reflection
+	if err != nil || !p.Fast() || p.unchecked {
+		t.Fatalf("no.ask + 1: %v, fast %v, unchecked %v", err, p.Fast(), p.unchecked)
+	}
+	e := sampleEnv()
+	e.C = nil
+	var ev Evaluator
+	if _, err := ev.Float(p, e); err == nil {
+		t.Fatal("a nil pointer on a reflected read's way gave no error")
+	}
+}
