@@ -99,7 +99,8 @@ func (k *tokenIn) setBook(src uint8, b *market.Book, depth, force bool) bool {
 			top[1] = b.Asks[0]
 		}
 	}
-	if !force && k.src == src && k.top == top && k.has == has {
+	if !force && k.src == src && k.has == has && k.top[0].Price == top[0].Price && k.top[0].Size == top[0].Size &&
+		k.top[1].Price == top[1].Price && k.top[1].Size == top[1].Size {
 		return false
 	}
 	k.src, k.top, k.has = src, top, has
@@ -123,7 +124,8 @@ func (k *tokenIn) setPos(p *market.Position, force bool) bool {
 	if p != nil {
 		v = posIn{ok: true, size: p.Size, cost: p.Cost, realized: p.Realized, fees: p.Fees}
 	}
-	if !force && k.pos == v {
+	if !force && k.pos.ok == v.ok && k.pos.size == v.size && k.pos.cost == v.cost && k.pos.realized == v.realized &&
+		k.pos.fees == v.fees {
 		return false
 	}
 	k.pos = v

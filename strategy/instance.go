@@ -267,6 +267,14 @@ func (in *Instance) evalMarket(m *mstate, ev *market.Event, st *market.State, ou
 			break
 		}
 		v := &s.vars[i]
+		if v.run.num != nil {
+			*m.f[v.slot] = v.run.num(m.boxed)
+			continue
+		}
+		if v.run.boolean != nil {
+			*m.bl[v.slot] = v.run.boolean(m.boxed)
+			continue
+		}
 		if v.isBool {
 			b, err := in.eval.Bool(v.prog, m.boxed)
 			if err != nil {
@@ -395,6 +403,9 @@ func (in *Instance) num(m *mstate, p prog) (float64, error) {
 	if p.slot >= 0 {
 		return *m.f[p.slot], nil
 	}
+	if p.run.num != nil {
+		return p.run.num(m.boxed), nil
+	}
 	return in.eval.Float(p.p, m.boxed)
 }
 
@@ -402,6 +413,9 @@ func (in *Instance) num(m *mstate, p prog) (float64, error) {
 func (in *Instance) boolean(m *mstate, p prog) (bool, error) {
 	if p.slot >= 0 {
 		return *m.bl[p.slot], nil
+	}
+	if p.run.boolean != nil {
+		return p.run.boolean(m.boxed), nil
 	}
 	return in.eval.Bool(p.p, m.boxed)
 }
@@ -489,9 +503,11 @@ func (in *Instance) fill(m *mstate, h *handles, ev *market.Event, st *market.Sta
 		mk.YesWon = k.mkt.yesWon
 		changed = true
 	}
-	mk.EndsIn = math.Inf(1)
-	if info.EndDate != 0 {
-		mk.EndsIn = float64(info.EndDate) - float64(now)/1000
+	if s.needEndsIn {
+		mk.EndsIn = math.Inf(1)
+		if info.EndDate != 0 {
+			mk.EndsIn = float64(info.EndDate) - float64(now)/1000
+		}
 	}
 
 	a := &m.acct

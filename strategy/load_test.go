@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 )
@@ -134,5 +135,51 @@ func TestParseDuration(t *testing.T) {
 		if ok != (want != 0) || got != want {
 			t.Errorf("parseDuration(%q) = %d, %v; want %d", in, got, ok, want)
 		}
+	}
+}
+
+// TestWithRestatedValuesIsTheSameCompilation checks that overrides restating the
+// values a strategy already has give what compiling anew gives (With then returns a
+// copy without compiling), and that an override that changes a value compiles anew.
+func TestWithRestatedValuesIsTheSameCompilation(t *testing.T) {
+	for _, name := range []string{"quoter", "meanrev", "momentum", "arb"} {
+		t.Run(name, func(t *testing.T) {
+			s, err := Load("../agents/examples/" + name + "/strategy.yaml")
+			if err != nil {
+				t.Fatal(err)
+			}
+			var restate []Override
+			for _, p := range s.Params() {
+				restate = append(restate, Override{Name: p.Name, Value: p.Value})
+			}
+			same, err := s.With(restate)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if &same.vars[0] != &s.vars[0] {
+				t.Error("restating the values compiled anew")
+			}
+			fresh, err := compile(s.spec, same.values)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(same.Params(), fresh.Params()) {
+				t.Fatalf("params %v, compiled anew %v", same.Params(), fresh.Params())
+			}
+			evs := randomStream(9, 1500)
+			ra, rb := newRun(t, same), newRun(t, fresh)
+			for i := range evs {
+				if a, b := ra.decide(t, &evs[i]), rb.decide(t, &evs[i]); !reflect.DeepEqual(a, b) {
+					t.Fatalf("event %d: restated %v, compiled anew %v", i, a, b)
+				}
+			}
+			changed, err := s.With([]Override{{Name: s.Params()[0].Name, Value: s.Params()[0].Max}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if &changed.vars[0] == &s.vars[0] {
+				t.Error("a changed value was not compiled anew")
+			}
+		})
 	}
 }

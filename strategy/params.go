@@ -315,7 +315,30 @@ func (s *Strategy) With(overrides []Override) (*Strategy, error) {
 	if err := probs.err(); err != nil {
 		return nil, err
 	}
+	if sameValues(values, s.values) {
+		// Compiling is a function of the spec and the values: with the values
+		// unchanged (overrides that restate them) it would give s again, which is
+		// immutable, so a copy of s is that compilation.
+		cp := *s
+		cp.values = values
+		return &cp, nil
+	}
 	return compile(s.spec, values)
+}
+
+// sameValues reports whether two sets of parameter values are the same, numbers bit
+// for bit.
+func sameValues(a, b map[string]pval) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for k, v := range a {
+		w, ok := b[k]
+		if !ok || v.b != w.b || !sameFloat(v.f, w.f) {
+			return false
+		}
+	}
+	return true
 }
 
 func (sp *spec) param(name string) *paramSpec {

@@ -39,6 +39,9 @@ type Strategy struct {
 	// needEvent: the event's fields are filled (some expression reads event, or
 	// one runs on expr's VM).
 	needEvent bool
+	// needEndsIn: market.ends_in is filled (some expression reads it, or one runs
+	// on expr's VM).
+	needEndsIn bool
 	// full: every evaluation recomputes the whole environment and evaluates every
 	// expression (no reuse); the reference the reuse tests compare with.
 	full bool
@@ -59,6 +62,7 @@ type compiledVar struct {
 	prog   *exprenv.Program
 	isBool bool
 	slot   int
+	run    direct
 }
 
 // prog is a compiled expression; when the whole expression is the name of an
@@ -66,6 +70,37 @@ type compiledVar struct {
 type prog struct {
 	p    *exprenv.Program
 	slot int
+	run  direct
+}
+
+// direct is a program's evaluation without the evaluator, when it has one: a
+// constant, or its unchecked fast path (exprenv.Program.Unchecked), called with the
+// instance's boxed Env, the type the programs are compiled against. It gives what
+// the evaluator gives, and cannot fail.
+type direct struct {
+	num     func(env any) float64
+	boolean func(env any) bool
+}
+
+// directOf returns p's direct evaluation, or the zero direct.
+func directOf(p *exprenv.Program) direct {
+	if p == nil {
+		return direct{}
+	}
+	if v, c := p.Constant(); c {
+		switch v := v.(type) {
+		case bool:
+			return direct{boolean: func(any) bool { return v }}
+		case float64:
+			return direct{num: func(any) float64 { return v }}
+		case int:
+			x := float64(v)
+			return direct{num: func(any) float64 { return x }}
+		}
+		return direct{}
+	}
+	n, b := p.Unchecked()
+	return direct{num: n, boolean: b}
 }
 
 type compiledQuote struct {
@@ -293,7 +328,7 @@ func compileSpec(sp *spec, values map[string]pval) (*Strategy, *problems) {
 				prog = p
 			}
 		}
-		cv := compiledVar{name: v.name, prog: prog}
+		cv := compiledVar{name: v.name, prog: prog, run: directOf(prog)}
 		switch prog.Kind() {
 		case exprenv.Bool:
 			if nb == MaxBoolNames {
@@ -331,7 +366,7 @@ func compileSpec(sp *spec, values map[string]pval) (*Strategy, *problems) {
 			probs.add(err)
 			return prog{slot: -1}
 		}
-		pr := prog{p: p, slot: -1}
+		pr := prog{p: p, slot: -1, run: directOf(p)}
 		if a := p.Alias(); a != "" {
 			if i, ok := slotOf[a]; ok && i.isBool == (kind == exprenv.Bool) {
 				pr.slot = i.slot
@@ -436,10 +471,13 @@ func (s *Strategy) scanNeeds() {
 			continue
 		}
 		if _, c := p.Constant(); !c && !p.Fast() {
-			s.needLast, s.needEvent = true, true
+			s.needLast, s.needEvent, s.needEndsIn = true, true, true
 		}
 		if p.Uses("event") {
 			s.needEvent = true
+		}
+		if p.Uses("market.ends_in") {
+			s.needEndsIn = true
 		}
 	}
 }

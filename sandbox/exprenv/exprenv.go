@@ -384,6 +384,19 @@ func (e *Env) Compile(src string, at Origin, want Kind) (*Program, error) {
 	return p, nil
 }
 
+// Unchecked returns the program's fast path as a plain function when it runs
+// without a recover (Config.FieldsNeverPanic, and every field read is a typed read):
+// num for a Float program, boolean for a Bool one, the other nil. Called with a value
+// of the Config.Env type, it returns exactly what Evaluator.Float or Bool returns (they
+// cannot fail for such a program), without their checks: the caller guarantees the
+// type. Both are nil for any other program.
+func (p *Program) Unchecked() (num func(env any) float64, boolean func(env any) bool) {
+	if !p.unchecked {
+		return nil, nil
+	}
+	return p.fnum, p.fbool
+}
+
 // Fast reports whether the program runs on the fast path (Go closures over float64
 // and bool) rather than on expr's VM. See the package documentation.
 func (p *Program) Fast() bool { return p.fnum != nil || p.fbool != nil }

@@ -151,8 +151,23 @@ func TestUncheckedReadsGiveWhatReflectionGives(t *testing.T) {
 		}
 		for _, kind := range []Kind{Float, Bool} {
 			if p, err := env.Compile(src, Origin{}, kind); err == nil && p.Fast() {
+				num, boolean := p.Unchecked()
+				if p.unchecked != (num != nil || boolean != nil) {
+					t.Fatalf("%s: unchecked %v, Unchecked gives %v %v", src, p.unchecked, num != nil, boolean != nil)
+				}
 				if p.unchecked {
 					unchecked++
+					var ev Evaluator
+					for i, e := range envVariants() {
+						if num != nil {
+							want, _ := ev.Float(p, e)
+							if got := num(e); !sameFloat(got, want) {
+								t.Fatalf("%s (env %d): Unchecked %v, Float %v", src, i, got, want)
+							}
+						} else if want, _ := ev.Bool(p, e); boolean(e) != want {
+							t.Fatalf("%s (env %d): Unchecked %v, Bool %v", src, i, !want, want)
+						}
+					}
 				} else {
 					checked++
 				}
