@@ -15,9 +15,9 @@ func envField(path []string) any {
 	name := path[1]
 	switch path[0] {
 	case "yes":
-		return tokenField(name, func(e any) *Token { return e.(Env).Yes })
+		return tokenField(name, false)
 	case "no":
-		return tokenField(name, func(e any) *Token { return e.(Env).No })
+		return tokenField(name, true)
 	case "market":
 		return marketField(name)
 	case "event":
@@ -42,55 +42,121 @@ func envField(path []string) any {
 	return nil
 }
 
-// tokenField reads field name of the token tok returns.
-func tokenField(name string, tok func(e any) *Token) any {
-	num := func(g func(t *Token) float64) any { return func(e any) float64 { return g(tok(e)) } }
-	flag := func(g func(t *Token) bool) any { return func(e any) bool { return g(tok(e)) } }
+// tokenField reads field name of the YES token, or of the NO token when no is set.
+// Each read is one closure that reads the field itself (no calls through helper
+// closures: these run for every field read of every evaluation).
+func tokenField(name string, no bool) any {
 	switch name {
 	case "bid":
-		return num(func(t *Token) float64 { return t.Bid })
+		if no {
+			return func(e any) float64 { return e.(Env).No.Bid }
+		}
+		return func(e any) float64 { return e.(Env).Yes.Bid }
 	case "ask":
-		return num(func(t *Token) float64 { return t.Ask })
+		if no {
+			return func(e any) float64 { return e.(Env).No.Ask }
+		}
+		return func(e any) float64 { return e.(Env).Yes.Ask }
 	case "mid":
-		return num(func(t *Token) float64 { return t.Mid })
+		if no {
+			return func(e any) float64 { return e.(Env).No.Mid }
+		}
+		return func(e any) float64 { return e.(Env).Yes.Mid }
 	case "microprice":
-		return num(func(t *Token) float64 { return t.Microprice })
+		if no {
+			return func(e any) float64 { return e.(Env).No.Microprice }
+		}
+		return func(e any) float64 { return e.(Env).Yes.Microprice }
 	case "spread":
-		return num(func(t *Token) float64 { return t.Spread })
+		if no {
+			return func(e any) float64 { return e.(Env).No.Spread }
+		}
+		return func(e any) float64 { return e.(Env).Yes.Spread }
 	case "bid_size":
-		return num(func(t *Token) float64 { return t.BidSize })
+		if no {
+			return func(e any) float64 { return e.(Env).No.BidSize }
+		}
+		return func(e any) float64 { return e.(Env).Yes.BidSize }
 	case "ask_size":
-		return num(func(t *Token) float64 { return t.AskSize })
+		if no {
+			return func(e any) float64 { return e.(Env).No.AskSize }
+		}
+		return func(e any) float64 { return e.(Env).Yes.AskSize }
 	case "has_bid":
-		return flag(func(t *Token) bool { return t.HasBid })
+		if no {
+			return func(e any) bool { return e.(Env).No.HasBid }
+		}
+		return func(e any) bool { return e.(Env).Yes.HasBid }
 	case "has_ask":
-		return flag(func(t *Token) bool { return t.HasAsk })
+		if no {
+			return func(e any) bool { return e.(Env).No.HasAsk }
+		}
+		return func(e any) bool { return e.(Env).Yes.HasAsk }
 	case "two_sided":
-		return flag(func(t *Token) bool { return t.TwoSided })
+		if no {
+			return func(e any) bool { return e.(Env).No.TwoSided }
+		}
+		return func(e any) bool { return e.(Env).Yes.TwoSided }
 	case "last":
-		return num(func(t *Token) float64 { return t.Last })
+		if no {
+			return func(e any) float64 { return e.(Env).No.Last }
+		}
+		return func(e any) float64 { return e.(Env).Yes.Last }
 	case "last_size":
-		return num(func(t *Token) float64 { return t.LastSize })
+		if no {
+			return func(e any) float64 { return e.(Env).No.LastSize }
+		}
+		return func(e any) float64 { return e.(Env).Yes.LastSize }
 	case "last_side":
-		return func(e any) string { return tok(e).LastSide }
+		if no {
+			return func(e any) string { return e.(Env).No.LastSide }
+		}
+		return func(e any) string { return e.(Env).Yes.LastSide }
 	case "last_time":
-		return func(e any) int64 { return tok(e).LastTime }
+		if no {
+			return func(e any) int64 { return e.(Env).No.LastTime }
+		}
+		return func(e any) int64 { return e.(Env).Yes.LastTime }
 	case "position":
-		return num(func(t *Token) float64 { return t.Position })
+		if no {
+			return func(e any) float64 { return e.(Env).No.Position }
+		}
+		return func(e any) float64 { return e.(Env).Yes.Position }
 	case "avg_price":
-		return num(func(t *Token) float64 { return t.AvgPrice })
+		if no {
+			return func(e any) float64 { return e.(Env).No.AvgPrice }
+		}
+		return func(e any) float64 { return e.(Env).Yes.AvgPrice }
 	case "cost":
-		return num(func(t *Token) float64 { return t.Cost })
+		if no {
+			return func(e any) float64 { return e.(Env).No.Cost }
+		}
+		return func(e any) float64 { return e.(Env).Yes.Cost }
 	case "upnl":
-		return num(func(t *Token) float64 { return t.UPnL })
+		if no {
+			return func(e any) float64 { return e.(Env).No.UPnL }
+		}
+		return func(e any) float64 { return e.(Env).Yes.UPnL }
 	case "rpnl":
-		return num(func(t *Token) float64 { return t.RPnL })
+		if no {
+			return func(e any) float64 { return e.(Env).No.RPnL }
+		}
+		return func(e any) float64 { return e.(Env).Yes.RPnL }
 	case "fees":
-		return num(func(t *Token) float64 { return t.Fees })
+		if no {
+			return func(e any) float64 { return e.(Env).No.Fees }
+		}
+		return func(e any) float64 { return e.(Env).Yes.Fees }
 	case "open_buy":
-		return num(func(t *Token) float64 { return t.OpenBuy })
+		if no {
+			return func(e any) float64 { return e.(Env).No.OpenBuy }
+		}
+		return func(e any) float64 { return e.(Env).Yes.OpenBuy }
 	case "open_sell":
-		return num(func(t *Token) float64 { return t.OpenSell })
+		if no {
+			return func(e any) float64 { return e.(Env).No.OpenSell }
+		}
+		return func(e any) float64 { return e.(Env).Yes.OpenSell }
 	}
 	return nil
 }
