@@ -265,7 +265,9 @@ type Override struct {
 // in the file's notation: "0.03", "25", "true", "45s"). Every override is checked
 // against the parameter's type and declared range; all problems are reported
 // together in a *CompileError. The copy is compiled anew, so parameters are constants
-// in its expressions. s itself is not changed.
+// in its expressions — unless the overrides only restate s's values, when the copy
+// shares s's compiled expressions (the same compilation; both are immutable). s
+// itself is not changed.
 func (s *Strategy) WithParams(overrides map[string]string) (*Strategy, error) {
 	list := make([]Override, 0, len(overrides))
 	for k, v := range overrides {
