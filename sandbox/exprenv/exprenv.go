@@ -9,6 +9,7 @@ import (
 
 	"github.com/expr-lang/expr"
 	"github.com/expr-lang/expr/ast"
+	"github.com/expr-lang/expr/builtin"
 	"github.com/expr-lang/expr/checker"
 	"github.com/expr-lang/expr/compiler"
 	"github.com/expr-lang/expr/conf"
@@ -187,10 +188,17 @@ func New(cfg Config) (*Env, error) {
 	}
 	sort.Strings(e.names)
 
-	e.opts = []expr.Option{expr.Env(cfg.Env), expr.DisableAllBuiltins(), expr.MaxNodes(cfg.MaxNodes)}
-	for _, b := range Builtins {
-		e.opts = append(e.opts, expr.EnableBuiltin(b))
+	// Every builtin but Builtins disabled: what DisableAllBuiltins followed by
+	// EnableBuiltin of each of Builtins leaves in Config.Disabled, made once for
+	// the Env rather than for every compilation (expr only reads the map).
+	disabled := make(map[string]bool, len(builtin.Builtins))
+	for _, f := range builtin.Builtins {
+		disabled[f.Name] = true
 	}
+	for _, b := range Builtins {
+		delete(disabled, b)
+	}
+	e.opts = []expr.Option{expr.Env(cfg.Env), func(c *conf.Config) { c.Disabled = disabled }, expr.MaxNodes(cfg.MaxNodes)}
 	for _, f := range helpers {
 		e.opts = append(e.opts, expr.Function(f.name, f.fn, f.types...))
 	}
