@@ -48,7 +48,7 @@ type RecorderStats struct {
 // queue); Run must be running for them to make progress. Stats is safe from any
 // goroutine.
 type Recorder struct {
-	w     *Writer
+	w     sink
 	cfg   RecorderConfig
 	free  chan *slot
 	ready chan *slot
@@ -75,9 +75,35 @@ type slot struct {
 	info   market.Info
 }
 
+// sink is where a Recorder writes: a Writer (one file) or a Set (rotating files).
+type sink interface {
+	Write(ev *market.Event, recv int64) error
+	Gap(recv int64, reason string) error
+	Market(m *market.Info) error
+	Flush() error
+	Close() error
+	Stats() WriterStats
+}
+
+var (
+	_ sink = (*Writer)(nil)
+	_ sink = (*Set)(nil)
+)
+
 // NewRecorder returns a Recorder writing to w. The Recorder owns w from now on: Run
 // closes it.
 func NewRecorder(w *Writer, cfg RecorderConfig) (*Recorder, error) {
+	return newRecorder(w, cfg)
+}
+
+// NewSetRecorder returns a Recorder writing to a set of rotating files. The
+// Recorder owns s from now on: Run closes it. Stats.Bytes is then the total size of
+// the files the set wrote to.
+func NewSetRecorder(s *Set, cfg RecorderConfig) (*Recorder, error) {
+	return newRecorder(s, cfg)
+}
+
+func newRecorder(w sink, cfg RecorderConfig) (*Recorder, error) {
 	if cfg.Now == nil {
 		return nil, errors.New("tape: the recorder needs a receive clock (RecorderConfig.Now)")
 	}
