@@ -25,7 +25,7 @@ func init() {
 	register(command{name: "backtest", summary: "replay a recording or synthetic flow through an agent and report (metrics, HTML, CSV, sweeps)", run: runBacktest})
 }
 
-const backtestUsage = `[flags] --data FILE | --sim SEED  AGENT.yaml
+const backtestUsage = `[flags] --data FILE|DIR|GLOB... | --sim SEED  AGENT.yaml
 
 Replays market data through the agent the file describes — the same strategy,
 guards, reconciler and paper venue (fill model) as its dry run — and reports PnL,
@@ -38,12 +38,20 @@ report, byte for byte.
   pitboss backtest --sim 7 --duration 12h --html report.html --csv fills.csv agents/examples/quoter/agent.yaml
   pitboss backtest --data rec.tape --sweep half_spread=0.01:0.05:0.01 --sweep size=5:20:5 --metric sharpe AGENT.yaml
 
+--data may be given several times, and may name a directory (every *.tape file in
+it) or a quoted glob ('recs/rain-*.tape'): the files, in name order within each
+--data and in flag order across them, are replayed as one stream — a recording
+rotated by pitboss record --rotate-every/--rotate-size replays exactly as one file
+of the same stream. Their markets are the union of the files' metadata; --from and
+--to apply across the files; files out of time order are an error.
+
 Times (--from, --to) are RFC 3339 ("2024-05-01T12:00:00Z"), a date (UTC) or Unix
 milliseconds.`
 
 func runBacktest(ctx context.Context, args []string, io stdio) error {
 	fs := newFlagSet("backtest", backtestUsage, io)
-	data := fs.String("data", "", "a recording made by pitboss record")
+	var data multiFlag
+	fs.Var(&data, "data", "a recording made by pitboss record: a file, a directory of *.tape files or a glob (repeatable: replayed in order as one stream)")
 	simSeed := fs.String("sim", "", "replay synthetic flow from sandbox/sim with this seed instead of a recording")
 	duration := fs.Duration("duration", 6*time.Hour, "with --sim: how much event time to simulate")
 	simMarkets := fs.Int("sim-markets", 4, "with --sim: the number of synthetic markets")
@@ -73,7 +81,7 @@ func runBacktest(ctx context.Context, args []string, io stdio) error {
 	if fs.NArg() != 1 {
 		return usagef("name one agent file")
 	}
-	if (*data == "") == (*simSeed == "") {
+	if (len(data) == 0) == (*simSeed == "") {
 		return usagef("give either --data FILE or --sim SEED")
 	}
 	from, err := parseEventTime(*fromS)
@@ -108,12 +116,24 @@ func runBacktest(ctx context.Context, args []string, io stdio) error {
 		return agentProblems(io, "backtest", path, err)
 	}
 	var src backtest.Source
-	if *data != "" {
-		ts, err := backtest.OpenTape(*data)
+	if len(data) > 0 {
+		files, err := backtest.DataFiles(data)
 		if err != nil {
 			return err
 		}
-		src = ts
+		if len(files) == 1 {
+			ts, err := backtest.OpenTape(files[0])
+			if err != nil {
+				return err
+			}
+			src = ts
+		} else {
+			ts, err := backtest.OpenTapes(files)
+			if err != nil {
+				return err
+			}
+			src = ts
+		}
 	} else {
 		seed, err := strconv.ParseUint(*simSeed, 10, 64)
 		if err != nil {

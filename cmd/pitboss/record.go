@@ -20,7 +20,7 @@ func init() {
 	register(command{name: "record", summary: "record a venue's market channel to a compact, resumable recording for backtests", run: runRecord})
 }
 
-const recordUsage = `[flags] --out FILE MARKET...
+const recordUsage = `[flags] --out FILE|PREFIX MARKET...
 
 Subscribes to the market channel of a venue (the service, or a local
 pitboss exchange) for the given markets — condition ids (0x…) or token ids; both
@@ -32,8 +32,22 @@ FILE is created, or continued with a new session when it exists (a torn tail lef
 a killed recorder is cut first). Recording is safe to kill at any moment: at most the
 last second of data is lost. Replay it with pitboss backtest --data FILE.
 
+Rotation (for recordings that run for days): with --rotate-every or --rotate-size,
+--out is a PREFIX and the recording is a set of files PREFIX-YYYYMMDDTHHMMSSZ.tape
+(UTC start time; name order is time order; a PREFIX that is a directory or ends
+in / gives DIR/YYYYMMDDTHHMMSSZ.tape). --rotate-every cuts at the UTC multiples of
+the period of receive time (1h: on the hour, 24h: at midnight; the file is named
+by the boundary); --rotate-size cuts after the block that makes a file reach SIZE
+(256MiB, 1GB, 500000; the file is named by the receive time). Every file is a
+complete recording on its own: its session, every market's metadata and, after a
+cut, a snapshot of every book. --keep N deletes the oldest files beyond N after
+each cut. A restart continues the newest file if its period has not passed and it
+is under the size, else starts a new one. Replay the set with
+pitboss backtest --data DIR (or a glob, or several --data).
+
   pitboss exchange --sim &                       # a local venue with live flow
-  pitboss record --venue http://127.0.0.1:8080 --out rec.tape 0x…`
+  pitboss record --venue http://127.0.0.1:8080 --out rec.tape 0x…
+  pitboss record --out recs/rain --rotate-every 1h --rotate-size 256MiB --keep 168 0x…`
 
 var conditionRE = regexp.MustCompile(`^0x[0-9a-fA-F]{64}$`)
 
@@ -41,11 +55,14 @@ func runRecord(ctx context.Context, args []string, io stdio) error {
 	fs := newFlagSet("record", recordUsage, io)
 	venue := fs.String("venue", "http://127.0.0.1:8080", "base URL of the venue's CLOB service (market metadata, book resyncs)")
 	wsURL := fs.String("ws", "", "WebSocket base of the market channel (default: --venue with http→ws)")
-	out := fs.String("out", "", "the recording to create or continue (required)")
+	out := fs.String("out", "", "the recording to create or continue (required); with rotation, the prefix of the files")
 	duration := fs.Duration("duration", 0, "stop after this long (wall clock); 0: until Ctrl-C")
 	events := fs.Int64("events", 0, "stop after this many events; 0: no limit")
 	span := fs.Duration("block-span", tape.DefaultBlockSpan, "seal a block after this much receive time: the most a kill can lose")
 	noSync := fs.Bool("no-sync", false, "do not fsync each block (a killed process still loses nothing; a machine crash may)")
+	every := fs.Duration("rotate-every", 0, "start a new file at each UTC multiple of this much receive time (1h, 24h; whole seconds); 0: never")
+	sizeS := fs.String("rotate-size", "", "start a new file after the block that makes the current one reach this size (256MiB, 1GB)")
+	keep := fs.Int("keep", 0, "with rotation: after each cut, delete the oldest files beyond this many; 0: keep all")
 	quiet := fs.Bool("q", false, "no status line")
 	if err := parseFlags(fs, args); err != nil {
 		return err
@@ -59,6 +76,23 @@ func runRecord(ctx context.Context, args []string, io stdio) error {
 	if *duration < 0 || *events < 0 || *span <= 0 {
 		return usagef("--duration and --events must not be negative, --block-span must be positive")
 	}
+	var rot tape.RotateOptions
+	if *sizeS != "" {
+		n, err := tape.ParseSize(*sizeS)
+		if err != nil {
+			return usagef("--rotate-size: %v", err)
+		}
+		rot.Size = n
+	}
+	if *every < 0 || *every%time.Second != 0 || (*every > 0 && *every < time.Second) {
+		return usagef("--rotate-every must be a positive whole number of seconds (1h, 24h), not %s", *every)
+	}
+	rot.Every = *every
+	rotating := rot.Every > 0 || rot.Size > 0
+	if *keep < 0 || (*keep > 0 && !rotating) {
+		return usagef("--keep takes a positive count and needs --rotate-every or --rotate-size")
+	}
+	rot.Keep = *keep
 	base, err := url.Parse(*venue)
 	if err != nil || (base.Scheme != "http" && base.Scheme != "https") || base.Host == "" {
 		return usagef("--venue must be an http(s) URL, not %q", *venue)
@@ -91,21 +125,44 @@ func runRecord(ctx context.Context, args []string, io stdio) error {
 	}
 
 	now := func() int64 { return time.Now().UnixMilli() }
-	w, res, err := tape.Append(*out, tape.Session{Source: redact(ws) + "/ws/market", Tool: "pitboss record",
-		Tokens: tokens, Started: now()}, tape.WriterOptions{BlockSpan: *span, NoSync: *noSync})
-	if err != nil {
-		return err
+	sess := tape.Session{Source: redact(ws) + "/ws/market", Tool: "pitboss record", Tokens: tokens, Started: now()}
+	wopts := tape.WriterOptions{BlockSpan: *span, NoSync: *noSync}
+	// The status lines come from the recorder's and the feed's goroutines.
+	var sayMu sync.Mutex
+	say := func(format string, args ...any) {
+		sayMu.Lock()
+		defer sayMu.Unlock()
+		fmt.Fprintf(io.stderr, format, args...)
 	}
-	switch {
-	case res.Existed && res.Cut > 0:
-		fmt.Fprintf(io.stderr, "pitboss record: %s: cut a torn tail of %d bytes (a previous recorder was killed), continuing after %d frames\n", *out, res.Cut, res.Frames)
-	case res.Existed:
-		fmt.Fprintf(io.stderr, "pitboss record: %s: continuing after %d frames\n", *out, res.Frames)
-	}
-	rec, err := tape.NewRecorder(w, tape.RecorderConfig{Now: now})
-	if err != nil {
-		w.Close()
-		return err
+	var rec *tape.Recorder
+	if rotating {
+		if !*quiet {
+			rot.OnFile = func(path string, removed []string) {
+				say("pitboss record: writing %s\n", path)
+				for _, r := range removed {
+					say("pitboss record: removed %s (--keep %d)\n", r, *keep)
+				}
+			}
+		}
+		set, op, err := tape.OpenSet(*out, sess, wopts, rot)
+		if err != nil {
+			return err
+		}
+		reportResumed(io, op.Path, op.Resumed)
+		if rec, err = tape.NewSetRecorder(set, tape.RecorderConfig{Now: now}); err != nil {
+			set.Close()
+			return err
+		}
+	} else {
+		w, res, err := tape.Append(*out, sess, wopts)
+		if err != nil {
+			return err
+		}
+		reportResumed(io, *out, res)
+		if rec, err = tape.NewRecorder(w, tape.RecorderConfig{Now: now}); err != nil {
+			w.Close()
+			return err
+		}
 	}
 
 	ctx, cancel := context.WithCancel(ctx)
@@ -151,7 +208,7 @@ func runRecord(ctx context.Context, args []string, io stdio) error {
 				rec.Gap(reason)
 			}
 			if !*quiet {
-				fmt.Fprintf(io.stderr, "pitboss record: %s channel %s\n", ch, s)
+				say("pitboss record: %s channel %s\n", ch, s)
 			}
 		}})
 	if err != nil {
@@ -160,7 +217,7 @@ func runRecord(ctx context.Context, args []string, io stdio) error {
 		return err
 	}
 	if !*quiet {
-		fmt.Fprintf(io.stderr, "pitboss record: recording %d market(s), %d token(s) from %s to %s\n", len(infos), len(tokens), redact(ws), *out)
+		say("pitboss record: recording %d market(s), %d token(s) from %s to %s\n", len(infos), len(tokens), redact(ws), *out)
 	}
 	ferr := feed.Run(ctx)
 	cancel()
@@ -172,6 +229,16 @@ func runRecord(ctx context.Context, args []string, io stdio) error {
 		return ferr
 	}
 	return rerr
+}
+
+// reportResumed says on stderr what continuing a recording found.
+func reportResumed(io stdio, path string, res tape.Resumed) {
+	switch {
+	case res.Existed && res.Cut > 0:
+		fmt.Fprintf(io.stderr, "pitboss record: %s: cut a torn tail of %d bytes (a previous recorder was killed), continuing after %d frames\n", path, res.Cut, res.Frames)
+	case res.Existed:
+		fmt.Fprintf(io.stderr, "pitboss record: %s: continuing after %d frames\n", path, res.Frames)
+	}
 }
 
 // resolveMarkets returns the metadata of the named markets (condition ids, or

@@ -94,6 +94,70 @@ func TestRecordThenBacktest(t *testing.T) {
 	}
 }
 
+// TestRecordRotatesAndTheSetBacktests records a local exchange's market channel
+// into files cut by size and by time (a second: the wall clock is the command's
+// receive clock), with retention, and backtests the set given as a directory, a
+// glob and several --data flags: the same report, and every recorded event.
+func TestRecordRotatesAndTheSetBacktests(t *testing.T) {
+	base, cond := recordVenue(t)
+	for _, tc := range []struct {
+		name string
+		args []string
+		keep int
+	}{
+		{"by size", []string{"--rotate-size", "1KB", "--block-span", "50ms"}, 0},
+		{"by time, keeping 2", []string{"--rotate-every", "1s", "--keep", "2", "--events", "0", "--duration", "3500ms"}, 2},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := filepath.Join(t.TempDir(), "recs")
+			prefix := filepath.Join(dir, "rain")
+			args := append([]string{"record", "--venue", base, "--out", prefix, "--events", "60", "--duration", "60s", "--no-sync"}, tc.args...)
+			code, stdout, stderr := runCLI(t, append(args, cond)...)
+			m := recordedRE.FindStringSubmatch(stdout)
+			if code != 0 || m == nil || !strings.Contains(stderr, "pitboss record: writing "+prefix+"-") {
+				t.Fatalf("code %d\nstdout %s\nstderr %s", code, stdout, stderr)
+			}
+			files, err := tape.SetFiles(prefix)
+			if err != nil || len(files) < 2 {
+				t.Fatalf("files %v, %v\nstderr %s", files, err, stderr)
+			}
+			if tc.keep > 0 && (len(files) > tc.keep || !strings.Contains(stderr, "(--keep 2)")) {
+				t.Fatalf("kept %d files, want at most %d\nstderr %s", len(files), tc.keep, stderr)
+			}
+			for _, f := range files { // each file is a recording of its own
+				if code, out, errOut := runCLI(t, "backtest", "-q", "--json", "--data", f, btQuoter); code != 0 {
+					t.Fatalf("%s alone: code %d\n%s\n%s", f, code, out, errOut)
+				}
+			}
+			many := []string{"backtest", "--json"}
+			for _, f := range files {
+				many = append(many, "--data", f)
+			}
+			var outs []string
+			for _, a := range [][]string{{"backtest", "--json", "--data", dir}, {"backtest", "--json", "--data", prefix + "-*.tape"}, many} {
+				code, out, errOut := runCLI(t, append(a, btQuoter)...)
+				if code != 0 {
+					t.Fatalf("%v: code %d\n%s\n%s", a, code, out, errOut)
+				}
+				outs = append(outs, out)
+			}
+			if outs[0] != outs[1] || outs[0] != outs[2] {
+				t.Fatal("a directory, a glob and the files one by one give different reports")
+			}
+			var r report.Report
+			if err := json.Unmarshal([]byte(outs[0]), &r); err != nil {
+				t.Fatal(err)
+			}
+			if n, _ := strconv.Atoi(m[1]); tc.keep == 0 && r.Run.Events != int64(n) {
+				t.Fatalf("the set replays %d events, the recorder wrote %d", r.Run.Events, n)
+			}
+			if !strings.Contains(r.Run.Data, "files)") || len(r.Markets) != 1 || string(r.Markets[0].Condition) != cond {
+				t.Fatalf("report %+v %+v", r.Run, r.Markets)
+			}
+		})
+	}
+}
+
 func TestRecordRefusesATokenTheVenueDoesNotList(t *testing.T) {
 	base, _ := recordVenue(t)
 	code, _, stderr := runCLI(t, "record", "--venue", base, "--out", filepath.Join(t.TempDir(), "x.tape"), "--duration", "5s", "12345")
@@ -114,6 +178,12 @@ func TestRecordUsageMistakes(t *testing.T) {
 		{"bad market", []string{"--out", "x.tape", "0x12"}, "neither a condition id"},
 		{"bad venue", []string{"--out", "x.tape", "--venue", "ftp://x", cond}, "--venue"},
 		{"bad span", []string{"--out", "x.tape", "--block-span", "0s", cond}, "--block-span"},
+		{"bad size", []string{"--out", "x", "--rotate-size", "12 parsecs", cond}, "--rotate-size"},
+		{"zero size", []string{"--out", "x", "--rotate-size", "0", cond}, "--rotate-size"},
+		{"fractional period", []string{"--out", "x", "--rotate-every", "1500ms", cond}, "--rotate-every"},
+		{"negative period", []string{"--out", "x", "--rotate-every", "-1h", cond}, "--rotate-every"},
+		{"keep without rotation", []string{"--out", "x", "--keep", "3", cond}, "--keep"},
+		{"negative keep", []string{"--out", "x", "--rotate-every", "1h", "--keep", "-1", cond}, "--keep"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			code, _, stderr := runCLI(t, append([]string{"record"}, tc.args...)...)

@@ -47,6 +47,10 @@ func (o *RotateOptions) validate() error {
 // SetExt is the extension of every file of a Set.
 const SetExt = ".tape"
 
+// partialExt marks a set's file being started (before its preamble is on disk);
+// OpenSet deletes those a kill left behind (they hold no event).
+const partialExt = ".partial"
+
 // setStampLayout is the UTC start time in a set file's name: fixed width, so that
 // the lexical order of names is their time order.
 const setStampLayout = "20060102T150405Z"
@@ -210,6 +214,9 @@ func OpenSet(prefix string, s Session, wopts WriterOptions, ropts RotateOptions)
 		return nil, op, fmt.Errorf("tape: %w", err)
 	}
 	st := &Set{dir: dir, base: base, sess: s, wopts: wopts, ropts: ropts, books: map[market.TokenID]*setBook{}}
+	if err := removePartials(dir, base); err != nil {
+		return nil, op, err
+	}
 	files, err := listSet(dir, base)
 	if err != nil {
 		return nil, op, err
@@ -246,6 +253,24 @@ func OpenSet(prefix string, s Session, wopts WriterOptions, ropts RotateOptions)
 	return st, op, nil
 }
 
+// removePartials deletes the files of the set that a kill left before they were
+// complete (see Set.start).
+func removePartials(dir, base string) error {
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return fmt.Errorf("tape: %w", err)
+	}
+	for _, e := range ents {
+		name, ok := strings.CutSuffix(e.Name(), partialExt)
+		if b, _, isSet := ParseSetFileName(name); ok && isSet && b == base {
+			if err := os.Remove(filepath.Join(dir, e.Name())); err != nil && !errors.Is(err, os.ErrNotExist) {
+				return fmt.Errorf("tape: %w", err)
+			}
+		}
+	}
+	return nil
+}
+
 // periodStart returns the start (Unix ms) of the rotation period holding t.
 func (st *Set) periodStart(t int64) int64 {
 	p := st.ropts.Every.Milliseconds()
@@ -278,7 +303,13 @@ func (st *Set) start(sec, recv int64, prev string) ([]string, error) {
 		snaps = len(st.order)
 		s.Note = fmt.Sprintf(rotationNote, prev, snaps)
 	}
-	w, err := Create(path, s, st.wopts)
+	// The file is written under a temporary name until its session, markets and
+	// books are on disk: a set's file is complete from the moment it exists.
+	tmp := path + partialExt
+	if err := os.Remove(tmp); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return nil, fmt.Errorf("tape: %w", err)
+	}
+	w, err := Create(tmp, s, st.wopts)
 	if err != nil {
 		return nil, err
 	}
@@ -289,17 +320,18 @@ func (st *Set) start(sec, recv int64, prev string) ([]string, error) {
 			return nil, err
 		}
 	}
-	if snaps > 0 {
-		for _, tok := range st.order {
-			b := st.books[tok]
-			ev := market.Event{Kind: market.EventBook, Time: st.maxTime, Market: b.cond, Token: tok, Bids: b.book.Bids, Asks: b.book.Asks}
-			if err := w.Write(&ev, recv); err != nil {
-				return nil, err
-			}
-		}
-		if err := w.Flush(); err != nil {
+	for _, tok := range st.order[:snaps] {
+		b := st.books[tok]
+		ev := market.Event{Kind: market.EventBook, Time: st.maxTime, Market: b.cond, Token: tok, Bids: b.book.Bids, Asks: b.book.Asks}
+		if err := w.Write(&ev, recv); err != nil {
 			return nil, err
 		}
+	}
+	if err := w.Flush(); err != nil {
+		return nil, err
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		return nil, fmt.Errorf("tape: %w", err)
 	}
 	removed, err := st.retain()
 	if err != nil {

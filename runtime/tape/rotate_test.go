@@ -324,3 +324,34 @@ func TestParseRotationNoteReadsWhatTheSetWrites(t *testing.T) {
 		}
 	}
 }
+
+func TestOpenSetDeletesFilesAKillLeftUnfinished(t *testing.T) {
+	dir := t.TempDir()
+	stale := filepath.Join(dir, "p-20260301T101500Z.tape.partial")
+	other := filepath.Join(dir, "q-20260301T101500Z.tape.partial") // another set's
+	for _, f := range []string{stale, other} {
+		if err := os.WriteFile(f, []byte("PBJ"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	set, op, err := OpenSet(filepath.Join(dir, "p"), Session{Started: time.Date(2026, 3, 1, 10, 16, 0, 0, time.UTC).UnixMilli()},
+		WriterOptions{NoSync: true}, RotateOptions{Every: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := set.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(stale); !os.IsNotExist(err) {
+		t.Fatalf("the unfinished file is still there: %v", err)
+	}
+	if _, err := os.Stat(other); err != nil {
+		t.Fatalf("another set's file was touched: %v", err)
+	}
+	if filepath.Base(op.Path) != "p-20260301T101600Z.tape" {
+		t.Fatalf("opened %+v", op)
+	}
+	if _, err := Summarize(op.Path); err != nil {
+		t.Fatal(err)
+	}
+}
