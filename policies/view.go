@@ -116,7 +116,16 @@ func (v *View) compute() {
 	}
 	v.held = v.positionSize(it.Token)
 	if m != nil {
-		v.marketHeld = v.positionSize(m.Tokens[market.Yes]) + v.positionSize(m.Tokens[market.No])
+		// The intent's token is nearly always one of its market's: its holding is
+		// not looked up twice.
+		switch y, n := m.Tokens[market.Yes], m.Tokens[market.No]; it.Token {
+		case y:
+			v.marketHeld = v.held + v.positionSize(n)
+		case n:
+			v.marketHeld = v.positionSize(y) + v.held
+		default:
+			v.marketHeld = v.positionSize(y) + v.positionSize(n)
+		}
 	}
 	if p != nil && p.added > 0 {
 		v.openOrders += p.quotes
