@@ -1,14 +1,18 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/pitbossdev/pitboss/runtime/backtest"
 	"github.com/pitbossdev/pitboss/runtime/report"
+	"github.com/pitbossdev/pitboss/runtime/tape"
+	"github.com/pitbossdev/pitboss/sandbox/sim"
 )
 
 const (
@@ -185,4 +189,46 @@ func FuzzParseEventTime(f *testing.F) {
 			t.Fatalf("%q parsed to %d", s, ms)
 		}
 	})
+}
+
+// TestBacktestSeveralDataFiles replays two recordings of synthetic flow an hour
+// apart as one stream, and refuses them out of time order, naming both.
+func TestBacktestSeveralDataFiles(t *testing.T) {
+	dir := t.TempDir()
+	start := int64(sim.DefaultTapeStart)
+	mk := func(name string, at int64) string {
+		src, err := backtest.NewSimSource(sim.TapeConfig{Seed: 3, Start: at, Duration: 20 * time.Minute,
+			Markets: sim.SyntheticMarkets(4, start/1000)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		path := filepath.Join(dir, name)
+		f, err := os.Create(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		if _, err := backtest.WriteTape(context.Background(), f, src, tape.WriterOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		return path
+	}
+	early, late := mk("a.tape", start), mk("b.tape", start+3_600_000)
+
+	code, out, errOut := runCLI(t, "backtest", "--json", "--data", early, "--data", late, btQuoter)
+	var r report.Report
+	if code != 0 || json.Unmarshal([]byte(out), &r) != nil {
+		t.Fatalf("code %d\n%s\n%s", code, out, errOut)
+	}
+	if !strings.Contains(r.Run.Data, "(2 files)") || r.Run.Events == 0 {
+		t.Fatalf("run %+v", r.Run)
+	}
+	code, _, errOut = runCLI(t, "backtest", "--data", late, "--data", early, btQuoter)
+	if code != 1 || !strings.Contains(errOut, "a.tape starts at") || !strings.Contains(errOut, "before the end of "+late) {
+		t.Fatalf("code %d, stderr %q", code, errOut)
+	}
+	code, _, errOut = runCLI(t, "backtest", "--data", filepath.Join(dir, "z-*.tape"), btQuoter)
+	if code != 1 || !strings.Contains(errOut, "no file matches") {
+		t.Fatalf("code %d, stderr %q", code, errOut)
+	}
 }
