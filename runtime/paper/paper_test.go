@@ -417,7 +417,11 @@ func TestGTDOrdersExpire(t *testing.T) {
 	h.check()
 }
 
-func TestSnapshotRestoresTheAccount(t *testing.T) {
+// restoredAccount makes a paper account holding 20 YES with a resting buy at 0.45
+// and a resting sell at 0.55, and restores its snapshot into a new venue. It returns
+// the harness, the snapshot and the restored venue.
+func restoredAccount(t *testing.T) (*harness, []byte, *paper.Venue) {
+	t.Helper()
 	h := newHarness(t, paper.Config{}, mkInfo(100))
 	h.book(yes, []market.Level{lv("0.45", "100")}, []market.Level{lv("0.50", "100")})
 	h.place(yes, market.Buy, "0.50", "20", market.FAK, false)
@@ -431,6 +435,11 @@ func TestSnapshotRestoresTheAccount(t *testing.T) {
 	if err := v2.Restore(snap); err != nil {
 		t.Fatal(err)
 	}
+	return h, snap, v2
+}
+
+func TestSnapshotRestoresTheAccount(t *testing.T) {
+	h, snap, v2 := restoredAccount(t)
 	a1, _ := h.v.Account(context.Background())
 	a2, _ := v2.Account(context.Background())
 	o1, _ := h.v.OpenOrders(context.Background())
@@ -470,19 +479,7 @@ func TestSameInputSameFills(t *testing.T) {
 // account are on their tokens' mirrors: a print through a restored buy fills it, and
 // a bid that moves through a restored sell fills it as the maker.
 func TestARestoredRestingOrderKeepsTrading(t *testing.T) {
-	h := newHarness(t, paper.Config{}, mkInfo(100))
-	h.book(yes, []market.Level{lv("0.45", "100")}, []market.Level{lv("0.50", "100")})
-	h.place(yes, market.Buy, "0.45", "10", market.GTC, false)
-	h.place(yes, market.Buy, "0.50", "20", market.FAK, false) // holds 20 YES to sell
-	h.place(yes, market.Sell, "0.55", "5", market.GTC, false)
-	snap, err := h.v.Snapshot()
-	if err != nil {
-		t.Fatal(err)
-	}
-	v2, _ := paper.New(paper.Config{Address: addr}, source{mkInfo(100)})
-	if err := v2.Restore(snap); err != nil {
-		t.Fatal(err)
-	}
+	_, _, v2 := restoredAccount(t)
 	var fills []market.Fill
 	v2.Attach(func(ev *market.Event) {
 		if ev.Kind == market.EventFill {
