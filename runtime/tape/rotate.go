@@ -180,6 +180,10 @@ type Set struct {
 	fresh   bool  // no record written to the current file yet
 	done    WriterStats
 	err     error
+	closed  bool
+
+	lockf   *os.File // the set's lock file, held until Close
+	unlockf func()
 
 	markets []market.Info // latest metadata, in order of first appearance
 	books   map[market.TokenID]*setBook
@@ -214,12 +218,19 @@ func OpenSet(prefix string, s Session, wopts WriterOptions, ropts RotateOptions)
 		return nil, op, fmt.Errorf("tape: %w", err)
 	}
 	st := &Set{dir: dir, base: base, sess: s, wopts: wopts, ropts: ropts, books: map[market.TokenID]*setBook{}}
-	if err := removePartials(dir, base); err != nil {
+	if err := st.lock(); err != nil {
 		return nil, op, err
+	}
+	fail := func(err error) (*Set, SetOpened, error) {
+		st.unlock()
+		return nil, op, err
+	}
+	if err := removePartials(dir, base); err != nil {
+		return fail(err)
 	}
 	files, err := listSet(dir, base)
 	if err != nil {
-		return nil, op, err
+		return fail(err)
 	}
 	now := s.Started
 	if n := len(files); n > 0 {
@@ -234,7 +245,7 @@ func OpenSet(prefix string, s Session, wopts WriterOptions, ropts RotateOptions)
 		if cont {
 			w, res, err := Append(newest, s, wopts)
 			if err != nil {
-				return nil, op, err
+				return fail(err)
 			}
 			st.w, st.path, st.fresh = w, newest, true
 			st.periodE = st.periodStart(now) + ropts.Every.Milliseconds()
@@ -247,10 +258,41 @@ func OpenSet(prefix string, s Session, wopts WriterOptions, ropts RotateOptions)
 	}
 	removed, err := st.start(floorDiv(now, 1000), now, "")
 	if err != nil {
-		return nil, op, err
+		if st.w != nil {
+			st.w.Close()
+		}
+		return fail(err)
 	}
 	op.Path, op.Removed = st.path, removed
 	return st, op, nil
+}
+
+// lock takes the set's lock file (".<base>.lock" in its directory, flock): two
+// recorders never write one set, whichever file each would write.
+func (st *Set) lock() error {
+	name := "." + st.base + ".lock"
+	if st.base == "" {
+		name = ".tapeset.lock"
+	}
+	f, err := os.OpenFile(filepath.Join(st.dir, name), os.O_RDWR|os.O_CREATE, 0o644)
+	if err != nil {
+		return fmt.Errorf("tape: %w", err)
+	}
+	unlock, err := lockFile(f)
+	if err != nil {
+		f.Close()
+		return err
+	}
+	st.lockf, st.unlockf = f, unlock
+	return nil
+}
+
+func (st *Set) unlock() {
+	if st.lockf != nil {
+		st.unlockf()
+		st.lockf.Close()
+		st.lockf = nil
+	}
 }
 
 // removePartials deletes the files of the set that a kill left before they were
@@ -530,12 +572,19 @@ func (st *Set) Stats() WriterStats {
 	return s
 }
 
-// Close flushes and closes the current file. It is safe to call twice.
+// Close flushes and closes the current file and releases the set's lock. It is
+// safe to call twice.
 func (st *Set) Close() error {
-	if st.w == nil {
+	if st.closed {
 		return nil
 	}
-	if err := st.closeCurrent(); err != nil {
+	st.closed = true
+	var err error
+	if st.w != nil {
+		err = st.closeCurrent()
+	}
+	st.unlock()
+	if err != nil {
 		return st.stick(err)
 	}
 	return st.err

@@ -2,6 +2,7 @@ package tape
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -353,5 +354,32 @@ func TestOpenSetDeletesFilesAKillLeftUnfinished(t *testing.T) {
 	}
 	if _, err := Summarize(op.Path); err != nil {
 		t.Fatal(err)
+	}
+}
+
+func TestTwoRecordersNeverWriteOneSet(t *testing.T) {
+	prefix := filepath.Join(t.TempDir(), "p")
+	t0 := time.Date(2026, 3, 1, 10, 15, 0, 0, time.UTC).UnixMilli()
+	// A size of one byte: the second would start a new file rather than append.
+	ropts := RotateOptions{Size: 1}
+	set, _, err := OpenSet(prefix, Session{Started: t0}, WriterOptions{NoSync: true}, ropts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := OpenSet(prefix, Session{Started: t0 + 5000}, WriterOptions{NoSync: true}, ropts); !errors.Is(err, ErrLocked) {
+		t.Fatalf("a second recorder on the set: %v, want ErrLocked", err)
+	}
+	if err := set.Close(); err != nil {
+		t.Fatal(err)
+	}
+	again, _, err := OpenSet(prefix, Session{Started: t0 + 5000}, WriterOptions{NoSync: true}, ropts)
+	if err != nil {
+		t.Fatalf("after the first closed: %v", err)
+	}
+	if err := again.Close(); err != nil || again.Close() != nil {
+		t.Fatal("close", err)
+	}
+	if files, _ := SetFiles(prefix); len(files) != 2 {
+		t.Fatalf("files %v", files)
 	}
 }
