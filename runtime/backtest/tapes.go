@@ -40,7 +40,9 @@ var _ Source = (*TapeSet)(nil)
 // OpenTapes verifies the tape files at paths (at least one, each once) and returns
 // them as one Source. Errors: a damaged file, a file with events but no market
 // metadata, a file whose first event is earlier than the previous file's last
-// (naming both). A file holding neither markets nor events (a recorder killed
+// (naming both; for a file a recorder's rotation started from the previous one,
+// receive times are compared, since venue times of different tokens may jitter
+// across a cut). A file holding neither markets nor events (a recorder killed
 // while starting it) is left out, with a note.
 func OpenTapes(paths []string) (*TapeSet, error) {
 	if len(paths) == 0 {
@@ -68,21 +70,33 @@ func OpenTapes(paths []string) (*TapeSet, error) {
 			return nil, fmt.Errorf("backtest: %s records no market metadata", p)
 		}
 		ts := &TapeSource{name: p, path: p, summary: sum}
-		skip := 0
-		if prev != nil && len(sum.Sessions) > 0 && prev.summary.Torn == nil {
+		skip, continues := 0, false
+		if prev != nil && len(sum.Sessions) > 0 {
 			if from, n, ok := tape.ParseRotationNote(sum.Sessions[0].Note); ok && from == filepath.Base(prev.path) {
-				skip = int(min(int64(n), sum.Records))
+				// The recorder cut prev and started this file: its opening
+				// snapshots restate prev's books (replayed if prev lost its tail).
+				continues = true
+				if prev.summary.Torn == nil {
+					skip = int(min(int64(n), sum.Records))
+				}
 			}
 		}
 		if sum.Records > 0 {
-			if haveRecords && sum.FirstTime < s.last {
+			// A file the recorder continued is in order by receive time (venue
+			// times of different tokens may jitter across the cut); any other
+			// file must start no earlier than the previous one ends.
+			if continues && prev.summary.Records > 0 && sum.FirstRecv < prev.summary.LastRecv {
+				return nil, fmt.Errorf("backtest: %s starts at %s (receive time), before the end of %s (%s), which it continues",
+					p, fmtMillis(sum.FirstRecv), prev.path, fmtMillis(prev.summary.LastRecv))
+			}
+			if !continues && haveRecords && sum.FirstTime < s.last {
 				return nil, fmt.Errorf("backtest: %s starts at %s, before the end of %s (%s): give the recordings in time order",
 					p, fmtMillis(sum.FirstTime), prevWithRecords(s.parts).path, fmtMillis(s.last))
 			}
 			if !haveRecords {
 				s.first, haveRecords = sum.FirstTime, true
 			}
-			s.last = sum.LastTime
+			s.last = max(s.last, sum.LastTime)
 			s.records += sum.Records - int64(skip)
 		}
 		for _, m := range sum.Markets {

@@ -265,3 +265,57 @@ func TestDataFilesExpandsDirectoriesAndPatterns(t *testing.T) {
 		})
 	}
 }
+
+// TestAFileTheRecorderContinuedIsOrderedByReceiveTime: across a cut, venue times
+// of different tokens may jitter; receive times may not.
+func TestAFileTheRecorderContinuedIsOrderedByReceiveTime(t *testing.T) {
+	m := sample(t).Markets()[0]
+	ev := func(venue int64) market.Event {
+		return market.Event{Kind: market.EventLastTrade, Time: venue, Market: m.Condition, Token: m.Tokens[market.Yes],
+			Price: 500_000, Size: market.One, Side: market.Buy}
+	}
+	write := func(path, note string, venue, recv int64) {
+		w, err := tape.Create(path, tape.Session{Source: "test", Note: note}, tape.WriterOptions{NoSync: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		e := ev(venue)
+		if err := w.Market(&m); err != nil || w.Write(&e, recv) != nil || w.Close() != nil {
+			t.Fatal("write", err)
+		}
+	}
+	for _, tc := range []struct {
+		name        string
+		venue, recv int64 // of the second file's event; the first's is at 5000, 5000
+		note        bool  // the second file says it continues the first
+		want        string
+	}{
+		{"venue time jitters across a cut", 4990, 5010, true, ""},
+		{"receive time goes back across a cut", 5010, 4990, true, "(receive time), before the end of"},
+		{"venue time goes back without a cut", 4990, 5010, false, "give the recordings in time order"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			a, b := filepath.Join(dir, "a.tape"), filepath.Join(dir, "b.tape")
+			write(a, "", 5000, 5000)
+			note := ""
+			if tc.note {
+				note = "rotated from a.tape; 0 book snapshots of the recorder's books follow"
+			}
+			write(b, note, tc.venue, tc.recv)
+			set, err := OpenTapes([]string{a, b})
+			if tc.want == "" {
+				if err != nil {
+					t.Fatal(err)
+				}
+				if f, l, n := set.Span(); f != 5000 || l != 5000 || n != 2 {
+					t.Fatalf("span %d %d %d", f, l, n)
+				}
+				return
+			}
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("error %v, want %q", err, tc.want)
+			}
+		})
+	}
+}
