@@ -30,7 +30,10 @@
 // # Sources
 //
 // A Source is immutable and safe for concurrent use: each pass (each sweep point)
-// reads the data afresh. TapeSource reads a tape file or a tape in memory; SimSource
+// reads the data afresh. TapeSource reads a tape file or a tape in memory; TapeSet
+// (OpenTapes) reads several files — a rotated recording (runtime/tape's sets) or any
+// files in time order — as one stream, DataFiles expanding directories and globs;
+// SimSource
 // regenerates sandbox/sim's flow on every pass; WriteTape records any Source as a
 // tape (the bundled sample is WriteSample's output).
 package backtest

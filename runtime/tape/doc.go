@@ -40,6 +40,18 @@
 // allocate in steady state. Damage in the middle of a file is an error wrapping
 // journal.ErrCorrupt; a torn tail is reported in Summary.Torn and skipped.
 //
+// # Sets of files (rotation)
+//
+// OpenSet keeps a recording as a set of files under one prefix, cut by receive time
+// (RotateOptions.Every, on UTC multiples) and/or size (RotateOptions.Size), with
+// retention (RotateOptions.Keep); NewSetRecorder records into it. Files are named
+// PREFIX-YYYYMMDDTHHMMSSZ.tape (SetFileName; name order is time order), each is a
+// whole tape that replays alone — its session, every market's metadata and, after a
+// cut, a snapshot of every book the recorder holds — and the set is locked as a
+// whole. A cut file's session note names the file it continues and the number of
+// snapshots that follow (ParseRotationNote), so that runtime/backtest's OpenTapes
+// replays a set as one stream. docs/design/0130 has the rules.
+//
 // Writers and Readers are not safe for concurrent use; each belongs to one
 // goroutine. Nothing here reads the clock: receive times come from the caller.
 package tape
