@@ -72,7 +72,8 @@ func OpenTapes(paths []string) (*TapeSet, error) {
 		ts := &TapeSource{name: p, path: p, summary: sum}
 		skip, continues := 0, false
 		if prev != nil && len(sum.Sessions) > 0 {
-			if from, n, ok := tape.ParseRotationNote(sum.Sessions[0].Note); ok && from == filepath.Base(prev.path) {
+			if first := sum.Sessions[0]; first.Continues != "" && first.Continues == filepath.Base(prev.path) {
+				n := max(first.Snapshots, 0)
 				// The recorder cut prev and started this file: its opening
 				// snapshots restate prev's books (replayed if prev lost its tail).
 				continues = true

@@ -274,8 +274,8 @@ func TestAFileTheRecorderContinuedIsOrderedByReceiveTime(t *testing.T) {
 		return market.Event{Kind: market.EventLastTrade, Time: venue, Market: m.Condition, Token: m.Tokens[market.Yes],
 			Price: 500_000, Size: market.One, Side: market.Buy}
 	}
-	write := func(path, note string, venue, recv int64) {
-		w, err := tape.Create(path, tape.Session{Source: "test", Note: note}, tape.WriterOptions{NoSync: true})
+	write := func(path, continues string, venue, recv int64) {
+		w, err := tape.Create(path, tape.Session{Source: "test", Continues: continues}, tape.WriterOptions{NoSync: true})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -298,11 +298,11 @@ func TestAFileTheRecorderContinuedIsOrderedByReceiveTime(t *testing.T) {
 			dir := t.TempDir()
 			a, b := filepath.Join(dir, "a.tape"), filepath.Join(dir, "b.tape")
 			write(a, "", 5000, 5000)
-			note := ""
+			continues := ""
 			if tc.note {
-				note = "rotated from a.tape; 0 book snapshots of the recorder's books follow"
+				continues = "a.tape"
 			}
-			write(b, note, tc.venue, tc.recv)
+			write(b, continues, tc.venue, tc.recv)
 			set, err := OpenTapes([]string{a, b})
 			if tc.want == "" {
 				if err != nil {

@@ -48,9 +48,9 @@
 // PREFIX-YYYYMMDDTHHMMSSZ.tape (SetFileName; name order is time order), each is a
 // whole tape that replays alone — its session, every market's metadata and, after a
 // cut, a snapshot of every book the recorder holds — and the set is locked as a
-// whole. A cut file's session note names the file it continues and the number of
-// snapshots that follow (ParseRotationNote), so that runtime/backtest's OpenTapes
-// replays a set as one stream. docs/design/0130 has the rules.
+// whole. A cut file's session names the file it continues and the number of
+// snapshots that follow (Session.Continues, Snapshots), so that runtime/backtest's
+// OpenTapes replays a set as one stream. docs/design/0130 has the rules.
 //
 // Writers and Readers are not safe for concurrent use; each belongs to one
 // goroutine. Nothing here reads the clock: receive times come from the caller.

@@ -28,6 +28,14 @@ type Session struct {
 	Resumed bool `json:"resumed,omitempty"`
 	// Note is free text.
 	Note string `json:"note,omitempty"`
+	// Continues, in a file of a rotated set (OpenSet) that a cut started, is the
+	// name (no directory) of the file it continues, and Snapshots the number of book
+	// snapshots that open it — the recorder's books at the cut, which restate the
+	// end of that file, so that the file replays alone; a replay of the whole set
+	// skips them. Empty and zero otherwise. (Added with the sets; older readers
+	// ignore them.)
+	Continues string `json:"continues,omitempty"`
+	Snapshots int    `json:"snapshots,omitempty"`
 }
 
 // marketJSON is the stored form of a market.Info: amounts as exact decimal strings,

@@ -120,29 +120,9 @@ func listSet(dir, base string) ([]string, error) {
 	return out, nil
 }
 
-// rotationNote is the session note of a file started by a cut: it names the file
-// the recording continues from and the number of book snapshots (the recorder's
-// books at the cut) that open it. A reader of the whole set skips those
-// snapshots, which repeat what the previous file already established.
+// rotationNote is the human-readable session note of a file started by a cut; the
+// session's Continues and Snapshots fields say the same for programs.
 const rotationNote = "rotated from %s; %d book snapshots of the recorder's books follow"
-
-var rotationNoteRE = regexp.MustCompile(`^rotated from (.+); ([0-9]{1,9}) book snapshots of the recorder's books follow$`)
-
-// ParseRotationNote reads the session note of a file a Set started by a cut: the
-// name (no directory) of the file it continues, and the number of book snapshots
-// that open it, restating the books of the end of that file. ok is false for any
-// other note.
-func ParseRotationNote(note string) (prev string, snapshots int, ok bool) {
-	m := rotationNoteRE.FindStringSubmatch(note)
-	if m == nil {
-		return "", 0, false
-	}
-	n, err := strconv.Atoi(m[2])
-	if err != nil {
-		return "", 0, false
-	}
-	return m[1], n, true
-}
 
 // SetOpened describes the file OpenSet writes first.
 type SetOpened struct {
@@ -344,6 +324,7 @@ func (st *Set) start(sec, recv int64, prev string) ([]string, error) {
 	if prev != "" {
 		snaps = len(st.order)
 		s.Note = fmt.Sprintf(rotationNote, prev, snaps)
+		s.Continues, s.Snapshots = prev, snaps
 	}
 	// The file is written under a temporary name until its session, markets and
 	// books are on disk: a set's file is complete from the moment it exists.

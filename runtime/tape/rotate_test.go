@@ -99,10 +99,10 @@ func readSet(t *testing.T, prefix string) ([]item, []string) {
 			t.Fatalf("%s does not open with its session and its market: %d sessions, %+v", f, len(sessions), items[:1])
 		}
 		items = items[1:]
-		prev, n, ok := ParseRotationNote(sessions[0].Note)
+		prev, n := sessions[0].Continues, sessions[0].Snapshots
 		if i > 0 {
-			if !ok || prev != filepath.Base(files[i-1]) || n != 2 {
-				t.Fatalf("%s: note %q", f, sessions[0].Note)
+			if prev != filepath.Base(files[i-1]) || n != 2 || sessions[0].Note != fmt.Sprintf(rotationNote, prev, n) {
+				t.Fatalf("%s: continues %q, %d snapshots, note %q", f, prev, n, sessions[0].Note)
 			}
 			for _, it := range items[:n] {
 				if it.ev.Kind != market.EventBook {
@@ -110,8 +110,8 @@ func readSet(t *testing.T, prefix string) ([]item, []string) {
 				}
 			}
 			items = items[n:]
-		} else if ok {
-			t.Fatalf("the first file has a rotation note %q", sessions[0].Note)
+		} else if prev != "" || n != 0 || sessions[0].Note != "" {
+			t.Fatalf("the first file continues %q (%d snapshots, note %q)", prev, n, sessions[0].Note)
 		}
 		all = append(all, items...)
 	}
@@ -311,19 +311,6 @@ func FuzzParseSetFileName(f *testing.F) {
 			t.Fatalf("%q reads as (%q, %d), which names %q", name, base, sec, got)
 		}
 	})
-}
-
-func TestParseRotationNoteReadsWhatTheSetWrites(t *testing.T) {
-	note := fmt.Sprintf(rotationNote, "rain-20261122T230000Z.tape", 4)
-	prev, n, ok := ParseRotationNote(note)
-	if !ok || prev != "rain-20261122T230000Z.tape" || n != 4 {
-		t.Fatalf("%q: %q %d %v", note, prev, n, ok)
-	}
-	for _, bad := range []string{"", "rotated from x; many book snapshots of the recorder's books follow", "hello"} {
-		if _, _, ok := ParseRotationNote(bad); ok {
-			t.Fatalf("%q accepted", bad)
-		}
-	}
 }
 
 func TestOpenSetDeletesFilesAKillLeftUnfinished(t *testing.T) {
