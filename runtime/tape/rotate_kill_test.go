@@ -1,18 +1,13 @@
 package tape
 
 import (
-	"context"
-	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"runtime"
 	"strconv"
 	"testing"
 	"time"
-
-	"github.com/pitbossdev/pitboss/market"
 )
 
 // rotateKillChildEnv, when set to a set prefix, turns the test binary into a
@@ -46,16 +41,7 @@ func rotateKillChild(prefix string) int {
 	if err != nil {
 		return 4
 	}
-	go rec.Run(context.Background()) //nolint:errcheck // the process is killed
-	info := infoA()
-	rec.Market(&info)
-	deadline := time.Now().Add(time.Minute)
-	for i := 0; time.Now().Before(deadline); i++ {
-		ev := market.Event{Kind: market.EventLastTrade, Seq: uint64(i), Time: t, Market: condA,
-			Token: yesA, Price: market.Micros(400_000 + i%100*1000), Size: market.One, Side: market.Buy}
-		rec.Event(&ev)
-	}
-	return 5
+	return recordUntilKilled(rec, func(int) int64 { return t }, 5)
 }
 
 // TestKilledRotatingRecorderResumes kills a process recording a rotating set
@@ -66,37 +52,14 @@ func TestKilledRotatingRecorderResumes(t *testing.T) {
 	if runtime.GOOS == "windows" {
 		t.Skip("no SIGKILL")
 	}
-	exe, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
 	prefix := filepath.Join(t.TempDir(), "killed")
 	var records int64
 	resumed := false
 	for round := range 3 {
-		cmd := exec.Command(exe, "-test.run=^$")
 		clock := time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC).UnixMilli() + int64(round)*3_600_000
-		cmd.Env = append(os.Environ(), rotateKillChildEnv+"="+prefix, rotateKillClockEnv+"="+strconv.FormatInt(clock, 10))
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
 		before := countFiles(t, prefix)
-		deadline := time.Now().Add(30 * time.Second)
-		for countFiles(t, prefix) < before+2 { // the child has cut at least once
-			if time.Now().After(deadline) {
-				cmd.Process.Kill()
-				cmd.Wait()
-				t.Fatalf("round %d: the child did not rotate", round)
-			}
-			time.Sleep(time.Millisecond)
-		}
-		if err := cmd.Process.Kill(); err != nil {
-			t.Fatal(err)
-		}
-		var ee *exec.ExitError
-		if err := cmd.Wait(); !errors.As(err, &ee) {
-			t.Fatalf("round %d: the child ended by itself: %v", round, err)
-		}
+		killWhen(t, round, []string{rotateKillChildEnv + "=" + prefix, rotateKillClockEnv + "=" + strconv.FormatInt(clock, 10)},
+			func() bool { return countFiles(t, prefix) >= before+2 }) // the child has cut at least once
 		files, err := SetFiles(prefix)
 		if err != nil {
 			t.Fatal(err)
