@@ -45,13 +45,20 @@ func (f *testFields) reader(path []string) any {
 
 func newFieldsEnv(t testing.TB) (*Env, *testFields) {
 	t.Helper()
+	return newFieldsEnvWith(t, false)
+}
+
+// newFieldsEnvWith is newFieldsEnv with Config.FieldsNeverPanic set to neverPanic.
+func newFieldsEnvWith(t testing.TB, neverPanic bool) (*Env, *testFields) {
+	t.Helper()
 	f := &testFields{asked: map[string]bool{}}
 	env, err := New(Config{
-		Env:       testEnv{},
-		Consts:    map[string]any{"spread": 0.02, "size": 10, "live": true, "label": "x"},
-		Aliases:   map[string]string{"skew": "@0", "wide": "@1", "inventory": "@c.inventory", "no": "@c.no"},
-		TickField: "market.tick",
-		Fields:    f.reader,
+		Env:              testEnv{},
+		Consts:           map[string]any{"spread": 0.02, "size": 10, "live": true, "label": "x"},
+		Aliases:          map[string]string{"skew": "@0", "wide": "@1", "inventory": "@c.inventory", "no": "@c.no"},
+		TickField:        "market.tick",
+		Fields:           f.reader,
+		FieldsNeverPanic: neverPanic,
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -124,18 +131,7 @@ func BenchmarkEvalFloatFastFields(b *testing.B) {
 // a program with a read through reflection keeps its recover, so a nil pointer on
 // its way is still reported as an error, not a panic.
 func TestUncheckedReadsGiveWhatReflectionGives(t *testing.T) {
-	f := &testFields{asked: map[string]bool{}}
-	env, err := New(Config{
-		Env:              testEnv{},
-		Consts:           map[string]any{"spread": 0.02, "size": 10, "live": true, "label": "x"},
-		Aliases:          map[string]string{"skew": "@0", "wide": "@1", "inventory": "@c.inventory", "no": "@c.no"},
-		TickField:        "market.tick",
-		Fields:           f.reader,
-		FieldsNeverPanic: true,
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	env, _ := newFieldsEnvWith(t, true)
 	r := rand.New(rand.NewPCG(5, 6))
 	unchecked, checked := 0, 0
 	for i := 0; i < 2000; i++ {
