@@ -45,6 +45,9 @@ func cliGroups() map[string][]string {
 	for _, s := range marketsSubs {
 		groups["markets"] = append(groups["markets"], s.name)
 	}
+	for _, s := range tapeSubs {
+		groups["tape"] = append(groups["tape"], s.name)
+	}
 	return groups
 }
 

@@ -1,0 +1,289 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/pitbossdev/pitboss/market"
+	"github.com/pitbossdev/pitboss/runtime/backtest"
+	"github.com/pitbossdev/pitboss/runtime/tape"
+)
+
+// The bundled sample's figures (the sample is checked against backtest.WriteSample
+// by runtime/backtest's tests, so they only change with the sample).
+const (
+	sampleRecords = 31275
+	sampleFirstMs = 1700000000000
+	sampleLastMs  = 1700014397786
+	sampleBytes   = 244119
+)
+
+// sampleEvents calls emit for the markets and then every event of the bundled
+// sample.
+func sampleEvents(t *testing.T, info func(*market.Info), emit func(*market.Event)) {
+	t.Helper()
+	src, err := backtest.OpenTape(btSample)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range src.Markets() {
+		info(&m)
+	}
+	if err := src.Events(context.Background(), func(ev *market.Event) bool { emit(ev); return true }); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// writeRotatedSample records the sample as a recorder rotating with rot would
+// (receive time = venue time) into a set under prefix, and returns its files.
+func writeRotatedSample(t *testing.T, prefix string, rot tape.RotateOptions) []string {
+	t.Helper()
+	set, _, err := tape.OpenSet(prefix, tape.Session{Source: "test", Tool: "tape_test", Started: sampleFirstMs},
+		tape.WriterOptions{NoSync: true, BlockSpan: 10 * time.Minute}, rot)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sampleEvents(t, func(m *market.Info) {
+		if err := set.Market(m); err != nil {
+			t.Fatal(err)
+		}
+	}, func(ev *market.Event) {
+		if err := set.Write(ev, ev.Time); err != nil {
+			t.Fatal(err)
+		}
+	})
+	if err := set.Close(); err != nil {
+		t.Fatal(err)
+	}
+	files, err := backtest.DataFiles([]string{filepath.Dir(prefix)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return files
+}
+
+// writeSampleWindow writes the sample's markets and its events with venue times
+// in [from, to) to a new tape at path.
+func writeSampleWindow(t *testing.T, path string, from, to int64) {
+	t.Helper()
+	w, err := tape.Create(path, tape.Session{Source: "test"}, tape.WriterOptions{NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sampleEvents(t, func(m *market.Info) {
+		if err := w.Market(m); err != nil {
+			t.Fatal(err)
+		}
+	}, func(ev *market.Event) {
+		if ev.Time >= from && ev.Time < to {
+			if err := w.Write(ev, ev.Time); err != nil {
+				t.Fatal(err)
+			}
+		}
+	})
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func tapeInfoOf(t *testing.T, wantCode int, args ...string) tapeInfoJSON {
+	t.Helper()
+	code, out, errOut := runCLI(t, append([]string{"tape", "info", "--json"}, args...)...)
+	if code != wantCode {
+		t.Fatalf("exit %d, want %d\n%s%s", code, wantCode, out, errOut)
+	}
+	var got tapeInfoJSON
+	if err := json.Unmarshal([]byte(out), &got); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	return got
+}
+
+func wantIn(t *testing.T, out string, wants ...string) {
+	t.Helper()
+	for _, w := range wants {
+		if !strings.Contains(out, w) {
+			t.Fatalf("output does not say %q:\n%s", w, out)
+		}
+	}
+}
+
+func TestTapeInfoSummarizesTheSample(t *testing.T) {
+	code, out, errOut := runCLI(t, "tape", "info", btSample)
+	if code != 0 || errOut != "" {
+		t.Fatalf("exit %d\n%s%s", code, out, errOut)
+	}
+	wantIn(t, out, btSample+"\n",
+		`sessions   1 — first: source "sim seed=8 duration=4h0m0s", tool "pitboss backtest"`,
+		"markets    2\n",
+		"synthetic-market-1  0xbbb8…27a0  yes 1944…5611  no 9122…9934",
+		"synthetic-market-2  0x4521…b572",
+		"span       2023-11-14T22:13:20Z … 2023-11-15T02:13:17.786Z (3h59m57.786s, venue time)",
+		"records    31275 in 3 blocks",
+		"size       244119 bytes on disk, 669232 raw: 2.74× compression, 7.81 bytes/record")
+	if strings.Contains(out, "torn") || strings.Contains(out, "total") {
+		t.Fatalf("a sound single file shows a torn tail or a total:\n%s", out)
+	}
+
+	got := tapeInfoOf(t, 0, btSample)
+	if len(got.Files) != 1 || got.Total != nil || got.Set != nil {
+		t.Fatalf("%+v", got)
+	}
+	f := got.Files[0]
+	sum, err := tape.Summarize(btSample)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f.Records != sampleRecords || f.FirstMs != sampleFirstMs || f.LastMs != sampleLastMs || f.Bytes != sampleBytes ||
+		f.ValidBytes != sampleBytes || f.RawBytes != sum.RawBytes || f.Blocks != 3 || f.Sessions != 1 || f.ResumedSessions != 0 ||
+		f.DurationMs != sampleLastMs-sampleFirstMs || f.FirstTime != "2023-11-14T22:13:20Z" || f.Torn != nil || f.Continues != "" {
+		t.Fatalf("%+v", f)
+	}
+	if len(f.Markets) != 2 {
+		t.Fatalf("markets %+v", f.Markets)
+	}
+	for i, m := range f.Markets { // full ids in JSON
+		if m.Condition != sum.Markets[i].Condition || m.Yes != sum.Markets[i].Tokens[market.Yes] || m.No != sum.Markets[i].Tokens[market.No] || m.Slug != sum.Markets[i].Slug {
+			t.Fatalf("market %d: %+v", i, m)
+		}
+	}
+}
+
+func TestTapeInfoDescribesARotatedSet(t *testing.T) {
+	files := writeRotatedSample(t, filepath.Join(t.TempDir(), "rec"), tape.RotateOptions{Every: time.Hour})
+	if len(files) < 4 {
+		t.Fatalf("%d files, want one per hour", len(files))
+	}
+	dir := filepath.Dir(files[0])
+	got := tapeInfoOf(t, 0, dir)
+	if len(got.Files) != len(files) || got.Total == nil || got.Set == nil {
+		t.Fatalf("%+v", got)
+	}
+	var records, snapshots int64
+	for i, f := range got.Files {
+		if f.Path != files[i] || f.Error != "" || f.Records == 0 {
+			t.Fatalf("file %d: %+v", i, f)
+		}
+		records += f.Records
+		if i == 0 {
+			if f.Continues != "" || f.Snapshots != 0 || f.FirstMs != sampleFirstMs {
+				t.Fatalf("the first file: %+v", f)
+			}
+			continue
+		}
+		if f.Continues != filepath.Base(files[i-1]) || f.Snapshots == 0 || len(f.Markets) != 2 {
+			t.Fatalf("file %d does not say it continues %s: %+v", i, filepath.Base(files[i-1]), f)
+		}
+		snapshots += int64(f.Snapshots)
+	}
+	tot, set := got.Total, got.Set
+	if tot.Files != len(files) || tot.Records != records {
+		t.Fatalf("total %+v", tot)
+	}
+	// The set replays the sample's records: the cuts' snapshots are skipped.
+	if !set.OK || set.Records != records-snapshots || set.Records != sampleRecords || set.FirstMs != sampleFirstMs ||
+		set.LastMs != sampleLastMs || set.Markets != 2 || len(set.Gaps) != 0 || set.Files != len(files) {
+		t.Fatalf("set %+v (records %d, snapshots %d)", set, records, snapshots)
+	}
+
+	code, out, _ := runCLI(t, "tape", "info", dir)
+	if code != 0 {
+		t.Fatalf("exit %d\n%s", code, out)
+	}
+	wantIn(t, out, "continues  "+filepath.Base(files[0])+" (a rotation's cut), opening with ",
+		"synthetic-market-1  0xbbb8…27a0  yes 1944…5611  no 9122…9934", "total        ", "as one set   2023-11-14T22:13:20Z … 2023-11-15T02:13:17.786Z (3h59m57.786s): 31275 records to replay, 2 markets",
+		"gaps         none between files longer than 1m0s")
+}
+
+func TestTapeInfoReportsGapsAndOrder(t *testing.T) {
+	dir := t.TempDir()
+	a, b := filepath.Join(dir, "a.tape"), filepath.Join(dir, "b.tape")
+	hour := time.Hour.Milliseconds()
+	writeSampleWindow(t, a, sampleFirstMs, sampleFirstMs+hour)
+	writeSampleWindow(t, b, sampleFirstMs+2*hour, sampleFirstMs+3*hour)
+
+	t.Run("a gap between files is listed", func(t *testing.T) {
+		got := tapeInfoOf(t, 0, a, b)
+		if !got.Set.OK || len(got.Set.Gaps) != 1 {
+			t.Fatalf("set %+v", got.Set)
+		}
+		g := got.Set.Gaps[0]
+		if g.After != a || g.Before != b || g.DurationMs != got.Files[1].FirstMs-got.Files[0].LastMs || g.DurationMs < hour {
+			t.Fatalf("gap %+v", g)
+		}
+		code, out, _ := runCLI(t, "tape", "info", filepath.Join(dir, "*.tape"))
+		if code != 0 {
+			t.Fatalf("exit %d\n%s", code, out)
+		}
+		wantIn(t, out, "gap          1h0m", "between a.tape and b.tape")
+		// A longer --min-gap hides it.
+		if got := tapeInfoOf(t, 0, "--min-gap", "2h", a, b); len(got.Set.Gaps) != 0 || got.Set.MinGap != "2h0m0s" {
+			t.Fatalf("set %+v", got.Set)
+		}
+	})
+	t.Run("files out of time order are a problem", func(t *testing.T) {
+		got := tapeInfoOf(t, 1, b, a)
+		if got.Set.OK || !strings.Contains(got.Set.Problem, "before the end of "+b) || len(got.Files) != 2 || got.Files[0].Records == 0 {
+			t.Fatalf("set %+v", got.Set)
+		}
+		code, out, _ := runCLI(t, "tape", "info", b, a)
+		if code != 1 {
+			t.Fatalf("exit %d\n%s", code, out)
+		}
+		wantIn(t, out, "set PROBLEM  backtest: "+a+" starts at", "give the recordings in time order")
+	})
+}
+
+func TestTapeCommandsRefuseBadArguments(t *testing.T) {
+	dir := t.TempDir()
+	empty := t.TempDir()
+	notTape := filepath.Join(dir, "x.txt")
+	if err := os.WriteFile(notTape, []byte("hello"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, sub := range []string{"info"} {
+		for _, tc := range []struct {
+			name string
+			args []string
+			want string
+		}{
+			{"no path", nil, "name at least one recording"},
+			{"a missing file", []string{filepath.Join(dir, "nope.tape")}, "nope.tape: no such file"},
+			{"an empty directory", []string{empty}, "no *.tape file in " + empty},
+			{"a glob matching nothing", []string{filepath.Join(dir, "z*.tape")}, "no file matches"},
+			{"a file twice", []string{btSample, btSample}, "given twice"},
+			{"an unknown flag", []string{"--nope", btSample}, "flag provided but not defined: -nope"},
+		} {
+			t.Run(sub+" "+tc.name, func(t *testing.T) {
+				code, out, errOut := runCLI(t, append([]string{"tape", sub}, tc.args...)...)
+				if code != 2 || !strings.Contains(errOut, tc.want) || out != "" {
+					t.Fatalf("exit %d, stderr %q, stdout %q; want 2 and %q", code, errOut, out, tc.want)
+				}
+			})
+		}
+	}
+	t.Run("info --min-gap negative", func(t *testing.T) {
+		if code, _, errOut := runCLI(t, "tape", "info", "--min-gap", "-1s", btSample); code != 2 || !strings.Contains(errOut, "--min-gap") {
+			t.Fatalf("exit %d, %q", code, errOut)
+		}
+	})
+	t.Run("no subcommand", func(t *testing.T) {
+		if code, _, errOut := runCLI(t, "tape"); code != 2 || !strings.Contains(errOut, "Usage: pitboss tape") {
+			t.Fatalf("exit %d, %q", code, errOut)
+		}
+		if code, _, errOut := runCLI(t, "tape", "nope"); code != 2 || !strings.Contains(errOut, `unknown tape subcommand "nope"`) {
+			t.Fatalf("exit %d, %q", code, errOut)
+		}
+	})
+	t.Run("info on a file that is not a tape", func(t *testing.T) {
+		code, out, _ := runCLI(t, "tape", "info", notTape)
+		if code != 1 || !strings.Contains(out, "PROBLEM") {
+			t.Fatalf("exit %d\n%s", code, out)
+		}
+	})
+}
