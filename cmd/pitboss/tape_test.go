@@ -1,8 +1,11 @@
 package main
 
 import (
+	"bytes"
 	"context"
+	"encoding/binary"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -12,6 +15,7 @@ import (
 	"github.com/pitbossdev/pitboss/market"
 	"github.com/pitbossdev/pitboss/runtime/backtest"
 	"github.com/pitbossdev/pitboss/runtime/tape"
+	"github.com/pitbossdev/pitboss/sandbox/journal"
 )
 
 // The bundled sample's figures (the sample is checked against backtest.WriteSample
@@ -246,7 +250,7 @@ func TestTapeCommandsRefuseBadArguments(t *testing.T) {
 	if err := os.WriteFile(notTape, []byte("hello"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	for _, sub := range []string{"info"} {
+	for _, sub := range []string{"info", "verify"} {
 		for _, tc := range []struct {
 			name string
 			args []string
@@ -286,4 +290,183 @@ func TestTapeCommandsRefuseBadArguments(t *testing.T) {
 			t.Fatalf("exit %d\n%s", code, out)
 		}
 	})
+}
+
+// damagedCopies copies the bundled sample to dir three times: as it is, with one
+// byte flipped in the middle (returned with the flipped byte's offset), and with
+// 10 bytes of a write cut short appended.
+func damagedCopies(t *testing.T, dir string) (sound, flipped string, at int64, torn string) {
+	t.Helper()
+	b, err := os.ReadFile(btSample)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sound, flipped, torn = filepath.Join(dir, "sound.tape"), filepath.Join(dir, "flipped.tape"), filepath.Join(dir, "torn.tape")
+	at = int64(len(b) / 2)
+	bad := append([]byte(nil), b...)
+	bad[at] ^= 0x40
+	for path, data := range map[string][]byte{sound: b, flipped: bad, torn: append(append([]byte(nil), b...), "\x01\x02\x03garbage"...)} {
+		if err := os.WriteFile(path, data, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return sound, flipped, at, torn
+}
+
+func tapeVerifyOf(t *testing.T, wantCode int, args ...string) tapeVerifyJSON {
+	t.Helper()
+	code, out, errOut := runCLI(t, append([]string{"tape", "verify", "--json"}, args...)...)
+	if code != wantCode {
+		t.Fatalf("exit %d, want %d\n%s%s", code, wantCode, out, errOut)
+	}
+	var got tapeVerifyJSON
+	if err := json.Unmarshal([]byte(out), &got); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	return got
+}
+
+func TestTapeVerifyPassesSoundRecordings(t *testing.T) {
+	t.Run("the sample", func(t *testing.T) {
+		code, out, errOut := runCLI(t, "tape", "verify", btSample)
+		if code != 0 || errOut != "" {
+			t.Fatalf("exit %d\n%s%s", code, out, errOut)
+		}
+		wantIn(t, out, "OK       "+btSample+": 31275 events, 0 gaps in 3 blocks; 1 session, 2 market frames\n", "1 file sound\n")
+		got := tapeVerifyOf(t, 0, btSample)
+		f := got.Files[0]
+		if !got.OK || len(got.Files) != 1 || !f.OK || f.Events != sampleRecords || f.Gaps != 0 || f.Sessions != 1 ||
+			f.Markets != 2 || f.Blocks != 3 || f.Problem != "" || f.Offset != nil || len(f.Warnings) != 0 || got.Set == nil || !got.Set.OK {
+			t.Fatalf("%+v", got)
+		}
+	})
+	t.Run("a rotated set", func(t *testing.T) {
+		files := writeRotatedSample(t, filepath.Join(t.TempDir(), "rec"), tape.RotateOptions{Every: time.Hour})
+		got := tapeVerifyOf(t, 0, filepath.Dir(files[0]))
+		var events int64
+		for _, f := range got.Files {
+			if !f.OK || f.Sessions != 1 || f.Markets != 2 {
+				t.Fatalf("%+v", f)
+			}
+			events += f.Events
+		}
+		if !got.OK || len(got.Files) != len(files) || !got.Set.OK || got.Set.Records != sampleRecords || events <= sampleRecords {
+			t.Fatalf("%+v (events %d)", got, events)
+		}
+		code, out, _ := runCLI(t, "tape", "verify", filepath.Dir(files[0]))
+		if code != 0 {
+			t.Fatalf("exit %d\n%s", code, out)
+		}
+		wantIn(t, out, fmt.Sprintf("OK       the %d files replay as one set: 2023-11-14T22:13:20Z … 2023-11-15T02:13:17.786Z (3h59m57.786s), 31275 records\n", len(files)),
+			fmt.Sprintf("%d files sound\n", len(files)))
+	})
+}
+
+func TestTapeVerifyFindsDamage(t *testing.T) {
+	dir := t.TempDir()
+	sound, flipped, at, torn := damagedCopies(t, dir)
+
+	t.Run("a flipped byte in the middle fails, naming the offset", func(t *testing.T) {
+		got := tapeVerifyOf(t, 1, flipped)
+		f := got.Files[0]
+		if got.OK || f.OK || f.Offset == nil || *f.Offset <= 0 || *f.Offset > at || got.Set != nil {
+			t.Fatalf("%+v", got)
+		}
+		code, out, _ := runCLI(t, "tape", "verify", flipped)
+		if code != 1 {
+			t.Fatalf("exit %d\n%s", code, out)
+		}
+		wantIn(t, out, "FAILED   "+flipped+": ", fmt.Sprintf("corrupt %s at offset %d", flipped, *f.Offset), "checksum mismatch", "1 of 1 file damaged\n")
+		// info says so too, and does not crash.
+		code, out, _ = runCLI(t, "tape", "info", flipped)
+		if code != 1 {
+			t.Fatalf("info: exit %d\n%s", code, out)
+		}
+		wantIn(t, out, "PROBLEM    ", fmt.Sprintf("at offset %d", *f.Offset))
+	})
+	t.Run("a torn tail is a warning", func(t *testing.T) {
+		got := tapeVerifyOf(t, 0, torn)
+		f := got.Files[0]
+		if !got.OK || !f.OK || f.Torn == nil || f.Torn.Bytes != 10 || f.Torn.Offset != sampleBytes || f.Events != sampleRecords || len(f.Warnings) != 1 {
+			t.Fatalf("%+v", got)
+		}
+		code, out, _ := runCLI(t, "tape", "verify", torn)
+		if code != 0 {
+			t.Fatalf("exit %d\n%s", code, out)
+		}
+		wantIn(t, out, "OK       "+torn, "WARNING  "+torn+": torn tail: 10 bytes from offset 244119 ignored", "1 file sound, 1 warning\n")
+		code, out, _ = runCLI(t, "tape", "info", torn)
+		if code != 0 {
+			t.Fatalf("info: exit %d\n%s", code, out)
+		}
+		wantIn(t, out, "size       244129 bytes on disk", "torn tail  10 bytes from offset 244119 ignored")
+	})
+	t.Run("a damaged file in a set fails it, the others are checked", func(t *testing.T) {
+		got := tapeVerifyOf(t, 1, sound, flipped)
+		if got.OK || !got.Files[0].OK || got.Files[1].OK || got.Set != nil {
+			t.Fatalf("%+v", got)
+		}
+	})
+	t.Run("files out of time order fail as a set", func(t *testing.T) {
+		hour := time.Hour.Milliseconds()
+		a, b := filepath.Join(dir, "a.tape"), filepath.Join(dir, "b.tape")
+		writeSampleWindow(t, a, sampleFirstMs, sampleFirstMs+hour)
+		writeSampleWindow(t, b, sampleFirstMs+hour, sampleFirstMs+2*hour)
+		if got := tapeVerifyOf(t, 0, a, b); !got.OK || got.Set.Records == 0 {
+			t.Fatalf("in order: %+v", got)
+		}
+		got := tapeVerifyOf(t, 1, b, a)
+		if got.OK || !got.Files[0].OK || !got.Files[1].OK || got.Set == nil || got.Set.OK || !strings.Contains(got.Set.Problem, "give the recordings in time order") {
+			t.Fatalf("%+v", got)
+		}
+		code, out, _ := runCLI(t, "tape", "verify", b, a)
+		if code != 1 {
+			t.Fatalf("exit %d\n%s", code, out)
+		}
+		wantIn(t, out, "FAILED   as one set: backtest: "+a+" starts at", "the files are sound but do not replay as one set\n")
+	})
+}
+
+// TestTapeVerifyDecodesWhatInfoOnlyCounts: a block whose frame is intact (its
+// checksum matches) but whose compressed body is not zstd passes the summary that
+// info reads; verify decodes it and fails, naming the block's offset.
+func TestTapeVerifyDecodesWhatInfoOnlyCounts(t *testing.T) {
+	var buf bytes.Buffer
+	jw := journal.NewWriter(&buf, journal.FileHeader{Kind: tape.Kind, Base: 1})
+	sess, err := json.Marshal(tape.Session{Format: tape.FormatName, Version: tape.Version, Source: "test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	block := []byte{'B', 1} // a block, zstd
+	block = binary.AppendUvarint(block, 100)
+	block = binary.AppendUvarint(block, 1) // one record of 100 raw bytes
+	for range 4 {                          // first and last venue and receive times
+		block = binary.AppendVarint(block, sampleFirstMs)
+	}
+	block = append(block, "not zstd at all, not zstd at all"...)
+	for _, p := range [][]byte{append([]byte{'S'}, sess...), block} {
+		if _, err := jw.Append(p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := jw.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "bad-body.tape")
+	if err := os.WriteFile(path, buf.Bytes(), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if code, out, _ := runCLI(t, "tape", "info", path); code != 0 || !strings.Contains(out, "records    1 in 1 block") {
+		t.Fatalf("info: exit %d\n%s", code, out)
+	}
+	got := tapeVerifyOf(t, 1, path)
+	f := got.Files[0]
+	if got.OK || f.OK || f.Offset == nil || *f.Offset <= 0 || !strings.Contains(f.Problem, "block body") {
+		t.Fatalf("%+v", got)
+	}
+	code, out, _ := runCLI(t, "tape", "verify", path)
+	if code != 1 {
+		t.Fatalf("exit %d\n%s", code, out)
+	}
+	wantIn(t, out, "FAILED   "+path+": tape: frame 2 at offset "+fmt.Sprint(*f.Offset)+": ", "block body")
 }
