@@ -561,7 +561,7 @@ func verifyFile(ctx context.Context, path string) (fileVerifyJSON, *tape.Summary
 			v.Torn.Bytes, v.Torn.Offset, v.Torn.Reason))
 	}
 	if orphans > 0 {
-		v.Warnings = append(v.Warnings, fmt.Sprintf("%d events of markets without metadata before them (the first of %s)", orphans, orphan))
+		v.Warnings = append(v.Warnings, fmt.Sprintf("%s of markets without metadata before them (the first of %s)", plural(int(orphans), "event"), orphan))
 	}
 	v.OK = true
 	return v, &sum

@@ -470,3 +470,23 @@ func TestTapeVerifyDecodesWhatInfoOnlyCounts(t *testing.T) {
 	}
 	wantIn(t, out, "FAILED   "+path+": tape: frame 2 at offset "+fmt.Sprint(*f.Offset)+": ", "block body")
 }
+
+// TestTapeVerifyWarnsOfEventsWithoutMetadata: such a file decodes, but a backtest
+// refuses it.
+func TestTapeVerifyWarnsOfEventsWithoutMetadata(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "orphan.tape")
+	w, err := tape.Create(path, tape.Session{Source: "test"}, tape.WriterOptions{NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ev := market.Event{Kind: market.EventLastTrade, Time: sampleFirstMs, Market: "0xabc", Token: "123", Price: 500_000, Size: market.One, Side: market.Buy}
+	if err := w.Write(&ev, ev.Time); err != nil || w.Close() != nil {
+		t.Fatal(err)
+	}
+	got := tapeVerifyOf(t, 1, path)
+	f := got.Files[0]
+	if got.OK || !f.OK || f.Events != 1 || len(f.Warnings) != 1 || !strings.Contains(f.Warnings[0], "1 event of markets without metadata before them (the first of 0xabc)") ||
+		got.Set == nil || got.Set.OK || !strings.Contains(got.Set.Problem, "no market metadata") {
+		t.Fatalf("%+v", got)
+	}
+}
