@@ -1,6 +1,7 @@
 package auth
 
 import (
+	"bytes"
 	"crypto/hmac"
 	"crypto/sha256"
 	"crypto/subtle"
@@ -11,6 +12,7 @@ import (
 	"hash"
 	"log/slog"
 	"net/http"
+	"strings"
 	"sync"
 
 	"go.uber.org/zap/zapcore"
@@ -30,23 +32,12 @@ var (
 // alphabet, with or without '=' padding (dialect §2.3). Anything else, and an empty
 // result, is ErrBadSecret. The error never contains the input.
 func DecodeSecret(s string) ([]byte, error) {
-	for len(s) > 0 && s[len(s)-1] == '=' {
-		s = s[:len(s)-1]
-	}
+	s = strings.TrimRight(s, "=")
 	if len(s) == 0 || len(s) > 4096 {
 		return nil, ErrBadSecret
 	}
 	norm := make([]byte, len(s))
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		switch c {
-		case '+':
-			c = '-'
-		case '/':
-			c = '_'
-		}
-		norm[i] = c
-	}
+	toURLAlphabet(norm, s)
 	out := make([]byte, base64.RawURLEncoding.DecodedLen(len(norm)))
 	n, err := base64.RawURLEncoding.Strict().Decode(out, norm)
 	clear(norm)
@@ -273,32 +264,17 @@ func (k *L2Key) check(sig, timestamp, method, path string, body []byte, lenient 
 	if subtle.ConstantTimeCompare(got, st.sum[:]) == 1 {
 		return true
 	}
-	if !lenient || !containsQuote(body) {
+	if !lenient || bytes.IndexByte(body, '\'') < 0 {
 		return false
 	}
 	k.compute(st, timestamp, method, path, body, true)
 	return subtle.ConstantTimeCompare(got, st.sum[:]) == 1
 }
 
-func containsQuote(b []byte) bool {
-	for _, c := range b {
-		if c == '\'' {
-			return true
-		}
-	}
-	return false
-}
-
-// decodeSig decodes a 32-byte HMAC written in base64 (either alphabet, padding
-// optional) into st.got using st.scratch.
-func decodeSig(st *macState, s string) ([]byte, bool) {
-	for len(s) > 0 && s[len(s)-1] == '=' {
-		s = s[:len(s)-1]
-	}
-	if len(s) != 43 {
-		return nil, false
-	}
-	b := st.scratch[:len(s)]
+// toURLAlphabet copies base64 text s into dst (len(dst) == len(s)), turning the
+// standard alphabet's '+' and '/' into the URL-safe alphabet's '-' and '_', so that
+// one strict decoder reads both.
+func toURLAlphabet(dst []byte, s string) {
 	for i := 0; i < len(s); i++ {
 		c := s[i]
 		switch c {
@@ -307,8 +283,19 @@ func decodeSig(st *macState, s string) ([]byte, bool) {
 		case '/':
 			c = '_'
 		}
-		b[i] = c
+		dst[i] = c
 	}
+}
+
+// decodeSig decodes a 32-byte HMAC written in base64 (either alphabet, padding
+// optional) into st.got using st.scratch.
+func decodeSig(st *macState, s string) ([]byte, bool) {
+	s = strings.TrimRight(s, "=")
+	if len(s) != 43 {
+		return nil, false
+	}
+	b := st.scratch[:len(s)]
+	toURLAlphabet(b, s)
 	n, err := base64.RawURLEncoding.Strict().Decode(st.got[:], b)
 	if err != nil || n != sha256.Size {
 		return nil, false
