@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -351,7 +350,6 @@ func (f *Feed) resync(ctx context.Context) error {
 		}
 	}
 	gone := v.trk.openIDs()
-	slices.Sort(gone)
 	n := 0
 	for _, id := range gone {
 		if listed[id] {

@@ -1,6 +1,8 @@
 package remote
 
 import (
+	"maps"
+	"slices"
 	"sync"
 
 	"github.com/pitbossdev/pitboss/market"
@@ -108,15 +110,11 @@ func (t *tracker) matched(id market.OrderID) (market.Micros, bool) {
 	return m, ok
 }
 
-// openIDs returns the orders believed open.
+// openIDs returns the orders believed open, sorted.
 func (t *tracker) openIDs() []market.OrderID {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	out := make([]market.OrderID, 0, len(t.open))
-	for id := range t.open {
-		out = append(out, id)
-	}
-	return out
+	return slices.Sorted(maps.Keys(t.open))
 }
 
 // observe keeps the open set in step with an order event.

@@ -1,12 +1,14 @@
 package remote
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"sync"
 	"time"
@@ -222,12 +224,7 @@ func (v *Venue) params(t market.TokenID) (tokenParams, bool) {
 func (v *Venue) tokenList() []market.TokenID {
 	v.mu.RLock()
 	defer v.mu.RUnlock()
-	out := make([]market.TokenID, 0, len(v.tokens))
-	for t := range v.tokens {
-		out = append(out, t)
-	}
-	slices.Sort(out)
-	return out
+	return slices.Sorted(maps.Keys(v.tokens))
 }
 
 // discover makes sure the exchange contracts the markets need are known, reading
@@ -568,19 +565,7 @@ func (v *Venue) fillKeys(ctx context.Context, since int64) ([]fillKey, error) {
 		out[i] = fillKey{fills[i].Trade, fills[i].Order}
 	}
 	slices.SortFunc(out, func(a, b fillKey) int {
-		if a.trade != b.trade {
-			if a.trade < b.trade {
-				return -1
-			}
-			return 1
-		}
-		switch {
-		case a.order < b.order:
-			return -1
-		case a.order > b.order:
-			return 1
-		}
-		return 0
+		return cmp.Or(cmp.Compare(a.trade, b.trade), cmp.Compare(a.order, b.order))
 	})
 	return out, nil
 }
@@ -598,15 +583,7 @@ func (v *Venue) Fills(ctx context.Context, since int64) ([]market.Fill, error) {
 		}
 		out = append(out, v.tradeFills(&t, key)...)
 	}
-	slices.SortStableFunc(out, func(a, b market.Fill) int {
-		switch {
-		case a.Time < b.Time:
-			return -1
-		case a.Time > b.Time:
-			return 1
-		}
-		return 0
-	})
+	slices.SortStableFunc(out, func(a, b market.Fill) int { return cmp.Compare(a.Time, b.Time) })
 	return out, nil
 }
 
