@@ -3,6 +3,7 @@ package catalogue
 import (
 	"context"
 	"encoding/json"
+	"slices"
 	"strings"
 	"time"
 
@@ -284,7 +285,7 @@ func (s *Service) Comments(parentType, parentID string, ascending bool, pq api.P
 		}
 	}
 	if !ascending {
-		reverse(sel)
+		slices.Reverse(sel)
 	}
 	sel = pageOf(sel, pq)
 	out := make([]api.Comment, len(sel))
@@ -292,12 +293,6 @@ func (s *Service) Comments(parentType, parentID string, ascending bool, pq api.P
 		out[i] = s.comment(p, replies[p.ID])
 	}
 	return out, nil
-}
-
-func reverse[T any](s []T) {
-	for i, j := 0, len(s)-1; i < j; i, j = i+1, j-1 {
-		s[i], s[j] = s[j], s[i]
-	}
 }
 
 func pageOf[T any](s []T, pq api.PageQuery) []T {
