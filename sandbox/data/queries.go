@@ -299,11 +299,7 @@ func (ix *Index) Activity(q api.ActivityQuery) []api.Activity {
 	markets := slices.Clone(ix.markets)
 	ix.mu.RUnlock()
 
-	mset, eset := set(q.Markets), set(q.EventIDs)
-	var tset map[string]bool
-	if len(q.Types) > 0 {
-		tset = set(q.Types)
-	}
+	mset, eset, tset := set(q.Markets), set(q.EventIDs), set(q.Types)
 	var sel []int
 	for i := range rows {
 		r := &rows[i]
