@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -459,7 +460,26 @@ func TestCommentsOnEventsAndMarkets(t *testing.T) {
 		if st != 200 {
 			t.Fatalf("post comment: %d %s", st, out)
 		}
-		_ = json.Unmarshal(out, x.out)
+		if err := json.Unmarshal(out, x.out); err != nil {
+			t.Fatalf("post comment: %v in %s", err, out)
+		}
+	}
+	// Each answer is the stored comment: numbered in order, by its author, on its
+	// parent (a lower-case parent type is stored in its canonical spelling).
+	for i, c := range []struct {
+		got              *api.Comment
+		body, ptype, pid string
+		parentComment    string
+	}{
+		{&c1, "Who wins?", api.ParentEvent, ev.ID, ""},
+		{&c2, "Vance by a mile", api.ParentMarket, vance.ID, ""},
+		{&c3, "agreed", api.ParentEvent, ev.ID, "1"},
+	} {
+		g := c.got
+		if g.ID != strconv.Itoa(i+1) || g.Body != c.body || g.UserAddress != maker || g.ParentEntityType != c.ptype ||
+			g.ParentEntityID != c.pid || g.ParentCommentID != c.parentComment {
+			t.Fatalf("comment %d as posted: %+v", i+1, *g)
+		}
 	}
 	var all []api.Comment
 	r.get("/comments?parent_entity_type=Event&parent_entity_id="+ev.ID, &all)
