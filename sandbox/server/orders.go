@@ -59,9 +59,8 @@ type prepared struct {
 // allowed, the amounts convertible to a price on the tick and a size in lots, the
 // expiration within the rules.
 func (s *Server) prepare(r *http.Request, c caller, req *api.PostOrderRequest) (prepared, error) {
-	if req.Owner != c.key.creds.APIKey {
-		return prepared{}, market.Errorf(market.CodeOwnerMismatch)
-	}
+	// api.DecodePostOrders validated req, so the conversion cannot fail and the owner
+	// check stays prepareOrder's, first as for POST /order.
 	ob, err := orderBodyOf(req)
 	if err != nil {
 		return prepared{}, err
