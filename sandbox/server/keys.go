@@ -102,25 +102,6 @@ func (s *Server) LookupCredentials(apiKey, secret, passphrase string) (market.Ad
 	return k.owner, true
 }
 
-// APIKeysOf returns the API keys (normal and builder) of owner, in creation order:
-// how the WebSocket user channel maps an order's owner to the keys that may see it.
-func (s *Server) APIKeysOf(owner market.Address) []string {
-	s.st.keysMu.RLock()
-	defer s.st.keysMu.RUnlock()
-	return append([]string(nil), s.st.byOwner[owner]...)
-}
-
-// OrderAPIKey returns the API key an order was placed with ("" when unknown or
-// placed by the venue).
-func (s *Server) OrderAPIKey(id market.OrderID) string {
-	s.st.dataMu.RLock()
-	defer s.st.dataMu.RUnlock()
-	if rec := s.st.orders[id]; rec != nil {
-		return rec.key
-	}
-	return ""
-}
-
 // validCode reports whether c has the invitation-code form XXXX-XXXX (upper-case
 // letters and digits).
 func validCode(c string) bool {
