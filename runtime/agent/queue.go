@@ -58,7 +58,7 @@ func (q *eventQueue) put(ctx context.Context, ev *market.Event, at time.Time) bo
 		if q.n < len(q.slots) {
 			// The slot is outside the ready range: the loop does not read it.
 			s := &q.slots[(q.head+q.n)%len(q.slots)]
-			copyEvent(&s.ev, ev)
+			s.ev.CopyFrom(ev)
 			s.at = at
 			q.n++
 			first := q.n == 1
@@ -154,13 +154,4 @@ func (q *eventQueue) close() {
 		q.mu.Unlock()
 		close(q.stop)
 	})
-}
-
-// copyEvent copies src into dst, reusing dst's slices.
-func copyEvent(dst, src *market.Event) {
-	bids, asks, changes := dst.Bids[:0], dst.Asks[:0], dst.Changes[:0]
-	*dst = *src
-	dst.Bids = append(bids, src.Bids...)
-	dst.Asks = append(asks, src.Asks...)
-	dst.Changes = append(changes, src.Changes...)
 }

@@ -143,11 +143,7 @@ func (r *Recorder) Event(ev *market.Event) bool {
 	if !ok {
 		return false
 	}
-	bids, asks, changes := s.ev.Bids[:0], s.ev.Asks[:0], s.ev.Changes[:0]
-	s.ev = *ev
-	s.ev.Bids = append(bids, ev.Bids...)
-	s.ev.Asks = append(asks, ev.Asks...)
-	s.ev.Changes = append(changes, ev.Changes...)
+	s.ev.CopyFrom(ev)
 	s.kind = slotEvent
 	r.queue(s)
 	return true
