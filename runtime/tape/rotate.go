@@ -414,13 +414,17 @@ func (st *Set) rotate(recv int64) error {
 
 func (st *Set) closeCurrent() error {
 	err := st.w.Close()
-	ws := st.w.Stats()
-	st.done.Records += ws.Records
-	st.done.Blocks += ws.Blocks
-	st.done.RawBytes += ws.RawBytes
-	st.done.Bytes += ws.Bytes
+	st.done.add(st.w.Stats())
 	st.w = nil
 	return err
+}
+
+// add adds o's counts to s.
+func (s *WriterStats) add(o WriterStats) {
+	s.Records += o.Records
+	s.Blocks += o.Blocks
+	s.RawBytes += o.RawBytes
+	s.Bytes += o.Bytes
 }
 
 func (st *Set) stick(err error) error {
@@ -544,11 +548,7 @@ func (st *Set) Flush() error {
 func (st *Set) Stats() WriterStats {
 	s := st.done
 	if st.w != nil {
-		ws := st.w.Stats()
-		s.Records += ws.Records
-		s.Blocks += ws.Blocks
-		s.RawBytes += ws.RawBytes
-		s.Bytes += ws.Bytes
+		s.add(st.w.Stats())
 	}
 	return s
 }

@@ -47,6 +47,10 @@ func recordSet(t *testing.T, prefix string, items []item, ropts RotateOptions, w
 	var clock atomic.Int64
 	clock.Store(items[0].recv)
 	wopts.NoSync = true
+	before, err := SetFiles(prefix)
+	if err != nil {
+		t.Fatal(err)
+	}
 	set, _, err := OpenSet(prefix, Session{Source: "test", Started: clock.Load()}, wopts, ropts)
 	if err != nil {
 		t.Fatal(err)
@@ -70,8 +74,27 @@ func recordSet(t *testing.T, prefix string, items []item, ropts RotateOptions, w
 	if err := <-done; err != nil {
 		t.Fatal(err)
 	}
-	if st := rec.Stats(); st.Events != int64(len(items)) {
+	st := rec.Stats()
+	if st.Events != int64(len(items)) {
 		t.Fatalf("stats %+v", st)
+	}
+	if len(before) == 0 && ropts.Keep == 0 {
+		// The set wrote every file it holds: its size is theirs.
+		files, err := SetFiles(prefix)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var size int64
+		for _, f := range files {
+			fi, err := os.Stat(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			size += fi.Size()
+		}
+		if st.Bytes != size {
+			t.Fatalf("stats say %d bytes, the %d files hold %d", st.Bytes, len(files), size)
+		}
 	}
 }
 
