@@ -36,14 +36,16 @@ import (
 
 // memo is the last decision on one quote key and the inputs it was made from.
 type memo struct {
-	valid    bool
-	state    *market.State
-	version  uint64
-	epoch    uint64
-	it       market.Intent
-	keeps    market.OrderID
-	rep      *market.Order // the order kept, nil when replaced earlier in its batch
-	order    *market.Order // the open order keeps (State.Orders), replaced or not
+	valid   bool
+	state   *market.State
+	version uint64
+	epoch   uint64
+	it      market.Intent
+	keeps   market.OrderID
+	// order is the open order keeps (State.Orders), replaced or not. Whether it was
+	// replaced earlier in its batch is not kept: it is a function of order and p
+	// (pending.isReplaced), both compared by reused.
+	order    *market.Order
 	market   *market.Info
 	outcome  market.Outcome
 	notional market.Micros
@@ -139,7 +141,7 @@ func (c *Chain) order(s *market.State, m *memo, id market.OrderID) *market.Order
 func (c *Chain) reused(b *Batch, m *memo, it *market.Intent, replaces market.OrderID, rep *market.Order) (d Decision, ok bool) {
 	s := b.state
 	if !m.valid || m.state != s || m.version != c.version || m.epoch != c.epoch || m.keeps != replaces ||
-		m.rep != rep || b.posValue < m.posMin || b.posValue > m.posMax || !sameIntent(&m.it, it) || !m.p.equal(&b.p) {
+		b.posValue < m.posMin || b.posValue > m.posMax || !sameIntent(&m.it, it) || !m.p.equal(&b.p) {
 		return d, false
 	}
 	mb := b.booksOf(m)
@@ -202,7 +204,7 @@ func (c *Chain) remember(b *Batch, m *memo, v *View, replaces market.OrderID, or
 	}
 	s := b.state
 	m.valid, m.state, m.version, m.epoch = true, s, c.version, c.epoch
-	m.it, m.keeps, m.rep, m.order, m.market, m.outcome, m.notional = *v.Intent, replaces, v.Replaces, order, v.Market, v.Outcome, v.Notional
+	m.it, m.keeps, m.order, m.market, m.outcome, m.notional = *v.Intent, replaces, order, v.Market, v.Outcome, v.Notional
 	m.mb, m.mbGen = v.mb, c.books.gen
 	m.top, m.time, m.denied = b.topOf(v.Market), s.Time, den
 	m.posMin, m.posMax = math.MinInt64, math.MaxInt64
