@@ -172,10 +172,11 @@ func richStream(seed uint64, n int) (evs []market.Event, mutate map[int]func(*ma
 	}
 	var orders []market.Order
 	for i := 0; i < n; i++ {
-		t += int64(r.IntN(4000))
+		dt := int64(r.IntN(4000))
 		if r.IntN(10) == 0 {
-			t -= 0 // same time as the last event
+			dt = 0 // same time as the last event
 		}
+		t += dt
 		mid += market.Micros(r.IntN(5)-2) * 10_000
 		mid = max(50_000, min(950_000, mid))
 		switch r.IntN(12) {
