@@ -317,13 +317,7 @@ func (b *Bridge) SimulateDeposit(ctx context.Context, h Host, d api.SimDeposit) 
 			Amount: d.Amount.String(), TxHash: d.TxHash})); err != nil {
 			return err
 		}
-		b.mu.RLock()
-		dep := b.st.Deposits[len(b.st.Deposits)-1]
-		cmd, pending := dep.command()
-		b.mu.RUnlock()
-		if pending {
-			tx.Apply(cmd)
-		}
+		dep := applyRecorded(b, tx, func(s *state) []*deposit { return s.Deposits })
 		b.mu.RLock()
 		out = b.depositView(dep)
 		b.mu.RUnlock()
@@ -333,6 +327,25 @@ func (b *Bridge) SimulateDeposit(ctx context.Context, h Host, d api.SimDeposit) 
 		return api.DepositRecord{}, err
 	}
 	return out, nil
+}
+
+// ledgerRecord is a deposit, a withdrawal or a swap: a record with a ledger command.
+type ledgerRecord interface {
+	command() (exchange.Command, bool)
+}
+
+// applyRecorded returns the record that tx.Record just appended to list(b.st) and
+// applies its ledger command in tx if it is still to be applied (see command).
+func applyRecorded[R ledgerRecord](b *Bridge, tx *host.Tx, list func(*state) []R) R {
+	b.mu.RLock()
+	all := list(b.st)
+	r := all[len(all)-1]
+	cmd, pending := r.command()
+	b.mu.RUnlock()
+	if pending {
+		tx.Apply(cmd)
+	}
+	return r
 }
 
 // Resume applies the ledger commands of records that a crash separated from their
@@ -502,11 +515,7 @@ func (b *Bridge) Withdraw(ctx context.Context, h Host, w api.Withdrawal) (api.Wi
 			Micros: int64(amount), Fee: int64(fee), To: w.Recipient})); err != nil {
 			return err
 		}
-		b.mu.RLock()
-		wd := b.st.Withdrawals[len(b.st.Withdrawals)-1]
-		cmd, _ := wd.command() // just recorded: PENDING
-		b.mu.RUnlock()
-		tx.Apply(cmd)
+		wd := applyRecorded(b, tx, func(s *state) []*withdrawal { return s.Withdrawals }) // just recorded: PENDING
 		b.mu.RLock()
 		defer b.mu.RUnlock()
 		v := b.withdrawalView(wd)
@@ -642,13 +651,7 @@ func (b *Bridge) Execute(ctx context.Context, h Host, quoteID string, wallet mar
 		if err := tx.Record(ExtensionName, encode(record{Kind: recSwap, Time: now, Wallet: wallet, Quote: quoteID})); err != nil {
 			return err
 		}
-		b.mu.RLock()
-		sw := b.st.Swaps[len(b.st.Swaps)-1]
-		cmd, pending := sw.command()
-		b.mu.RUnlock()
-		if pending {
-			tx.Apply(cmd)
-		}
+		sw := applyRecorded(b, tx, func(s *state) []*swap { return s.Swaps })
 		b.mu.RLock()
 		out = b.swapView(sw)
 		b.mu.RUnlock()
