@@ -114,7 +114,7 @@ func ChildFromEnv(getenv func(string) string) (ChildConfig, error) {
 	default:
 		return ChildConfig{}, fmt.Errorf("%s: %q is not own or fanout", EnvMarketData, string(c.MarketData))
 	}
-	if v := c.MarketVenue; v != "" && !strings.HasPrefix(v, "ws://") && !strings.HasPrefix(v, "wss://") {
+	if v := c.MarketVenue; v != "" && !isWSURL(v) {
 		return ChildConfig{}, fmt.Errorf("%s: %q is not a ws:// or wss:// URL", EnvMarketVenue, v)
 	}
 	ep, err := natsbus.EndpointFromEnv(getenv)

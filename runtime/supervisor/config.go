@@ -723,13 +723,19 @@ func (d *fdec) marketData(n *yaml.Node, m *MarketData) {
 			}
 		case "venue":
 			d.str(v, "market_data.venue", &m.Venue)
-			if !strings.HasPrefix(m.Venue, "ws://") && !strings.HasPrefix(m.Venue, "wss://") {
+			if !isWSURL(m.Venue) {
 				d.errorf(v, "market_data.venue: %s is not a ws:// or wss:// URL", quote(m.Venue))
 			}
 		case "publish":
 			d.boolean(v, "market_data.publish", &m.Publish)
 		}
 	})
+}
+
+// isWSURL reports whether s names a WebSocket service: ws:// or wss://. The
+// fleet file's market_data.venue and the child's EnvMarketVenue are checked alike.
+func isWSURL(s string) bool {
+	return strings.HasPrefix(s, "ws://") || strings.HasPrefix(s, "wss://")
 }
 
 func (d *fdec) budget(n *yaml.Node, b *Budget) {
