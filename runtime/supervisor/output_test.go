@@ -79,7 +79,7 @@ func TestOutputDropsWhenFullAndSaysSo(t *testing.T) {
 func TestChildConfigRoundTrip(t *testing.T) {
 	cc := ChildConfig{Endpoint: natsbus.Endpoint{URL: "nats://127.0.0.1:4222", User: "pitboss-agent", Password: "pw"}, Fleet: "f",
 		Agent: "mm-1", Wallet: "keyring:x", Lease: "L", Supervisor: "s", Heartbeat: 250 * time.Millisecond, Run: 3,
-		MarketData: MarketDataFanout, Budget: "k"}
+		MarketData: MarketDataFanout, MarketVenue: "wss://venue.example/ws", Budget: "k"}
 	env := map[string]string{}
 	for _, kv := range cc.Environ() {
 		k, v, _ := strings.Cut(kv, "=")
@@ -101,6 +101,7 @@ func TestChildConfigRoundTrip(t *testing.T) {
 		{"bad heartbeat", EnvHeartbeat, "1h", "not a heartbeat interval"},
 		{"bad run", EnvRun, "x", "not a number"},
 		{"bad mode", EnvMarketData, "magic", "not own or fanout"},
+		{"bad venue", EnvMarketVenue, "https://venue.example", "PITBOSS_FLEET_MARKET_VENUE: \"https://venue.example\" is not a ws:// or wss:// URL"},
 		{"no nats", natsbus.EnvURL, "", "NATS endpoint"},
 	}
 	for _, b := range bad {
