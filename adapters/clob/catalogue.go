@@ -139,8 +139,9 @@ type CommentsQuery struct {
 	Offset           int    // first comment
 }
 
+// values is q's query string (the iterator replaces limit and offset page by page).
 func (q CommentsQuery) values() url.Values {
-	v := url.Values{}
+	v := api.PageQuery{Limit: q.Limit, Offset: q.Offset}.Values()
 	setNonEmpty(v, "parent_entity_type", q.ParentEntityType)
 	setNonEmpty(v, "parent_entity_id", q.ParentEntityID)
 	if q.Ascending {
@@ -151,11 +152,7 @@ func (q CommentsQuery) values() url.Values {
 
 // CommentsPage returns one page of comments (GET /comments).
 func (g *Catalogue) CommentsPage(ctx context.Context, q CommentsQuery) ([]api.Comment, error) {
-	v := q.values()
-	for k, vs := range (api.PageQuery{Limit: q.Limit, Offset: q.Offset}).Values() {
-		v[k] = vs
-	}
-	items, _, err := getPage[api.Comment](ctx, g.c, svcCatalogue, "/comments", v)
+	items, _, err := getPage[api.Comment](ctx, g.c, svcCatalogue, "/comments", q.values())
 	return items, err
 }
 

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"iter"
+	"maps"
 	"net/url"
 	"strconv"
 
@@ -38,9 +39,7 @@ func getPage[T any](ctx context.Context, c *Client, svc serviceID, path string, 
 func offsetListing[T any](ctx context.Context, c *Client, svc serviceID, path string, v url.Values, offset, limit int) iter.Seq2[T, error] {
 	return offsetSeq(ctx, offset, limit, func(ctx context.Context, offset, limit int) ([]T, []byte, error) {
 		q := url.Values{}
-		for k, vs := range v {
-			q[k] = vs
-		}
+		maps.Copy(q, v)
 		q.Set("limit", strconv.Itoa(limit))
 		if offset > 0 {
 			q.Set("offset", strconv.Itoa(offset))
