@@ -182,21 +182,28 @@ type gapRow struct {
 	DurationMs int64  `json:"duration_ms"`
 }
 
-// checkSet opens files as a backtest would and reports what it finds. sums holds
-// each file's summary where it could be read (nil otherwise); gaps longer than
-// minGap between consecutive readable files are listed.
-func checkSet(files []string, sums []*tape.Summary, minGap time.Duration) setJSON {
+// checkSet opens files as a backtest would and reports what it finds (without
+// gaps: listGaps adds them).
+func checkSet(files []string) setJSON {
 	ts, err := backtest.OpenTapes(files)
 	if err != nil {
 		return setJSON{Problem: err.Error()}
 	}
 	first, last, n := ts.Span()
-	s := setJSON{OK: true, MinGap: minGap.String(), Files: len(ts.Files()), Records: n, Markets: len(ts.Markets()), Notes: ts.Notes()}
+	s := setJSON{OK: true, Files: len(ts.Files()), Records: n, Markets: len(ts.Markets()), Notes: ts.Notes()}
 	if n > 0 {
 		s.FirstTime, s.LastTime, s.FirstMs, s.LastMs = rfcMillis(first), rfcMillis(last), first, last
 		s.Duration, s.DurationMs = msDuration(last-first).String(), last-first
 	}
-	var prev int = -1
+	return s
+}
+
+// listGaps sets s.Gaps to the gaps longer than minGap between consecutive readable
+// files (sums holds each file's summary where it could be read, nil otherwise) and
+// s.MinGap to minGap.
+func (s *setJSON) listGaps(files []string, sums []*tape.Summary, minGap time.Duration) {
+	s.MinGap = minGap.String()
+	prev := -1
 	for i, sum := range sums {
 		if sum == nil || sum.Records == 0 {
 			continue
@@ -210,7 +217,6 @@ func checkSet(files []string, sums []*tape.Summary, minGap time.Duration) setJSO
 		}
 		prev = i
 	}
-	return s
 }
 
 // ---- info ----
@@ -345,7 +351,10 @@ func runTapeInfo(ctx context.Context, args []string, io stdio) error {
 	tot.Ratio = ratio(tot.RawBytes, valid)
 	tot.BytesPerRecord = ratio(valid, tot.Records)
 	if len(files) > 1 {
-		set := checkSet(files, sums, *minGap)
+		set := checkSet(files)
+		if set.OK {
+			set.listGaps(files, sums, *minGap)
+		}
 		out.Total, out.Set = &tot, &set
 		bad = bad || !set.OK
 	}
@@ -502,13 +511,12 @@ func damageOffset(err error) *int64 {
 	return nil
 }
 
-// verifyFile reads every record of the tape at path; it returns the file's summary
-// when the file is sound.
-func verifyFile(ctx context.Context, path string) (fileVerifyJSON, *tape.Summary) {
+// verifyFile reads every record of the tape at path.
+func verifyFile(ctx context.Context, path string) fileVerifyJSON {
 	v := fileVerifyJSON{Path: path}
-	fail := func(err error) (fileVerifyJSON, *tape.Summary) {
+	fail := func(err error) fileVerifyJSON {
 		v.Problem, v.Offset = err.Error(), damageOffset(err)
-		return v, nil
+		return v
 	}
 	r, err := tape.Open(path, tape.ReaderOptions{NoHashes: true})
 	if err != nil {
@@ -564,7 +572,7 @@ func verifyFile(ctx context.Context, path string) (fileVerifyJSON, *tape.Summary
 		v.Warnings = append(v.Warnings, fmt.Sprintf("%s of markets without metadata before them (the first of %s)", plural(int(orphans), "event"), orphan))
 	}
 	v.OK = true
-	return v, &sum
+	return v
 }
 
 func runTapeVerify(ctx context.Context, args []string, io stdio) error {
@@ -579,19 +587,16 @@ func runTapeVerify(ctx context.Context, args []string, io stdio) error {
 		return err
 	}
 	out := tapeVerifyJSON{OK: true, Files: []fileVerifyJSON{}}
-	sums := make([]*tape.Summary, len(files))
-	for i, p := range files {
-		v, sum := verifyFile(ctx, p)
+	for _, p := range files {
+		v := verifyFile(ctx, p)
 		if err := ctx.Err(); err != nil {
 			return err
 		}
 		out.Files = append(out.Files, v)
-		sums[i] = sum
 		out.OK = out.OK && v.OK
 	}
 	if out.OK {
-		set := checkSet(files, sums, time.Duration(1<<63-1))
-		set.Gaps, set.MinGap = nil, ""
+		set := checkSet(files)
 		out.Set = &set
 		out.OK = set.OK
 	}
