@@ -137,6 +137,10 @@ type PostOrderRequest struct {
 	PostOnly  bool        `json:"postOnly"`
 }
 
+// MaxOwnerLen is the longest PostOrderRequest.Owner DecodePostOrder and
+// DecodePostOrders accept, in bytes.
+const MaxOwnerLen = 128
+
 // postOrderWire detects a missing "order" key.
 type postOrderWire struct {
 	DeferExec bool         `json:"deferExec"`
@@ -160,7 +164,7 @@ func (w *postOrderWire) request() (PostOrderRequest, error) {
 	if r.PostOnly && !market.OrderType(r.OrderType).Rests() {
 		return PostOrderRequest{}, invalidOrder(errors.New("postOnly is only allowed with GTC and GTD"))
 	}
-	if len(r.Owner) > 128 {
+	if len(r.Owner) > MaxOwnerLen {
 		return PostOrderRequest{}, invalidOrder(errors.New("owner is too long"))
 	}
 	return r, nil

@@ -70,9 +70,6 @@ const (
 	iSignature     = 12
 )
 
-// maxOwnerLen is api.DecodePostOrder's bound on "owner".
-const maxOwnerLen = 128
-
 // scanOrderBody is the fast path of decodeOrderBody. It reports false — leaving the
 // body to the encoding/json path — for anything outside this grammar, and for any
 // body that would fail validation:
@@ -107,7 +104,7 @@ func scanOrderBody(body []byte) (orderBody, bool) {
 		case "owner":
 			bit = keyOwner
 			v, ok := s.str()
-			if !ok || len(v) > maxOwnerLen {
+			if !ok || len(v) > api.MaxOwnerLen {
 				return false
 			}
 			ob.owner = string(v)
