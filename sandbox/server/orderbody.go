@@ -320,22 +320,22 @@ func (s *scanner) u256() (api.U256, bool) {
 // address reads a string "0x" + 40 hex digits (market.ParseAddress's rule).
 func (s *scanner) address() (market.Address, bool) {
 	var a market.Address
-	v, ok := s.str()
-	if !ok || len(v) != 2+2*len(a) || v[0] != '0' || (v[1] != 'x' && v[1] != 'X') {
-		return a, false
-	}
-	_, err := hex.Decode(a[:], v[2:])
-	return a, err == nil
+	return a, s.hex0x(a[:])
 }
 
 // signature reads a string "0x" + 130 hex digits (the rule of
 // api.SignedOrder.Validate and auth.DecodeSignature).
 func (s *scanner) signature() ([65]byte, bool) {
 	var sig [65]byte
+	return sig, s.hex0x(sig[:])
+}
+
+// hex0x reads a string "0x" (or "0X") + 2·len(dst) hex digits into dst.
+func (s *scanner) hex0x(dst []byte) bool {
 	v, ok := s.str()
-	if !ok || len(v) != 2+2*len(sig) || v[0] != '0' || (v[1] != 'x' && v[1] != 'X') {
-		return sig, false
+	if !ok || len(v) != 2+2*len(dst) || v[0] != '0' || (v[1] != 'x' && v[1] != 'X') {
+		return false
 	}
-	_, err := hex.Decode(sig[:], v[2:])
-	return sig, err == nil
+	_, err := hex.Decode(dst, v[2:])
+	return err == nil
 }
