@@ -121,22 +121,9 @@ func TestAgentsMetricsAreExportedByTheirSupervisor(t *testing.T) {
 	reg := prometheus.NewRegistry()
 	f := supervisortest.Start(t, []Agent{supervisortest.AgentSpec("a", 1, "run"), supervisortest.AgentSpec("b", 2, "run")},
 		func(c *Config) { c.Registry = reg })
-	beats := func(agent string) float64 {
-		mfs, err := reg.Gather()
-		if err != nil {
-			t.Fatalf("scrape: %v", err)
-		}
-		for _, mf := range mfs {
-			if mf.GetName() != supervisortest.FakeBeatsMetric {
-				continue
-			}
-			for _, m := range mf.Metric {
-				for _, l := range m.Label {
-					if l.GetName() == "agent" && l.GetValue() == agent {
-						return m.GetCounter().GetValue()
-					}
-				}
-			}
+	beats := func(agent string) float64 { // -1: not exported
+		if v, ok := lookupMetric(t, reg, supervisortest.FakeBeatsMetric, agent); ok {
+			return v
 		}
 		return -1
 	}

@@ -97,8 +97,20 @@ func TestCrashLoopStopsRestartsUntilAnOperatorRestarts(t *testing.T) {
 	f.WaitAgent("c", "a second crash loop", 30*time.Second, func(v AgentView) bool { return v.CrashLoops == 2 })
 }
 
-// metricValue returns the value of metric name (with label agent, if not empty).
+// metricValue returns the value of metric name (with label agent, if not empty);
+// the test fails if there is none.
 func metricValue(t *testing.T, reg *prometheus.Registry, name, agent string) float64 {
+	t.Helper()
+	v, ok := lookupMetric(t, reg, name, agent)
+	if !ok {
+		t.Fatalf("no metric %s{agent=%q}", name, agent)
+	}
+	return v
+}
+
+// lookupMetric returns the value of the gauge or counter name (with label agent,
+// if not empty) and whether reg has it; a failed scrape fails the test.
+func lookupMetric(t *testing.T, reg *prometheus.Registry, name, agent string) (float64, bool) {
 	t.Helper()
 	mfs, err := reg.Gather()
 	if err != nil {
@@ -118,14 +130,13 @@ func metricValue(t *testing.T, reg *prometheus.Registry, name, agent string) flo
 			}
 			switch {
 			case m.Gauge != nil:
-				return m.Gauge.GetValue()
+				return m.Gauge.GetValue(), true
 			case m.Counter != nil:
-				return m.Counter.GetValue()
+				return m.Counter.GetValue(), true
 			}
 		}
 	}
-	t.Fatalf("no metric %s{agent=%q}", name, agent)
-	return 0
+	return 0, false
 }
 
 // seriesCount counts the series of the named metrics.
