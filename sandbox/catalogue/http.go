@@ -34,14 +34,25 @@ import (
 // Errors are {"error": "..."} with catalog messages.
 func (s *Service) Handler(h Host) http.Handler {
 	m := api.NewMux()
-	get := func(path string, fn func(r *http.Request) (any, error)) {
-		m.Handle(http.MethodGet, path, func(w http.ResponseWriter, r *http.Request) {
+	serve := func(method, path string, fn func(r *http.Request) (any, error)) {
+		m.Handle(method, path, func(w http.ResponseWriter, r *http.Request) {
 			v, err := fn(r)
 			if err != nil {
 				s.fail(w, err)
 				return
 			}
 			_ = api.WriteJSON(w, 200, v)
+		})
+	}
+	get := func(path string, fn func(r *http.Request) (any, error)) { serve(http.MethodGet, path, fn) }
+	// postL2 serves an L2-authenticated POST: fn gets the author and the body.
+	postL2 := func(path string, fn func(r *http.Request, author market.Address, body []byte) (any, error)) {
+		serve(http.MethodPost, path, func(r *http.Request) (any, error) {
+			author, body, err := s.authenticate(r)
+			if err != nil {
+				return nil, err
+			}
+			return fn(r, author, body)
 		})
 	}
 	get("/events", func(r *http.Request) (any, error) {
@@ -93,22 +104,12 @@ func (s *Service) Handler(h Host) http.Handler {
 		}
 		return s.Comments(pt, pid, asc, pq)
 	})
-	m.Handle(http.MethodPost, "/comments", func(w http.ResponseWriter, r *http.Request) {
-		author, body, ok := s.authenticate(w, r)
-		if !ok {
-			return
-		}
+	postL2("/comments", func(r *http.Request, author market.Address, body []byte) (any, error) {
 		cp, err := api.DecodePostComment(body)
 		if err != nil {
-			s.fail(w, err)
-			return
+			return nil, err
 		}
-		c, err := s.PostComment(r.Context(), h, author, cp)
-		if err != nil {
-			s.fail(w, err)
-			return
-		}
-		_ = api.WriteJSON(w, 200, c)
+		return s.PostComment(r.Context(), h, author, cp)
 	})
 	get("/public-search", func(r *http.Request) (any, error) {
 		q, limit, err := api.ParseSearchQuery(r.URL.Query(), SearchDefaultLimit, SearchMaxLimit)
@@ -141,22 +142,12 @@ func (s *Service) Handler(h Host) http.Handler {
 				(!q.HasAuthor || p.Author == q.Author)
 		}, q.Cursor, q.Limit)
 	})
-	m.Handle(http.MethodPost, "/square/messages", func(w http.ResponseWriter, r *http.Request) {
-		author, body, ok := s.authenticate(w, r)
-		if !ok {
-			return
-		}
+	postL2("/square/messages", func(r *http.Request, author market.Address, body []byte) (any, error) {
 		sp, err := api.DecodePostSquareMessage(body)
 		if err != nil {
-			s.fail(w, err)
-			return
+			return nil, err
 		}
-		msg, err := s.PostMessage(r.Context(), h, author, sp)
-		if err != nil {
-			s.fail(w, err)
-			return
-		}
-		_ = api.WriteJSON(w, 200, msg)
+		return s.PostMessage(r.Context(), h, author, sp)
 	})
 	get("/square/messages/search", func(r *http.Request) (any, error) {
 		q, err := api.ParseFeedQuery(r.URL.Query(), SquareDefaultLimit, SquareMaxLimit)
@@ -200,22 +191,18 @@ func (s *Service) fail(w http.ResponseWriter, err error) {
 	_ = api.WriteError(w, err)
 }
 
-// authenticate reads the body and verifies the L2 headers over it; on failure it has
-// written the answer.
-func (s *Service) authenticate(w http.ResponseWriter, r *http.Request) (market.Address, []byte, bool) {
+// authenticate reads the body and verifies the L2 headers over it.
+func (s *Service) authenticate(r *http.Request) (market.Address, []byte, error) {
 	body, err := api.ReadBody(r)
 	if err != nil {
-		s.fail(w, err)
-		return market.Address{}, nil, false
+		return market.Address{}, nil, err
 	}
 	if s.cfg.Auth == nil {
-		s.fail(w, market.Errorf(market.CodeUnauthorized))
-		return market.Address{}, nil, false
+		return market.Address{}, nil, market.Errorf(market.CodeUnauthorized)
 	}
 	a, err := s.cfg.Auth.AuthenticateL2(r, body)
 	if err != nil {
-		s.fail(w, err)
-		return market.Address{}, nil, false
+		return market.Address{}, nil, err
 	}
-	return a, body, true
+	return a, body, nil
 }
