@@ -269,38 +269,8 @@ func (w *window) Events(ctx context.Context, emit func(ev *market.Event) bool) e
 			return emit(ev)
 		})
 	}
-	var books map[market.TokenID]*market.Book
-	var order []market.TokenID // tokens in order of first appearance
-	var markets map[market.TokenID]market.ConditionID
+	var books market.FoldedBooks // of the events before from
 	started := w.from == 0
-	flush := func(t int64) bool {
-		started = true
-		var snap market.Event
-		for _, tok := range order {
-			b := books[tok]
-			snap = market.Event{Kind: market.EventBook, Time: t, Market: markets[tok], Token: tok, Bids: b.Bids, Asks: b.Asks}
-			if !emit(&snap) {
-				return false
-			}
-		}
-		books, order = nil, nil
-		return true
-	}
-	book := func(tok market.TokenID, m market.ConditionID) *market.Book {
-		if books == nil {
-			books, markets = map[market.TokenID]*market.Book{}, map[market.TokenID]market.ConditionID{}
-		}
-		b := books[tok]
-		if b == nil {
-			b = &market.Book{Token: tok}
-			books[tok] = b
-			order = append(order, tok)
-		}
-		if m != "" {
-			markets[tok] = m
-		}
-		return b
-	}
 	err := w.src.Events(ctx, func(ev *market.Event) bool {
 		if w.to != 0 && ev.Time > w.to {
 			return false
@@ -308,24 +278,18 @@ func (w *window) Events(ctx context.Context, emit func(ev *market.Event) bool) e
 		if !started {
 			if ev.Time < w.from {
 				switch ev.Kind {
-				case market.EventBook:
-					book(ev.Token, ev.Market).Reset(ev.Bids, ev.Asks)
-				case market.EventPriceChange:
-					for _, c := range ev.Changes {
-						tok := c.Token
-						if tok == "" {
-							tok = ev.Token
-						}
-						book(tok, ev.Market).Set(c.Side, c.Price, c.Size)
-					}
+				case market.EventBook, market.EventPriceChange:
+					books.Apply(ev)
 				case market.EventTickSize, market.EventResolved:
 					return emit(ev)
 				}
 				return true
 			}
-			if !flush(w.from) {
+			started = true
+			if !books.Snapshots(w.from, emit) {
 				return false
 			}
+			books.Clear()
 		}
 		w.reached = true
 		return emit(ev)

@@ -165,15 +165,9 @@ type Set struct {
 	lockf   *os.File // the set's lock file, held until Close
 	unlockf func()
 
-	markets []market.Info // latest metadata, in order of first appearance
-	books   map[market.TokenID]*setBook
-	order   []market.TokenID
+	markets []market.Info      // latest metadata, in order of first appearance
+	books   market.FoldedBooks // the recorder's books, restated at a cut
 	maxTime int64
-}
-
-type setBook struct {
-	cond market.ConditionID
-	book market.Book
 }
 
 // OpenSet opens the set of files with the given prefix (SplitSetPrefix; its
@@ -197,7 +191,7 @@ func OpenSet(prefix string, s Session, wopts WriterOptions, ropts RotateOptions)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, op, fmt.Errorf("tape: %w", err)
 	}
-	st := &Set{dir: dir, base: base, sess: s, wopts: wopts, ropts: ropts, books: map[market.TokenID]*setBook{}}
+	st := &Set{dir: dir, base: base, sess: s, wopts: wopts, ropts: ropts}
 	if err := st.lock(); err != nil {
 		return nil, op, err
 	}
@@ -322,7 +316,7 @@ func (st *Set) start(sec, recv int64, prev string) ([]string, error) {
 	s.Started, s.Resumed = recv, false
 	snaps := 0
 	if prev != "" {
-		snaps = len(st.order)
+		snaps = st.books.Len()
 		s.Note = fmt.Sprintf(rotationNote, prev, snaps)
 		s.Continues, s.Snapshots = prev, snaps
 	}
@@ -343,10 +337,12 @@ func (st *Set) start(sec, recv int64, prev string) ([]string, error) {
 			return nil, err
 		}
 	}
-	for _, tok := range st.order[:snaps] {
-		b := st.books[tok]
-		ev := market.Event{Kind: market.EventBook, Time: st.maxTime, Market: b.cond, Token: tok, Bids: b.book.Bids, Asks: b.book.Asks}
-		if err := w.Write(&ev, recv); err != nil {
+	if snaps > 0 {
+		st.books.Snapshots(st.maxTime, func(ev *market.Event) bool {
+			err = w.Write(ev, recv)
+			return err == nil
+		})
+		if err != nil {
 			return nil, err
 		}
 	}
@@ -460,39 +456,10 @@ func (st *Set) Write(ev *market.Event, recv int64) error {
 		return st.stick(err)
 	}
 	st.fresh = false
-	st.fold(ev)
-	return nil
-}
-
-// fold keeps the recorder's books, to restate them at the start of the next file.
-func (st *Set) fold(ev *market.Event) {
+	// The recorder's books, to restate them at the start of the next file.
 	st.maxTime = max(st.maxTime, ev.Time)
-	switch ev.Kind {
-	case market.EventBook:
-		st.book(ev.Token, ev.Market).Reset(ev.Bids, ev.Asks)
-	case market.EventPriceChange:
-		for i := range ev.Changes {
-			c := &ev.Changes[i]
-			tok := c.Token
-			if tok == "" {
-				tok = ev.Token
-			}
-			st.book(tok, ev.Market).Set(c.Side, c.Price, c.Size)
-		}
-	}
-}
-
-func (st *Set) book(tok market.TokenID, cond market.ConditionID) *market.Book {
-	b := st.books[tok]
-	if b == nil {
-		b = &setBook{book: market.Book{Token: tok}}
-		st.books[tok] = b
-		st.order = append(st.order, tok)
-	}
-	if cond != "" {
-		b.cond = cond
-	}
-	return &b.book
+	st.books.Apply(ev)
+	return nil
 }
 
 // Gap records a discontinuity (see Writer.Gap). The books it holds are forgotten:
@@ -508,8 +475,7 @@ func (st *Set) Gap(recv int64, reason string) error {
 		return st.stick(err)
 	}
 	st.fresh = false
-	clear(st.books)
-	st.order = st.order[:0]
+	st.books.Clear()
 	return nil
 }
 
