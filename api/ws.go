@@ -262,9 +262,10 @@ func SplitWSFrame(b []byte) ([]json.RawMessage, error) {
 	return nil, ErrWSFrame
 }
 
-// marshalNoEscape encodes v as compact JSON without HTML escaping and without the
-// trailing newline of json.Encoder.
-func marshalNoEscape(v any) ([]byte, error) {
+// MarshalWSFrame encodes v as the WebSocket channels send a frame: compact JSON
+// without HTML escaping and without the trailing newline of json.Encoder. The
+// result is a new slice the caller owns; the error is encoding/json's.
+func MarshalWSFrame(v any) ([]byte, error) {
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)

@@ -22,7 +22,7 @@ func encodeBoth(t testing.TB, v interface {
 		t.Fatalf("AppendJSON changed the bytes before it: %q", got)
 	}
 	got = got[len(prefix):]
-	want, wantErr = marshalNoEscape(v)
+	want, wantErr = MarshalWSFrame(v)
 	return got, gotErr, want, wantErr
 }
 

@@ -56,7 +56,7 @@ func TestWSGoldenFramesRoundTrip(t *testing.T) {
 			if err := json.Unmarshal(want, tc.v); err != nil {
 				t.Fatalf("decode: %v", err)
 			}
-			got, err := marshalNoEscape(tc.v)
+			got, err := MarshalWSFrame(tc.v)
 			if err != nil {
 				t.Fatalf("encode: %v", err)
 			}
@@ -284,7 +284,7 @@ func TestWSUserConversions(t *testing.T) {
 		t.Fatalf("order %+v (%v)", mo, err)
 	}
 	again := NewWSOrder(&mo, WSOrderPlacement, o.Owner, o.Outcome, nil, 1672290687000)
-	if b1, _ := marshalNoEscape(again); string(b1) != string(wsFixture(t, "order.json")) {
+	if b1, _ := MarshalWSFrame(again); string(b1) != string(wsFixture(t, "order.json")) {
 		t.Fatalf("NewWSOrder does not reproduce the fixture:\n%s", b1)
 	}
 	var tr WSTrade

@@ -225,7 +225,7 @@ func (b WSBook) MarshalJSON() ([]byte, error) {
 	if b.Asks == nil {
 		b.Asks = []Level{}
 	}
-	return marshalNoEscape(wsBookJSON(b))
+	return MarshalWSFrame(wsBookJSON(b))
 }
 
 type wsPriceChangeJSON WSPriceChange
@@ -235,7 +235,7 @@ func (p WSPriceChange) MarshalJSON() ([]byte, error) {
 	if p.PriceChanges == nil {
 		p.PriceChanges = []WSPriceChangeEntry{}
 	}
-	return marshalNoEscape(wsPriceChangeJSON(p))
+	return MarshalWSFrame(wsPriceChangeJSON(p))
 }
 
 type wsMarketEventJSON WSMarketEvent
@@ -248,5 +248,5 @@ func (m WSMarketEvent) MarshalJSON() ([]byte, error) {
 	if m.Outcomes == nil {
 		m.Outcomes = []string{}
 	}
-	return marshalNoEscape(wsMarketEventJSON(m))
+	return MarshalWSFrame(wsMarketEventJSON(m))
 }

@@ -49,7 +49,7 @@ func (o WSOrder) MarshalJSON() ([]byte, error) {
 	if o.AssociateTrades == nil {
 		o.AssociateTrades = []market.TradeID{}
 	}
-	return marshalNoEscape(wsOrderJSON(o))
+	return MarshalWSFrame(wsOrderJSON(o))
 }
 
 // NewWSOrder renders o for the API key apiKey: typ is WSOrderPlacement,
@@ -147,7 +147,7 @@ func (t WSTrade) MarshalJSON() ([]byte, error) {
 	if t.MakerOrders == nil {
 		t.MakerOrders = []MakerOrder{}
 	}
-	return marshalNoEscape(wsTradeJSON(t))
+	return MarshalWSFrame(wsTradeJSON(t))
 }
 
 // NewWSTrade renders a trade record (from TradeFrom) as a trade event, with the

@@ -23,7 +23,7 @@ func (h *Hub) PublishComment(ev api.CommentEvent) error {
 		}
 		if frame == nil {
 			var err error
-			if frame, err = marshal(api.NewWSComment(&ev)); err != nil {
+			if frame, err = api.MarshalWSFrame(api.NewWSComment(&ev)); err != nil {
 				return err
 			}
 		}

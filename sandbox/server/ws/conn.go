@@ -393,7 +393,7 @@ func (c *conn) sendError(err error, fatal bool) {
 func (c *conn) errorLocked(err error, ids []market.TokenID) {
 	e := api.NewWSError(err)
 	e.AssetsIDs = ids
-	if b, mErr := marshal(e); mErr == nil {
+	if b, mErr := api.MarshalWSFrame(e); mErr == nil {
 		c.enqueueLocked(b)
 	}
 }

@@ -78,7 +78,7 @@ func rtdsEnvelope(topic, typ string, ts int64, payload []byte, connID uint64) []
 
 // rtdsError queues a refusal: topic "subscription", type "error" (hub.mu held).
 func (c *conn) rtdsErrorLocked(err error, topic, typ string) {
-	p, mErr := marshal(api.RTDSError{Error: api.AsCatalog(err).Message, Topic: topic, Type: typ})
+	p, mErr := api.MarshalWSFrame(api.RTDSError{Error: api.AsCatalog(err).Message, Topic: topic, Type: typ})
 	if mErr != nil {
 		return
 	}
@@ -399,7 +399,7 @@ func (s *state) rtdsPriceChange(m *mstate, f *api.WSPriceChange) {
 		}
 		if payload == nil {
 			var err error
-			if payload, err = marshal(api.NewRTDSPriceChange(f, nil)); err != nil {
+			if payload, err = api.MarshalWSFrame(api.NewRTDSPriceChange(f, nil)); err != nil {
 				return
 			}
 		}
@@ -449,7 +449,7 @@ func (s *state) rtdsMarketEvent(m *mstate, typ string, ev api.WSMarketEvent, ts 
 		}
 		if payload == nil {
 			var err error
-			if payload, err = marshal(ev); err != nil {
+			if payload, err = api.MarshalWSFrame(ev); err != nil {
 				return
 			}
 		}
@@ -497,7 +497,7 @@ func (s *state) rtdsActivity(m *mstate, t *market.Trade, ev *exchange.Event) {
 				}
 			}
 			var err error
-			if payload, err = marshal(p); err != nil {
+			if payload, err = api.MarshalWSFrame(p); err != nil {
 				return
 			}
 		}

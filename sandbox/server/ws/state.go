@@ -2,7 +2,6 @@ package ws
 
 import (
 	"bytes"
-	"encoding/json"
 
 	"go.uber.org/zap"
 
@@ -205,7 +204,7 @@ func (s *state) describe(inf *market.Info, d Description, has bool) {
 	m.question, m.slug = inf.Question, inf.Slug
 	m.desc, m.hasDesc = d, has
 	ev := s.marketEvent(m, api.WSEventNewMarket, s.now)
-	b, err := marshal(ev)
+	b, err := api.MarshalWSFrame(ev)
 	if err != nil {
 		return
 	}
@@ -384,7 +383,7 @@ func (s *state) flushMarket(m *mstate) {
 			m.snap[o] = nil
 			f := api.WSTickSizeChange{EventType: api.WSEventTickSizeChange, AssetID: m.tokens[o], Market: m.id,
 				OldTickSize: api.Decimal(m.tickOld), NewTickSize: api.Decimal(m.tick), Timestamp: api.Int(m.t), Seq: m.seq[o]}
-			if b, err := marshal(f); err == nil {
+			if b, err := api.MarshalWSFrame(f); err == nil {
 				sendAll(m.subs[o], b)
 				s.rtdsClobMarket(m, o, api.WSEventTickSizeChange, b, m.t)
 			}
@@ -406,7 +405,7 @@ func (s *state) flushMarket(m *mstate) {
 	}
 	if m.resolvedNow {
 		ev := s.marketEvent(m, api.WSEventMarketResolved, m.t)
-		if b, err := marshal(ev); err == nil {
+		if b, err := api.MarshalWSFrame(ev); err == nil {
 			sendUnion(m.subs, b)
 		}
 		s.rtdsMarketEvent(m, api.RTDSTypeMarketResolved, ev, m.t)
@@ -533,7 +532,7 @@ func (s *state) subscribe(c *conn, t market.TokenID, dump bool) bool {
 		} else if b := s.bookFrame(m, r.o); b != nil {
 			c.enqueueLocked(b)
 			if m.resolved {
-				if rb, err := marshal(s.marketEvent(m, api.WSEventMarketResolved, s.now)); err == nil {
+				if rb, err := api.MarshalWSFrame(s.marketEvent(m, api.WSEventMarketResolved, s.now)); err == nil {
 					c.enqueueLocked(rb)
 				}
 			}
@@ -581,23 +580,11 @@ func sendUnion(sets [2]map[*conn]struct{}, b []byte) {
 // encoding and returns a copy of the encoding — a frame of its own, since queued
 // frames are shared by the connections' writers until they are written. It
 // returns nil when the encoder failed (a frame that does not encode is not sent,
-// as with marshal).
+// as with api.MarshalWSFrame).
 func (s *state) frame(b []byte, err error) []byte {
 	s.enc = b[:0]
 	if err != nil {
 		return nil
 	}
 	return bytes.Clone(b)
-}
-
-// marshal encodes v compactly without HTML escaping.
-func marshal(v any) ([]byte, error) {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		return nil, err
-	}
-	b := buf.Bytes()
-	return b[:len(b)-1], nil
 }

@@ -182,7 +182,7 @@ func (s *state) userOrder(ev *exchange.Event, typ string) {
 		b, ok := s.keyBuf[c.user.key]
 		if !ok {
 			f := api.NewWSOrder(&o, typ, c.user.key, label, trades, ev.Time)
-			b, _ = marshal(f)
+			b, _ = api.MarshalWSFrame(f)
 			s.keyBuf[c.user.key] = b
 		}
 		if b == nil {
@@ -248,7 +248,7 @@ func (s *state) trade(ev *exchange.Event) {
 				if v == t.Taker {
 					myFee = t.TakerFee
 				}
-				b, _ = marshal(api.NewWSTrade(&rec, myFee))
+				b, _ = api.MarshalWSFrame(api.NewWSTrade(&rec, myFee))
 				s.keyBuf[key] = b
 			}
 			if b == nil {
