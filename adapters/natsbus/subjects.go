@@ -16,6 +16,8 @@ const (
 
 	// SubjectAllStatus matches the status/heartbeat subject of every agent.
 	SubjectAllStatus = Prefix + ".agent.*.status"
+	// SubjectAllMetrics matches the metrics subject of every agent.
+	SubjectAllMetrics = Prefix + ".agent.*.metrics"
 	// SubjectFleetControl is the broadcast control subject answered by every agent
 	// (ops for which ControlOp.Lifecycle is false).
 	SubjectFleetControl = Prefix + ".fleet.ctl"
@@ -74,6 +76,16 @@ func StatusSubject(id market.AgentID) (string, error) {
 		return "", err
 	}
 	return Prefix + ".agent." + string(id) + ".status", nil
+}
+
+// MetricsSubject returns "pitboss.agent.<id>.metrics", where agent id publishes
+// its Prometheus metrics for its supervisor (runtime/supervisor.PublishAgentMetrics).
+// It fails for an invalid id.
+func MetricsSubject(id market.AgentID) (string, error) {
+	if err := checkAgent(id); err != nil {
+		return "", err
+	}
+	return Prefix + ".agent." + string(id) + ".metrics", nil
 }
 
 // ControlSubject returns "pitboss.agent.<id>.ctl", answered by the agent itself.

@@ -45,14 +45,10 @@ const (
 	agentMetricsStaleAfter = 3
 )
 
-// AgentMetricsSubject returns "pitboss.agent.<id>.metrics", where agent id
-// publishes its metrics (delimited protobuf, expfmt's format) for its supervisor.
-func AgentMetricsSubject(id market.AgentID) (string, error) {
-	if !id.Valid() {
-		return "", fmt.Errorf("supervisor: %q: %w", string(id), market.ErrBadAgentID)
-	}
-	return natsbus.Prefix + ".agent." + string(id) + ".metrics", nil
-}
+// AgentMetricsSubject returns "pitboss.agent.<id>.metrics"
+// (natsbus.MetricsSubject), where agent id publishes its metrics (delimited
+// protobuf, expfmt's format) for its supervisor.
+func AgentMetricsSubject(id market.AgentID) (string, error) { return natsbus.MetricsSubject(id) }
 
 // EncodeAgentMetrics encodes families as an agent publishes them.
 func EncodeAgentMetrics(families []*dto.MetricFamily) ([]byte, error) {
@@ -322,7 +318,7 @@ func suffixCollision(name string, typ dto.MetricType, accepted map[string]*expor
 // serve subscribes to the agents' metrics and returns the loop that stores them
 // until its context ends.
 func (a *agentMetrics) serve() (func(context.Context) error, error) {
-	return a.s.serveSubject(natsbus.Prefix+".agent.*.metrics", agentMetricsQueue, func(m *nats.Msg) { a.store(m.Subject, m.Data) })
+	return a.s.serveSubject(natsbus.SubjectAllMetrics, agentMetricsQueue, func(m *nats.Msg) { a.store(m.Subject, m.Data) })
 }
 
 // store keeps one message of subject "pitboss.agent.<id>.metrics" if <id> is an
