@@ -31,154 +31,118 @@ import (
 // specification's samples show. Errors are {"error": "..."} with catalog messages.
 func (b *Bridge) Handler(h Host, auth Authenticator) http.Handler {
 	m := api.NewMux()
-	m.Handle(http.MethodPost, "/deposit", func(w http.ResponseWriter, r *http.Request) {
-		body, err := api.ReadBody(r)
+	serve := func(method, path string, fn func(r *http.Request) (any, error)) {
+		m.Handle(method, path, func(w http.ResponseWriter, r *http.Request) {
+			v, err := fn(r)
+			if err != nil {
+				b.fail(w, err)
+				return
+			}
+			_ = api.WriteJSON(w, 200, v)
+		})
+	}
+	serve(http.MethodPost, "/deposit", func(r *http.Request) (any, error) {
+		wallet, err := decodeBody(r, api.DecodeDepositRequest)
 		if err != nil {
-			writeErr(w, err)
-			return
-		}
-		wallet, err := api.DecodeDepositRequest(body)
-		if err != nil {
-			writeErr(w, err)
-			return
+			return nil, err
 		}
 		da, err := b.DepositAddress(r.Context(), h, wallet)
 		if err != nil {
-			b.fail(w, err)
-			return
+			return nil, err
 		}
-		_ = api.WriteJSON(w, 200, api.DepositAddressResponse{
+		return api.DepositAddressResponse{
 			Address: api.EVMAddress{EVM: da.String()}, Wallet: wallet.String(), ChainID: api.BSCChainID, Token: b.token(),
 			Note: "Send only " + b.cfg.TokenSymbol + " on BSC (chain 56) to this address; it credits the ledger. " +
 				"BNB sent here is not credited: use the BNB swap flow.",
-		})
+		}, nil
 	})
-	m.Handle(http.MethodGet, "/supported-assets", func(w http.ResponseWriter, _ *http.Request) {
-		_ = api.WriteJSON(w, 200, b.SupportedAssets())
-	})
-	m.Handle(http.MethodGet, "/status/{address}", func(w http.ResponseWriter, r *http.Request) {
+	serve(http.MethodGet, "/supported-assets", func(*http.Request) (any, error) { return b.SupportedAssets(), nil })
+	serve(http.MethodGet, "/status/{address}", func(r *http.Request) (any, error) {
 		a, err := market.ParseAddress(r.PathValue("address"))
 		if err != nil {
-			writeErr(w, market.Errorf(market.CodeBadRequest, "address"))
-			return
+			return nil, market.Errorf(market.CodeBadRequest, "address")
 		}
-		_ = api.WriteJSON(w, 200, b.Status(a))
+		return b.Status(a), nil
 	})
-	m.Handle(http.MethodPost, "/withdraw/preview", func(w http.ResponseWriter, r *http.Request) {
-		req, ok := b.withdrawal(w, r, auth)
-		if !ok {
-			return
-		}
-		p, err := b.Preview(r.Context(), h, req)
+	serve(http.MethodPost, "/withdraw/preview", func(r *http.Request) (any, error) {
+		req, err := b.withdrawal(r, auth)
 		if err != nil {
-			b.fail(w, err)
-			return
+			return nil, err
 		}
-		_ = api.WriteJSON(w, 200, p)
+		return b.Preview(r.Context(), h, req)
 	})
-	m.Handle(http.MethodPost, "/withdraw", func(w http.ResponseWriter, r *http.Request) {
-		req, ok := b.withdrawal(w, r, auth)
-		if !ok {
-			return
-		}
-		out, err := b.Withdraw(r.Context(), h, req)
+	serve(http.MethodPost, "/withdraw", func(r *http.Request) (any, error) {
+		req, err := b.withdrawal(r, auth)
 		if err != nil {
-			b.fail(w, err)
-			return
+			return nil, err
 		}
-		_ = api.WriteJSON(w, 200, out)
+		return b.Withdraw(r.Context(), h, req)
 	})
-	m.Handle(http.MethodPost, "/bridge/swap/quote", func(w http.ResponseWriter, r *http.Request) {
+	serve(http.MethodPost, "/bridge/swap/quote", func(r *http.Request) (any, error) {
+		p, err := decodeBody(r, api.DecodeSwapQuoteRequest)
+		if err != nil {
+			return nil, err
+		}
+		return b.Quote(r.Context(), h, p)
+	})
+	serve(http.MethodPost, "/bridge/swap/execute", func(r *http.Request) (any, error) {
 		body, err := api.ReadBody(r)
 		if err != nil {
-			writeErr(w, err)
-			return
-		}
-		p, err := api.DecodeSwapQuoteRequest(body)
-		if err != nil {
-			writeErr(w, err)
-			return
-		}
-		q, err := b.Quote(r.Context(), h, p)
-		if err != nil {
-			b.fail(w, err)
-			return
-		}
-		_ = api.WriteJSON(w, 200, q)
-	})
-	m.Handle(http.MethodPost, "/bridge/swap/execute", func(w http.ResponseWriter, r *http.Request) {
-		body, err := api.ReadBody(r)
-		if err != nil {
-			writeErr(w, err)
-			return
+			return nil, err
 		}
 		id, wallet, err := api.DecodeSwapExecuteRequest(body)
 		if err != nil {
-			writeErr(w, err)
-			return
+			return nil, err
 		}
-		sw, err := b.Execute(r.Context(), h, id, wallet)
-		if err != nil {
-			b.fail(w, err)
-			return
-		}
-		_ = api.WriteJSON(w, 200, sw)
+		return b.Execute(r.Context(), h, id, wallet)
 	})
-	m.Handle(http.MethodGet, "/bridge/swap/{swap_id}", func(w http.ResponseWriter, r *http.Request) {
+	serve(http.MethodGet, "/bridge/swap/{swap_id}", func(r *http.Request) (any, error) {
 		sw, ok := b.SwapByID(r.PathValue("swap_id"))
 		if !ok {
-			writeErr(w, market.Errorf(market.CodeSwapNotFound))
-			return
+			return nil, market.Errorf(market.CodeSwapNotFound)
 		}
-		_ = api.WriteJSON(w, 200, sw)
+		return sw, nil
 	})
-	m.Handle(http.MethodGet, "/bridge/swaps", func(w http.ResponseWriter, r *http.Request) {
+	serve(http.MethodGet, "/bridge/swaps", func(r *http.Request) (any, error) {
 		q := r.URL.Query()
 		wallet, err := api.ParseAddressParam(q, "address")
 		if err != nil {
-			writeErr(w, err)
-			return
+			return nil, err
 		}
 		limit := SwapsDefaultLimit
 		if s := strings.TrimSpace(q.Get("limit")); s != "" {
 			n, err := strconv.Atoi(s)
 			if err != nil || n < 0 {
-				writeErr(w, market.Errorf(market.CodeBadRequest, "limit"))
-				return
+				return nil, market.Errorf(market.CodeBadRequest, "limit")
 			}
 			if n > 0 {
 				limit = min(n, SwapsMaxLimit)
 			}
 		}
-		_ = api.WriteJSON(w, 200, b.Swaps(wallet, limit))
+		return b.Swaps(wallet, limit), nil
 	})
-	m.Handle(http.MethodPost, "/quote", func(w http.ResponseWriter, _ *http.Request) {
-		writeErr(w, market.Errorf(market.CodeDisabled))
-	})
+	serve(http.MethodPost, "/quote", func(*http.Request) (any, error) { return nil, market.Errorf(market.CodeDisabled) })
 	if b.cfg.Simulation {
-		m.Handle(http.MethodPost, "/sim/deposit", func(w http.ResponseWriter, r *http.Request) {
-			body, err := api.ReadBody(r)
+		serve(http.MethodPost, "/sim/deposit", func(r *http.Request) (any, error) {
+			d, err := decodeBody(r, api.DecodeSimDepositRequest)
 			if err != nil {
-				writeErr(w, err)
-				return
+				return nil, err
 			}
-			d, err := api.DecodeSimDepositRequest(body)
-			if err != nil {
-				writeErr(w, err)
-				return
-			}
-			rec, err := b.SimulateDeposit(r.Context(), h, d)
-			if err != nil {
-				b.fail(w, err)
-				return
-			}
-			_ = api.WriteJSON(w, 200, rec)
+			return b.SimulateDeposit(r.Context(), h, d)
 		})
 	}
 	return m
 }
 
-func writeErr(w http.ResponseWriter, err error) { _ = api.WriteError(w, err) }
+// decodeBody reads r's body and decodes it with decode.
+func decodeBody[T any](r *http.Request, decode func([]byte) (T, error)) (T, error) {
+	body, err := api.ReadBody(r)
+	if err != nil {
+		var zero T
+		return zero, err
+	}
+	return decode(body)
+}
 
 // fail writes err; an error outside the catalog (a host failure) is logged and
 // answered as the catalog's internal error.
@@ -187,34 +151,29 @@ func (b *Bridge) fail(w http.ResponseWriter, err error) {
 	if !errors.As(err, &me) {
 		b.cfg.Logger.Error("bridge: request failed", zap.Error(err))
 	}
-	writeErr(w, err)
+	_ = api.WriteError(w, err)
 }
 
-// withdrawal authenticates a withdrawal request and decodes its body; on failure it
-// has written the answer.
-func (b *Bridge) withdrawal(w http.ResponseWriter, r *http.Request, auth Authenticator) (api.Withdrawal, bool) {
+// withdrawal authenticates a withdrawal request and decodes its body; the body's
+// address must be the caller's.
+func (b *Bridge) withdrawal(r *http.Request, auth Authenticator) (api.Withdrawal, error) {
 	body, err := api.ReadBody(r)
 	if err != nil {
-		writeErr(w, err)
-		return api.Withdrawal{}, false
+		return api.Withdrawal{}, err
 	}
 	if auth == nil {
-		writeErr(w, market.Errorf(market.CodeUnauthorized))
-		return api.Withdrawal{}, false
+		return api.Withdrawal{}, market.Errorf(market.CodeUnauthorized)
 	}
 	caller, err := auth.AuthenticateL2(r, body)
 	if err != nil {
-		writeErr(w, err)
-		return api.Withdrawal{}, false
+		return api.Withdrawal{}, err
 	}
 	req, err := api.DecodeWithdrawRequest(body)
 	if err != nil {
-		writeErr(w, err)
-		return api.Withdrawal{}, false
+		return api.Withdrawal{}, err
 	}
 	if req.Address != caller {
-		writeErr(w, market.Errorf(market.CodeInvalidAuthorization))
-		return api.Withdrawal{}, false
+		return api.Withdrawal{}, market.Errorf(market.CodeInvalidAuthorization)
 	}
-	return req, true
+	return req, nil
 }
