@@ -303,14 +303,11 @@ func (a *Agent) loop(ctx context.Context, feedErr <-chan error) error {
 				return fmt.Errorf("agent: feed: %w", err)
 			}
 			// The feed ended: handle what it queued before it did.
-			for ctx.Err() == nil {
-				q := a.queue.next()
-				if q == nil {
-					break
-				}
+			for ctx.Err() == nil && a.queue.take(1) == 1 {
+				q := a.queue.at(0)
 				a.arrived, a.lastEvWall = q.at, q.at
 				err := a.handleFeedEvent(&q.ev)
-				a.queue.done()
+				a.queue.release(1)
 				a.drainLocal(ctx)
 				if err != nil {
 					return stopErr(err)

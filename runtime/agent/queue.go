@@ -11,9 +11,9 @@ import (
 // eventQueue is the bounded queue between the feed's goroutine and the loop: a ring
 // of slots that own their events' storage, so that passing an event copies it once
 // and allocates nothing in steady state. The loop is woken through ready (one token
-// when the ring becomes non-empty) and then takes events one by one under a mutex —
-// a lock and an unlock per event instead of channel operations and a select, which
-// cost most of the hand-over on one core. Overflow policy: the producer waits for a
+// when the ring becomes non-empty) and then takes the queued events in runs under a
+// mutex (take, at, release) — a lock and an unlock per run instead of channel
+// operations and a select per event, which cost most of the hand-over on one core. Overflow policy: the producer waits for a
 // free slot (backpressure).
 type eventQueue struct {
 	mu      sync.Mutex
@@ -78,31 +78,6 @@ func (q *eventQueue) put(ctx context.Context, ev *market.Event, at time.Time) bo
 			return false
 		}
 	}
-}
-
-// next returns the oldest queued event, or nil when there is none. The slot stays
-// the loop's (the producer does not touch it) until done.
-func (q *eventQueue) next() *queued {
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	if q.n == 0 {
-		return nil
-	}
-	return &q.slots[q.head]
-}
-
-// done frees the slot next returned, and reports whether more events are queued.
-func (q *eventQueue) done() bool {
-	q.mu.Lock()
-	q.head = (q.head + 1) % len(q.slots)
-	q.n--
-	wake, more := q.waiting, q.n > 0
-	q.waiting = false
-	q.mu.Unlock()
-	if wake {
-		signal(q.space)
-	}
-	return more
 }
 
 // take returns how many of the oldest queued events (at most max) the loop may

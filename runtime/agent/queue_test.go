@@ -10,11 +10,14 @@ import (
 
 // TestEventQueueKeepsOrderUnderBackpressure: a producer faster than the consumer
 // waits for free slots, and every event arrives once, in order, with its levels,
-// whether the consumer takes them one by one (next, done) or in runs (take, at,
-// release, as the loop does).
+// whether the consumer takes them one by one (as the loop drains the queue after
+// the feed ended) or in runs (as the loop's batches do).
 func TestEventQueueKeepsOrderUnderBackpressure(t *testing.T) {
-	for _, mode := range []string{"one by one", "in runs"} {
-		t.Run(mode, func(t *testing.T) {
+	for _, mode := range []struct {
+		name string
+		run  int
+	}{{"one by one", 1}, {"in runs", 3}} {
+		t.Run(mode.name, func(t *testing.T) {
 			q := newEventQueue(4)
 			const n = 10_000
 			go func() {
@@ -40,28 +43,18 @@ func TestEventQueueKeepsOrderUnderBackpressure(t *testing.T) {
 				case <-deadline:
 					t.Fatalf("stuck after %d events", next)
 				}
-				if mode == "in runs" {
-					for more := true; more; {
-						k := q.take(3)
-						if k == 0 {
-							break
-						}
-						for j := range k {
-							check(q.at(j))
-						}
-						more = q.release(k)
-					}
-					continue
-				}
-				for {
-					s := q.next()
-					if s == nil {
+				for more := true; more; {
+					k := q.take(mode.run)
+					if k == 0 {
 						break
 					}
-					check(s)
-					if !q.done() {
-						break
+					if k > mode.run {
+						t.Fatalf("take(%d) granted %d events", mode.run, k)
 					}
+					for j := range k {
+						check(q.at(j))
+					}
+					more = q.release(k)
 				}
 			}
 		})
