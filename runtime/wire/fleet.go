@@ -288,9 +288,9 @@ func RunSupervised(ctx context.Context, spec *agents.Spec, opt Options) error {
 		// Only a request the loop never took counts: an agent that is stopping
 		// answers "not running", which is not a stuck loop.
 		publish, silent := gate.observe(time.Now(), !errors.Is(err, context.DeadlineExceeded))
-		if silent > 0 && !publish && gate.firstSilence() {
+		if gate.firstSilence() { // once per silence, when the heartbeats stop
 			log.Error("the agent's loop has not answered for "+silent.Round(time.Second).String()+
-				": heartbeats stop so that the supervisor restarts it", zap.String("agent", string(r.Agent.Status().Agent)))
+				": heartbeats stop so that the supervisor restarts it", zap.String("agent", string(id)))
 		}
 		return fleetStatus(r.Agent.Status(), conds, host, cc.Supervisor), publish
 	}
