@@ -11,7 +11,6 @@ import (
 	"slices"
 	"sort"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/pitbossdev/pitboss/adapters/natsbus"
@@ -278,7 +277,7 @@ func printJSON(w io.Writer, v any) error {
 
 // printList prints one line per agent.
 func printList(w io.Writer, fl supervisor.Fleet) {
-	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	tw := newTable(w)
 	fmt.Fprintln(tw, "AGENT\tSTATE\tPROCESS\tSUPERVISOR\tWALLET\tMODE\tMARKETS\tPOSITIONS\tPNL\tHEARTBEAT\tRESTARTS\tNOTE")
 	for _, a := range fl.Agents() {
 		mode, markets, pos, note := "dry-run", "", "", a.Message

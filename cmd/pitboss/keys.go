@@ -12,7 +12,6 @@ import (
 	"regexp"
 	"sort"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	"go.uber.org/zap"
@@ -796,7 +795,7 @@ func printKeysList(w io.Writer, res keysListResult, v *venue) {
 	if len(res.Stored) == 0 {
 		fmt.Fprintln(w, "no stored API credentials; create some with 'pitboss keys create --wallet REF'")
 	} else {
-		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+		tw := newTable(w)
 		fmt.Fprintln(tw, "VENUE\tWALLET\tAPI KEY\tSTORED IN\tON VENUE")
 		for _, s := range res.Stored {
 			on := "-"

@@ -88,10 +88,15 @@ func dispatch(ctx context.Context, g *subGroup, args []string, io stdio) error {
 	return err
 }
 
+// newTable returns the writer of the commands' tables: columns aligned with
+// spaces, two between columns. The caller writes tab-separated cells and calls
+// Flush.
+func newTable(w io.Writer) *tabwriter.Writer { return tabwriter.NewWriter(w, 0, 4, 2, ' ', 0) }
+
 // printSubs lists subs under a "Subcommands:" heading.
 func printSubs(w io.Writer, subs []subcommand) {
 	fmt.Fprintln(w, "Subcommands:")
-	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	tw := newTable(w)
 	for _, s := range subs {
 		fmt.Fprintf(tw, "  %s\t%s\n", s.name, s.summary)
 	}
@@ -548,7 +553,7 @@ func printMarketRows(w io.Writer, rows []marketRow, v *venue) {
 			fmt.Fprintf(w, "  %s\n", r.Question)
 		}
 		fmt.Fprintf(w, "  condition  %s\n", r.Condition)
-		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+		tw := newTable(w)
 		for _, q := range []quote{r.Yes, r.No} {
 			fmt.Fprintf(tw, "  %s\t%s\tbid %s\task %s\tmid %s\n", q.Outcome, q.Token, deref(q.Bid), deref(q.Ask), deref(q.Mid))
 		}

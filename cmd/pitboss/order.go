@@ -12,7 +12,6 @@ import (
 	"sort"
 	"strings"
 	"sync"
-	"text/tabwriter"
 	"time"
 
 	"go.uber.org/zap"
@@ -840,7 +839,7 @@ func runOrderList(ctx context.Context, args []string, io stdio) error {
 		fmt.Fprintf(w, "no open orders of %s on %s\n", secrets.ChecksumAddress(o.addr), o.v.describe())
 		return nil
 	}
-	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	tw := newTable(w)
 	fmt.Fprintln(tw, "ID\tMARKET\tOUTCOME\tSIDE\tPRICE\tSIZE\tMATCHED\tTYPE\tCREATED")
 	for _, r := range rows {
 		name := firstNonEmpty(r.Slug, string(r.Condition))
@@ -1069,7 +1068,7 @@ func runOrderTrades(ctx context.Context, args []string, io stdio) error {
 		fmt.Fprintf(w, "no trades of %s on %s\n", secrets.ChecksumAddress(o.addr), o.v.describe())
 		return nil
 	}
-	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	tw := newTable(w)
 	fmt.Fprintln(tw, "TIME\tMARKET\tOUTCOME\tSIDE\tSIZE\tPRICE\tROLE\tFEE\tTRADE\tORDER")
 	var bought, sold market.Micros
 	for _, r := range rows {

@@ -9,7 +9,6 @@ import (
 	"io"
 	"slices"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/pitbossdev/pitboss/adapters/secrets"
@@ -390,7 +389,7 @@ func runWalletList(ctx context.Context, args []string, io stdio) error {
 		fmt.Fprintf(io.stdout, "no wallets (keystore directory %s); create one with 'pitboss wallet new'\n", dir)
 		return nil
 	}
-	tw := tabwriter.NewWriter(io.stdout, 0, 4, 2, ' ', 0)
+	tw := newTable(io.stdout)
 	fmt.Fprintln(tw, "ADDRESS\tREFERENCE")
 	for _, r := range rows {
 		fmt.Fprintf(tw, "%s\t%s\n", r.Address, r.Ref)

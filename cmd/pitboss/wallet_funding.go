@@ -9,7 +9,6 @@ import (
 	"math/big"
 	"os"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/shopspring/decimal"
@@ -242,7 +241,7 @@ func printWalletStatus(w io.Writer, st walletStatus, balance string) {
 	fmt.Fprintf(w, "balance  %s\n", balance)
 	when := func(ms int64) string { return time.UnixMilli(ms).UTC().Format(time.RFC3339) }
 	fmt.Fprintf(w, "\ndeposits (%d)\n", len(st.Bridge.Deposits))
-	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	tw := newTable(w)
 	for _, d := range st.Bridge.Deposits {
 		fmt.Fprintf(tw, "  %s\t%s\t%s tokens\tcredited %s\ttx %s\n", when(d.CreatedTimeMs), d.Status, tokenUnits(d.FromAmountBaseUnit, api.PlatformTokenDecimals), d.CreditedAmount, d.TxHash)
 	}
