@@ -494,3 +494,39 @@ func TestRunSupervisedReturnsWhenTheAgentEndsByItself(t *testing.T) {
 	}
 	waitFor(t, 5*time.Second, "stopped", func() bool { return stateOf(r, "q-1") == natsbus.StateStopped })
 }
+
+// TestResolveFleetAgentSettlesAutoMarketData: in a fleet whose market-data mode is
+// auto, an agent on the remote venue turns it to fanout with its CLOB service's
+// WebSocket base as the venue (unless the file named one); an agent on the
+// embedded venue leaves it auto, and an explicit mode is never changed.
+func TestResolveFleetAgentSettlesAutoMarketData(t *testing.T) {
+	spec := quoterFile(t, "")
+	remote := withLine(t, spec, "venue: embedded",
+		"venue: {kind: remote, clob: 'https://clob.example', catalogue: 'https://cat.example', data: 'https://data.example', bridge: 'https://bridge.example'}")
+	cases := []struct {
+		name string
+		file string
+		in   supervisor.MarketData
+		want supervisor.MarketData
+	}{
+		{"embedded: stays auto", spec.File, supervisor.MarketData{Mode: supervisor.MarketDataAuto},
+			supervisor.MarketData{Mode: supervisor.MarketDataAuto}},
+		{"remote: fanout of its venue", remote.File, supervisor.MarketData{Mode: supervisor.MarketDataAuto},
+			supervisor.MarketData{Mode: supervisor.MarketDataFanout, Venue: "wss://clob.example"}},
+		{"remote: the file's venue stays", remote.File, supervisor.MarketData{Mode: supervisor.MarketDataAuto, Venue: "ws://127.0.0.1:9"},
+			supervisor.MarketData{Mode: supervisor.MarketDataFanout, Venue: "ws://127.0.0.1:9"}},
+		{"remote: own stays own", remote.File, supervisor.MarketData{Mode: supervisor.MarketDataOwn},
+			supervisor.MarketData{Mode: supervisor.MarketDataOwn}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			fleet := &supervisor.File{MarketData: c.in}
+			if _, err := wire.ResolveFleetAgent(context.Background(), fleet, supervisor.AgentEntry{File: c.file}, func(string) string { return "" }, nil); err != nil {
+				t.Fatal(err)
+			}
+			if fleet.MarketData != c.want {
+				t.Fatalf("market data %+v, want %+v", fleet.MarketData, c.want)
+			}
+		})
+	}
+}
