@@ -18,10 +18,28 @@ type Book struct {
 }
 
 // Reset replaces the whole book with the given levels, which may be in any order;
-// levels with zero size are dropped and duplicate prices are summed.
+// levels with zero size are dropped and duplicate prices are summed. Levels that
+// are already best-first (what adapters deliver) are copied without sorting.
 func (b *Book) Reset(bids, asks []Level) {
-	b.Bids = resetSide(b.Bids[:0], bids, true)
-	b.Asks = resetSide(b.Asks[:0], asks, false)
+	b.Bids = copyLevels(b.Bids, bids, true)
+	b.Asks = copyLevels(b.Asks, asks, false)
+}
+
+// copyLevels copies src into dst's storage. Levels that are already strictly
+// best-first with positive sizes (what adapters deliver) are copied as they are;
+// anything else goes through the sort-and-merge (resetSide).
+func copyLevels(dst, src []Level, desc bool) []Level {
+	ok := true
+	for i, l := range src {
+		if l.Size <= 0 || i > 0 && (desc && l.Price >= src[i-1].Price || !desc && l.Price <= src[i-1].Price) {
+			ok = false
+			break
+		}
+	}
+	if ok {
+		return append(dst[:0], src...)
+	}
+	return resetSide(dst[:0], src, desc)
 }
 
 func resetSide(dst, src []Level, desc bool) []Level {

@@ -152,3 +152,22 @@ func BenchmarkBookSetNearTop(b *testing.B) {
 		bk.Set(Sell, 510_000+at[(i+3)%len(at)]*10_000, Micros(1+i%3)*Lot)
 	}
 }
+
+// TestBookResetCopiesBestFirstLevelsWithoutAllocating: levels already best-first
+// (what adapters deliver) are copied as they are, into the book's storage, and
+// give the book the sort-and-merge would.
+func TestBookResetCopiesBestFirstLevelsWithoutAllocating(t *testing.T) {
+	bids := []Level{{Price: 500_000, Size: One}, {Price: 490_000, Size: 2 * One}}
+	asks := []Level{{Price: 510_000, Size: 3 * One}, {Price: 520_000, Size: One}}
+	var b Book
+	b.Reset(bids, asks)
+	if !reflect.DeepEqual(b.Bids, bids) || !reflect.DeepEqual(b.Asks, asks) {
+		t.Fatalf("book %+v %+v, want %+v %+v", b.Bids, b.Asks, bids, asks)
+	}
+	if &b.Bids[0] == &bids[0] || &b.Asks[0] == &asks[0] {
+		t.Fatal("the book shares the caller's levels")
+	}
+	if n := testing.AllocsPerRun(100, func() { b.Reset(bids, asks) }); n != 0 {
+		t.Fatalf("Reset of best-first levels allocates %v times", n)
+	}
+}

@@ -44,8 +44,7 @@ func (s *State) Apply(ev *Event) {
 	switch ev.Kind {
 	case EventBook:
 		b := s.book(ev.Token)
-		b.Bids = copyLevels(b.Bids, ev.Bids, true)
-		b.Asks = copyLevels(b.Asks, ev.Asks, false)
+		b.Reset(ev.Bids, ev.Asks)
 		b.Time, b.Hash = ev.Time, ev.Hash
 	case EventPriceChange:
 		for i := range ev.Changes {
@@ -84,23 +83,6 @@ func (s *State) book(t TokenID) *Book {
 		s.Books[t] = b
 	}
 	return b
-}
-
-// copyLevels copies src into dst's storage. Levels that are already strictly
-// best-first with positive sizes (what adapters deliver) are copied as they are;
-// anything else goes through Book.Reset's sort-and-merge.
-func copyLevels(dst, src []Level, desc bool) []Level {
-	ok := true
-	for i, l := range src {
-		if l.Size <= 0 || i > 0 && (desc && l.Price >= src[i-1].Price || !desc && l.Price <= src[i-1].Price) {
-			ok = false
-			break
-		}
-	}
-	if ok {
-		return append(dst[:0], src...)
-	}
-	return resetSide(dst[:0], src, desc)
 }
 
 // marketFor finds a market by condition id or, failing that, by token.
