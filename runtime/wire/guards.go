@@ -73,7 +73,7 @@ func (g *Guards) Begin(st *market.State) agent.Action {
 // Check implements agent.Guards.
 func (g *Guards) Check(it *market.Intent, replaces market.OrderID) agent.Verdict {
 	if g.batch == nil {
-		return agent.Verdict{Guard: "agent", Reason: "no batch started", Err: policies.ErrNotAllowed}
+		return noBatch
 	}
 	var d policies.Decision
 	if replaces != "" {
@@ -90,10 +90,13 @@ func (g *Guards) StateVersion(st *market.State, v uint64) { g.chain.SetStateVers
 // CheckKeep implements agent.Keeper.
 func (g *Guards) CheckKeep(it *market.Intent, keeps market.OrderID) agent.Verdict {
 	if g.batch == nil {
-		return agent.Verdict{Guard: "agent", Reason: "no batch started", Err: policies.ErrNotAllowed}
+		return noBatch
 	}
 	return verdict(g.batch.EvaluateKeeping(it, keeps))
 }
+
+// noBatch denies a Check or CheckKeep made before Begin.
+var noBatch = agent.Verdict{Guard: "agent", Reason: "no batch started", Err: policies.ErrNotAllowed}
 
 func verdict(d policies.Decision) agent.Verdict {
 	v := agent.Verdict{Allowed: d.Allowed, Action: action(d.Action), Reused: d.Reused}

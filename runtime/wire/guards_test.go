@@ -5,6 +5,7 @@ import (
 
 	"github.com/pitbossdev/pitboss/market"
 	"github.com/pitbossdev/pitboss/policies"
+	"github.com/pitbossdev/pitboss/runtime/agent"
 )
 
 // TestKillStateIsEncodedAgainWhenItChanges checks the cached encoding of the kill
@@ -87,5 +88,46 @@ func TestAKeptOrderIsDecidedAnewWhenTheTopOfTheBookMoved(t *testing.T) {
 		if !v.Allowed || v.Reused != s.reused {
 			t.Fatalf("%s: allowed=%v reused=%v, want reused=%v (%s)", s.name, v.Allowed, v.Reused, s.reused, v.Reason)
 		}
+	}
+}
+
+// TestACheckBeforeBeginIsDenied checks that Check and CheckKeep made before the
+// first Begin, or after RestoreKill rebuilt the chain, deny as "no batch started",
+// and that after a Begin they decide.
+func TestACheckBeforeBeginIsDenied(t *testing.T) {
+	it := &market.Intent{Kind: market.IntentCancelAll, Key: "stop"}
+	var st market.State
+	st.Init()
+	tests := []struct {
+		name  string
+		setup func(g *Guards)
+		check func(g *Guards) agent.Verdict
+		begun bool // a batch was started: the intent is decided
+	}{
+		{"Check before Begin", func(*Guards) {}, func(g *Guards) agent.Verdict { return g.Check(it, "") }, false},
+		{"CheckKeep before Begin", func(*Guards) {}, func(g *Guards) agent.Verdict { return g.CheckKeep(it, "0xkeep") }, false},
+		{"Check after Begin", func(g *Guards) { g.Begin(&st) }, func(g *Guards) agent.Verdict { return g.Check(it, "") }, true},
+		{"CheckKeep after RestoreKill", func(g *Guards) {
+			g.Begin(&st)
+			if err := g.RestoreKill([]byte(`{"Tripped":true,"Reason":"operator"}`)); err != nil {
+				t.Fatal(err)
+			}
+		}, func(g *Guards) agent.Verdict { return g.CheckKeep(it, "0xkeep") }, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			g, err := NewGuards(policies.Config{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			tt.setup(g)
+			v := tt.check(g)
+			if denied := !v.Allowed && v.Guard == "agent" && v.Reason == "no batch started"; denied == tt.begun {
+				t.Fatalf("allowed=%v guard=%q reason=%q, want no batch started: %v", v.Allowed, v.Guard, v.Reason, !tt.begun)
+			}
+			if tt.begun && !v.Allowed {
+				t.Fatalf("a cancel_all in a batch: %s: %s", v.Guard, v.Reason)
+			}
+		})
 	}
 }
