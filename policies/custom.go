@@ -197,7 +197,7 @@ func (cs *customSet) fill(v *View) {
 		Buy: it.Side == market.Buy, Sell: it.Side == market.Sell, Type: it.Type.String(), PostOnly: it.PostOnly,
 		Token: string(it.Token), Market: string(m.Condition), Outcome: v.Outcome.String(),
 		Price: units(it.Price), Size: units(it.Size), Notional: units(v.Notional), Reduces: v.Reduces(),
-		Mid: math.NaN(), Spread: math.NaN(), Tick: units(m.TickSize), MinSize: units(m.MinSize),
+		Tick: units(m.TickSize), MinSize: units(m.MinSize), // the book figures: setBooks
 		Held: units(v.Held()), OpenBuys: units(v.OpenBuys()), OpenSells: units(v.OpenSells()),
 		MarketHeld: units(v.MarketHeld()), OpenOrders: v.OpenOrders(),
 		Balance: units(s.Balance), Reserved: units(s.Reserved), Equity: units(eq),
