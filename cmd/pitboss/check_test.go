@@ -36,9 +36,6 @@ func TestCheckExamples(t *testing.T) {
 	}
 	for _, f := range files {
 		t.Run(filepath.Base(filepath.Dir(f)), func(t *testing.T) {
-			if _, err := os.Stat(filepath.Join(filepath.Dir(f), "strategy.yaml")); err != nil {
-				t.Skip("its strategy file is not written yet")
-			}
 			code, out, errOut := runCLI(t, "check", f)
 			if code != 0 || !strings.Contains(out, f+": ok (agent ") || !strings.Contains(out, "dry-run on the embedded venue") {
 				t.Fatalf("code %d\nstdout %s\nstderr %s", code, out, errOut)
