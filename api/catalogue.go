@@ -122,6 +122,10 @@ type CatalogueEvent struct {
 	Chats            []CatalogueChat   `json:"chats,omitempty"`
 }
 
+// ISOMillis renders Unix milliseconds as ISO 8601 UTC with milliseconds
+// ("2024-05-01T12:00:00.000Z"), the services' timestamp format.
+func ISOMillis(ms int64) string { return time.UnixMilli(ms).UTC().Format("2006-01-02T15:04:05.000Z") }
+
 // ISOTime renders Unix seconds as ISO 8601 UTC ("" for 0).
 func ISOTime(sec int64) string {
 	if sec == 0 {

@@ -533,8 +533,6 @@ func (b *Bridge) Withdraw(ctx context.Context, h Host, w api.Withdrawal) (api.Wi
 	return out, nil
 }
 
-func isoMillis(ms int64) string { return time.UnixMilli(ms).UTC().Format("2006-01-02T15:04:05.000Z") }
-
 var tenK = big.NewInt(10_000)
 
 // swapMath computes a quote: the output at the simulated price, its price impact,
@@ -564,7 +562,7 @@ func (b *Bridge) quoteView(q *quote, w *wallet) api.SwapQuote {
 		EstimatedAmountOutBaseUnit: q.Out, MinAmountOutBaseUnit: q.MinOut, DepositBnbBalanceWei: w.BNBWei,
 		RequiredBnbWei: need.String(), SlippageBps: q.Slippage, PriceImpactBps: q.Impact,
 		Route: []string{WBNBAddress.String(), checksumless(b.cfg.TokenAddress)}, HasEnoughBnb: bal.Cmp(need) >= 0,
-		ExpiresAt: isoMillis(q.ExpiresMs),
+		ExpiresAt: api.ISOMillis(q.ExpiresMs),
 	}
 }
 
@@ -613,7 +611,7 @@ func (b *Bridge) swapView(sw *swap) api.Swap {
 		SwapID: sw.ID, QuoteID: sw.Quote, Address: sw.Wallet.String(), DepositAddress: w.DepositAddress.String(),
 		Status: sw.Status, ChainID: api.BSCChainID, FromToken: "BNB", ToTokenAddress: checksumless(b.cfg.TokenAddress),
 		AmountInWei: sw.AmountInWei, GasWei: sw.GasWei, AmountOutBaseUnit: sw.Out, CreditedAmount: api.Decimal(swapCredited(sw)),
-		TxHash: sw.TxHash, CreatedAt: isoMillis(sw.TimeMs), CreatedTimeMs: sw.TimeMs,
+		TxHash: sw.TxHash, CreatedAt: api.ISOMillis(sw.TimeMs), CreatedTimeMs: sw.TimeMs,
 	}
 }
 

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"slices"
 	"strings"
-	"time"
 
 	"go.uber.org/zap"
 
@@ -60,12 +59,10 @@ func (s *Service) author(a market.Address) api.Author {
 		VerifiedBadge: p.Verified}
 }
 
-func isoMs(ms int64) string { return time.UnixMilli(ms).UTC().Format("2006-01-02T15:04:05.000Z") }
-
 // feedMessage renders a square post; l (may be nil) supplies the attached market.
 func (s *Service) feedMessage(p *post, l *live) api.FeedMessage {
 	m := api.FeedMessage{ID: p.ID, Channel: p.Channel, Content: p.Text, Author: s.author(p.Author), ConditionID: p.Cond,
-		ReplyTo: p.ReplyTo, CreatedAt: isoMs(p.TimeMs), CreatedTimeMs: p.TimeMs}
+		ReplyTo: p.ReplyTo, CreatedAt: api.ISOMillis(p.TimeMs), CreatedTimeMs: p.TimeMs}
 	if p.Cond != "" && l != nil {
 		if lm := l.mk[p.Cond]; lm != nil {
 			px := prices(lm)
@@ -85,7 +82,7 @@ func (s *Service) feedMessage(p *post, l *live) api.FeedMessage {
 // attached to a market is a comment on that market.
 func (s *Service) comment(p *post, replies int) api.Comment {
 	c := api.Comment{ID: p.ID, Body: p.Text, ParentEntityType: p.ParentType, ParentEntityID: p.ParentID,
-		ParentCommentID: p.ParentComment, UserAddress: p.Author, ConditionID: p.Cond, CreatedAt: isoMs(p.TimeMs),
+		ParentCommentID: p.ParentComment, UserAddress: p.Author, ConditionID: p.Cond, CreatedAt: api.ISOMillis(p.TimeMs),
 		CreatedTimeMs: p.TimeMs, Profile: s.author(p.Author), ReplyCount: replies}
 	if p.Kind == kindSquare {
 		c.ParentEntityType, c.ParentEntityID = api.ParentMarket, s.marketID(p.Cond)
@@ -349,7 +346,7 @@ func (s *Service) Channels() []api.SquareChannel {
 		for _, p := range s.posts.st.Posts {
 			if p.Kind == kindSquare && p.Channel == chans[i].ID {
 				chans[i].MessageCount++
-				chans[i].LastMessageAt = isoMs(p.TimeMs)
+				chans[i].LastMessageAt = api.ISOMillis(p.TimeMs)
 			}
 		}
 	}
@@ -371,10 +368,10 @@ func (s *Service) profile(a market.Address) (api.Profile, bool) {
 			stats.Pnl, stats.PositionsValue = api.Decimal(ws.Realized+ws.Unrealized), api.Decimal(ws.PositionValue)
 			stats.Trades, stats.MarketsTraded = ws.Trades, ws.Markets
 			if ws.LastActivity > 0 {
-				stats.LastActivity = isoMs(ws.LastActivity)
+				stats.LastActivity = api.ISOMillis(ws.LastActivity)
 			}
 			if p.CreatedAt == "" && ws.FirstActivity > 0 {
-				p.CreatedAt = isoMs(ws.FirstActivity)
+				p.CreatedAt = api.ISOMillis(ws.FirstActivity)
 			}
 		}
 	}

@@ -6,7 +6,6 @@ import (
 	"crypto/subtle"
 	"errors"
 	"net/http"
-	"time"
 
 	"github.com/pitbossdev/pitboss/adapters/auth"
 	"github.com/pitbossdev/pitboss/api"
@@ -342,7 +341,7 @@ func (s *Server) listBuilderKeys(w http.ResponseWriter, r *http.Request) {
 	s.st.keysMu.RLock()
 	for _, id := range s.st.byOwner[c.owner] {
 		if k := s.st.keys[id]; k.builderID != "" {
-			out.APIKeys = append(out.APIKeys, api.BuilderAPIKey{APIKey: id, BuilderID: k.builderID, CreatedAt: isoTime(k.created)})
+			out.APIKeys = append(out.APIKeys, api.BuilderAPIKey{APIKey: id, BuilderID: k.builderID, CreatedAt: api.ISOMillis(k.created)})
 		}
 	}
 	s.st.keysMu.RUnlock()
@@ -387,11 +386,6 @@ func isUUID(s string) bool {
 		}
 	}
 	return true
-}
-
-// isoTime renders Unix ms as ISO 8601 UTC with milliseconds.
-func isoTime(ms int64) string {
-	return time.UnixMilli(ms).UTC().Format("2006-01-02T15:04:05.000Z")
 }
 
 // ---- waitlist and invitations ----
@@ -484,7 +478,7 @@ func (s *Server) Approve(ctx context.Context, email string) (Invitation, error) 
 		_, taken := s.st.codes[fresh]
 		s.st.keysMu.RUnlock()
 		if inv != nil && !inv.used && inv.expires >= now {
-			out = Invitation{Email: email, Code: inv.code, ExpiresAt: isoTime(inv.expires)}
+			out = Invitation{Email: email, Code: inv.code, ExpiresAt: api.ISOMillis(inv.expires)}
 			return nil
 		}
 		if taken {
@@ -499,7 +493,7 @@ func (s *Server) Approve(ctx context.Context, email string) (Invitation, error) 
 		if err := tx.Record(extName, approveRecord(email, fresh, exp)); err != nil {
 			return err
 		}
-		out = Invitation{Email: email, Code: fresh, ExpiresAt: isoTime(exp)}
+		out = Invitation{Email: email, Code: fresh, ExpiresAt: api.ISOMillis(exp)}
 		return nil
 	})
 	return out, hostErr(err)

@@ -450,10 +450,10 @@ func (s *Server) browseAgents(w http.ResponseWriter, r *http.Request) {
 		Total  int          `json:"total"`
 	}{Agents: []agentEntry{}, Total: len(rows)}
 	for i := offset; i < len(rows) && i < offset+limit; i++ {
-		e := agentEntry{Address: rows[i].addr.String(), RegisteredAt: isoTime(rows[i].reg), Trades24h: rows[i].act.trades,
+		e := agentEntry{Address: rows[i].addr.String(), RegisteredAt: api.ISOMillis(rows[i].reg), Trades24h: rows[i].act.trades,
 			Volume24h: api.Decimal(rows[i].act.volume)}
 		if rows[i].act.last > 0 {
-			e.LastTradeAt = isoTime(rows[i].act.last)
+			e.LastTradeAt = api.ISOMillis(rows[i].act.last)
 		}
 		out.Agents = append(out.Agents, e)
 	}

@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/pitbossdev/pitboss/api"
 	"github.com/pitbossdev/pitboss/market"
 	"github.com/pitbossdev/pitboss/sandbox/exchange"
 )
@@ -135,10 +136,10 @@ func (s *Server) listWaitlist(w http.ResponseWriter, r *http.Request) {
 	out := make([]waitlistEntry, 0, len(s.st.waitSeq))
 	for _, e := range s.st.waitSeq {
 		we := s.st.waitlist[e]
-		en := waitlistEntry{Email: we.email, CreatedAt: isoTime(we.created), Status: "pending"}
+		en := waitlistEntry{Email: we.email, CreatedAt: api.ISOMillis(we.created), Status: "pending"}
 		if we.approved {
 			inv := s.st.codes[we.code]
-			en.Code, en.ExpiresAt, en.Status = inv.code, isoTime(inv.expires), "approved"
+			en.Code, en.ExpiresAt, en.Status = inv.code, api.ISOMillis(inv.expires), "approved"
 			switch {
 			case inv.used:
 				en.Status = "used"
