@@ -261,17 +261,12 @@ type window struct {
 // unbounded reports whether the window is the whole source.
 func (w *window) unbounded() bool { return w.from == 0 && w.to == 0 }
 
-// Events delivers the window of the source (see window).
+// Events delivers the window of the source (see window). The feed reads an
+// unbounded window's source directly (feed.Run), without this wrapper.
 func (w *window) Events(ctx context.Context, emit func(ev *market.Event) bool) error {
-	if w.unbounded() {
-		return w.src.Events(ctx, func(ev *market.Event) bool {
-			w.reached = true
-			return emit(ev)
-		})
-	}
 	var books market.FoldedBooks // of the events before from
 	started := w.from == 0
-	err := w.src.Events(ctx, func(ev *market.Event) bool {
+	return w.src.Events(ctx, func(ev *market.Event) bool {
 		if w.to != 0 && ev.Time > w.to {
 			return false
 		}
@@ -294,7 +289,6 @@ func (w *window) Events(ctx context.Context, emit func(ev *market.Event) bool) e
 		w.reached = true
 		return emit(ev)
 	})
-	return err
 }
 
 // spanOf returns the window's bounds, defaulting to the source's.
