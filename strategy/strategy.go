@@ -29,9 +29,8 @@ type Strategy struct {
 	needOrders bool // some expression reads orders
 	needOpen   bool // some expression reads open_buy or open_sell
 	// reuse: a market's quotes may be reused when their inputs are unchanged
-	// (reuse.go); readsLast: some expression reads a token's last trade.
-	reuse     bool
-	readsLast bool
+	// (reuse.go).
+	reuse bool
 	// needLast: the tokens' last trades are filled for every evaluation (some
 	// expression reads one, or one runs on expr's VM, whose reads are not known
 	// exactly); otherwise only to mark a position on a token with an empty book.
@@ -464,8 +463,7 @@ func (s *Strategy) scanNeeds() {
 			s.needOrders = true
 		}
 	}
-	s.reuse, s.readsLast = reusable(progs, s.quotes)
-	s.needLast = s.readsLast
+	s.reuse, s.needLast = reusable(progs, s.quotes) // needLast so far: some expression reads a last trade
 	for _, p := range progs {
 		if p == nil {
 			continue
