@@ -110,9 +110,6 @@ type RemoteRun struct {
 	Client *clob.Client
 	// Feed is the agent's feed (market channel, and the user channel when live).
 	Feed *remote.Feed
-	// MarketData is the source RemoteOptions.MarketData built, nil when the feed
-	// reads the venue's market channel.
-	MarketData agent.Feed
 }
 
 // ErrNoSecrets: a live run on the remote venue without a way to unlock the wallet.
@@ -257,7 +254,6 @@ func buildRemote(ctx context.Context, spec *agents.Spec, opt Options, live bool)
 		if fc.MarketData, err = ro.MarketData(tokens); err != nil {
 			return nil, fmt.Errorf("market data: %w", err)
 		}
-		rr.MarketData = fc.MarketData
 	}
 	if live {
 		v, err := remote.New(remote.Config{Client: c, Signer: signer, Logger: log.Named("venue")})
