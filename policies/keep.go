@@ -64,11 +64,11 @@ type memo struct {
 	// pre-flight passed a post-only intent, which must still not cross; band,
 	// price_band passed, and the mid must still be within it.
 	topExact, postOnly, band bool
-	time                     int64
 	p                        pending
 	denied                   *Denied // nil: allowed (a kept order)
 	// env is the custom guards' environment (hasEnv: when some guard reads time or
-	// the books), kept up to date with the time and the books of each reuse.
+	// the books), kept up to date with the time and the books of each reuse: its
+	// Time is the event time the decision was last made or re-checked at.
 	env    Env
 	hasEnv bool
 }
@@ -166,7 +166,7 @@ func (c *Chain) reused(b *Batch, m *memo, it *market.Intent, replaces market.Ord
 		return Decision{Denied: m.denied, Reused: true}, true
 	}
 	if m.hasEnv {
-		timed := c.custom.timed && m.time != s.Time
+		timed := c.custom.timed && m.env.Time != s.Time
 		if timed {
 			m.env.Time = s.Time
 			if m.market.EndDate > 0 {
@@ -179,7 +179,6 @@ func (c *Chain) reused(b *Batch, m *memo, it *market.Intent, replaces market.Ord
 		if (timed || moved && c.custom.booked) && !c.custom.allow(&m.env, timed, moved) {
 			return d, false // a new decision: made in full, and audited
 		}
-		m.time = s.Time
 	}
 	b.p.addIntent(it, rep, m.notional, m.market, true)
 	if moved {
@@ -206,7 +205,7 @@ func (c *Chain) remember(b *Batch, m *memo, v *View, replaces market.OrderID, or
 	m.valid, m.state, m.version, m.epoch = true, s, c.version, c.epoch
 	m.it, m.keeps, m.order, m.market, m.outcome, m.notional = *v.Intent, replaces, order, v.Market, v.Outcome, v.Notional
 	m.mb, m.mbGen = v.mb, c.books.gen
-	m.top, m.time, m.denied = b.topOf(v.Market), s.Time, den
+	m.top, m.denied = b.topOf(v.Market), den
 	m.posMin, m.posMax = math.MinInt64, math.MaxInt64
 	reached := len(c.guards) // guards that ran: all, or up to the denier
 	if den != nil {
