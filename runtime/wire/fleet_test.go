@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/pitbossdev/pitboss/adapters/natsbus"
 	"github.com/pitbossdev/pitboss/adapters/secrets"
 	"github.com/pitbossdev/pitboss/agents"
@@ -468,7 +470,8 @@ func TestResolveFleetAgent(t *testing.T) {
 // TestRunSupervisedReturnsWhenTheAgentEndsByItself: an agent whose run ends on its
 // own (here after Options.Events events; a feed failure ends it the same way)
 // returns from RunSupervised — its lease watch and side goroutines stop with it —
-// and its last status says stopped.
+// and its last status says stopped. The caller's Options.Metrics saw the events
+// too (beside the registry the agent publishes to its supervisor).
 func TestRunSupervisedReturnsWhenTheAgentEndsByItself(t *testing.T) {
 	f := startFleetBus(t)
 	r := f.roster(t)
@@ -482,6 +485,12 @@ func TestRunSupervisedReturnsWhenTheAgentEndsByItself(t *testing.T) {
 	t.Cleanup(func() { cancel(); <-renewed })
 	opt := wallOptions(t)
 	opt.Events = 20
+	reg := prometheus.NewRegistry()
+	m, err := wire.NewMetrics(reg, "q-1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	opt.Metrics = m
 	s := runSupervised(t, spec, env, opt)
 	select {
 	case err := <-s.done:
@@ -493,6 +502,9 @@ func TestRunSupervisedReturnsWhenTheAgentEndsByItself(t *testing.T) {
 		t.Fatal("RunSupervised did not return after its agent's run ended")
 	}
 	waitFor(t, 5*time.Second, "stopped", func() bool { return stateOf(r, "q-1") == natsbus.StateStopped })
+	if got := sample(t, reg, "pitboss_agent_events_total", "", ""); got < float64(opt.Events) {
+		t.Fatalf("the caller's metrics counted %v events, want at least %d", got, opt.Events)
+	}
 }
 
 // TestResolveFleetAgentSettlesAutoMarketData: in a fleet whose market-data mode is
