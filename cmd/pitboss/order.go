@@ -1052,10 +1052,9 @@ func runOrderTrades(ctx context.Context, args []string, io stdio) error {
 		for _, f := range w.Fills(o.creds.APIKey, o.addr, info) {
 			r := fillRow{Trade: f.Trade, Order: f.Order, Time: time.UnixMilli(f.Time).UTC().Format(time.RFC3339), Condition: f.Market,
 				Token: f.Token, Side: f.Side.String(), Role: f.Role.String(), Price: f.Price.String(), Size: f.Size.String(),
-				Fee: f.Fee.String(), Status: t.Status, size: f.Size}
-			r.Outcome = f.Outcome.String()
+				Fee: f.Fee.String(), Status: t.Status, Outcome: outcomeLabel(info, f.Outcome), size: f.Size}
 			if info != nil {
-				r.Slug, r.Outcome = info.Slug, outcomeLabel(info, f.Outcome)
+				r.Slug = info.Slug
 			}
 			rows = append(rows, r)
 		}
