@@ -118,8 +118,10 @@ func (p *parts) agent(feed agent.Feed, d agent.Decider) (*agent.Agent, error) {
 	}
 	cfg := agent.Config{ID: id, Wallet: p.wallet, DryRun: true, Markets: p.conds, Heartbeat: p.cfg.Spec.Heartbeat,
 		QueueSize: feedQueue}
-	return agent.New(cfg, agent.Deps{Venue: ephemeral{p.venue}, Feed: feed, Decider: d, Guards: p.guards,
-		Logger: p.cfg.Logger, Clock: agent.EventClock}) // no Store: a backtest keeps no checkpoint
+	// No Store: a backtest keeps no checkpoint, so the agent never snapshots the
+	// paper account (agent.Persistent) either.
+	return agent.New(cfg, agent.Deps{Venue: p.venue, Feed: feed, Decider: d, Guards: p.guards,
+		Logger: p.cfg.Logger, Clock: agent.EventClock})
 }
 
 // filter returns the filter of the bound markets.
