@@ -501,7 +501,7 @@ func (d *doctorRun) checkCredentials(ctx context.Context, credRef secrets.Ref) {
 	defer c.Close()
 	ids, err := c.APIKeys(ctx)
 	switch {
-	case hasCode(err, market.CodeL2Failure), hasCode(err, market.CodeUnauthorized):
+	case credentialsRefused(err):
 		d.add("credentials", checkFail, fmt.Sprintf("api key %s from %s is refused by the venue: it was deleted, or belongs to another venue", creds.APIKey, src),
 			d.hint("keys derive", svcCLOB, true)+" (or 'keys create --nonce N' for a new key)")
 		return

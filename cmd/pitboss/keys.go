@@ -389,6 +389,13 @@ func hasCode(err error, c market.Code) bool {
 	return errors.As(err, &me) && me.Code == c
 }
 
+// credentialsRefused reports whether a venue refused the API credentials of a
+// request (the catalog's L2 authentication failure or unauthorized): they were
+// deleted, or belong to another venue or wallet.
+func credentialsRefused(err error) bool {
+	return hasCode(err, market.CodeL2Failure) || hasCode(err, market.CodeUnauthorized)
+}
+
 // venueError explains a failure to reach a venue's service.
 func venueError(v *venue, svc int, err error) error {
 	var ae *clob.APIError
@@ -741,7 +748,7 @@ func runKeysList(ctx context.Context, args []string, io stdio) error {
 		defer c.Close()
 		ids, err := c.APIKeys(ctx)
 		if err != nil {
-			if hasCode(err, market.CodeL2Failure) || hasCode(err, market.CodeUnauthorized) {
+			if credentialsRefused(err) {
 				return fmt.Errorf("%s refused the credentials of %s from %s (api key %s): they were deleted or belong to another venue; "+
 					"'pitboss keys derive' fetches working ones (venue said: %w)", v.describe(), secrets.ChecksumAddress(addr), src, creds.APIKey, err)
 			}
@@ -922,7 +929,7 @@ func runKeysDelete(ctx context.Context, args []string, io stdio) error {
 		fmt.Fprintf(io.stdout, "the venue no longer has api key %s of %s\n", target, a)
 	case hasCode(err, market.CodeKeyNotFound):
 		return fmt.Errorf("%s has no api key %s for %s (venue said: %w); 'pitboss keys list --wallet …' shows its keys", v.describe(), target, a, err)
-	case hasCode(err, market.CodeL2Failure) || hasCode(err, market.CodeUnauthorized):
+	case credentialsRefused(err):
 		return fmt.Errorf("%s refused the stored credentials of %s (api key %s, from %s): if that key was deleted, "+
 			"'pitboss keys delete --forget' removes the stored copy (venue said: %w)", v.describe(), a, creds.APIKey, src, err)
 	default:

@@ -405,7 +405,7 @@ func reasonSuffix(r string) string {
 // withdrawError explains a refusal of the bridge's withdrawal routes.
 func withdrawError(v *venue, err error) error {
 	switch {
-	case hasCode(err, market.CodeL2Failure), hasCode(err, market.CodeUnauthorized):
+	case credentialsRefused(err):
 		return fmt.Errorf("the bridge refused the wallet's API credentials: 'pitboss doctor' checks them, 'pitboss keys derive' fetches working ones (bridge said: %w)", err)
 	case hasCode(err, market.CodeInsufficientBalance):
 		return fmt.Errorf("the ledger balance does not cover the amount plus the fee: 'pitboss wallet status' shows it (bridge said: %w)", err)
