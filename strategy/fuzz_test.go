@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/pitbossdev/pitboss/market"
+	"github.com/pitbossdev/pitboss/sandbox/exprenv"
 )
 
 // FuzzParse checks that no strategy file makes Parse or Decide panic, that problems
@@ -27,6 +28,7 @@ func FuzzParse(f *testing.F) {
 		"quotes:\n  q: {side: BUY, price: |\n    1 +\n      2, size: 1}\n", "&a [*a]", "quotes: {q: {<<: {side: BUY}}}",
 		"markets: [a, a]\nquotes:\n  q: {market: b, side: SELL, price: 0.5, size: 5}\n",
 		"rules:\n  r: {when: 'event.kind == \"fill\"', on: [fill, bogus], take: {side: BUY, price: yes.ask, size: 5, type: GTC}}\n",
+		"vars:\n  a: orders[3].price\nquotes:\n  q: {side: BUY, price: a, size: 5}\n", // fails on every event
 	} {
 		f.Add([]byte(s))
 	}
@@ -59,7 +61,13 @@ func FuzzParse(f *testing.F) {
 		st := newTestState()
 		for _, ev := range randomStream(1, 30) {
 			st.Apply(&ev)
-			_, _ = in.Decide(&ev, st, nil)
+			// A failing expression stops the evaluation with a positioned
+			// *exprenv.Error and nothing appended (Decide's contract).
+			out, err := in.Decide(&ev, st, nil)
+			var ee *exprenv.Error
+			if err != nil && (!errors.As(err, &ee) || len(out) != 0) {
+				t.Fatalf("Decide failed with %T (%v) and %d intents", err, err, len(out))
+			}
 		}
 	})
 }
