@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/pitbossdev/pitboss/adapters/natsbus"
+	"github.com/pitbossdev/pitboss/api"
 	"github.com/pitbossdev/pitboss/market"
 	"github.com/pitbossdev/pitboss/runtime/supervisor"
 	"github.com/pitbossdev/pitboss/runtime/wire"
@@ -332,7 +333,7 @@ func shortHex(s string) string {
 // auditLine renders one audit record for people.
 func auditLine(e natsbus.AuditEntry) string {
 	r := e.Record
-	t := time.UnixMilli(r.Time).UTC().Format("2006-01-02T15:04:05.000Z")
+	t := api.ISOMillis(r.Time)
 	head := fmt.Sprintf("%6d %s %-12s %-9s ", e.Seq, t, r.Agent, r.Kind)
 	switch {
 	case r.Decision != nil:
