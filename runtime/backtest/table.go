@@ -4,11 +4,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"strconv"
 	"text/tabwriter"
 	"time"
-
-	"github.com/pitbossdev/pitboss/runtime/report"
 )
 
 // WriteText writes the sweep as a table, best first: the swept values, then PnL,
@@ -44,8 +41,8 @@ func (r *SweepResult) WriteText(w io.Writer, top int) error {
 			return
 		}
 		s := &x.Summary
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d\t%s\t\n", s.PnL, pct(s.Return), num(s.Sharpe), num(s.Sortino),
-			s.MaxDrawdown, pct(s.WinRate), num(s.ProfitFactor), s.Fills, s.Fees)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d\t%s\t\n", s.PnL, s.Return.Percent(), s.Sharpe.Fixed(), s.Sortino.Fixed(),
+			s.MaxDrawdown, s.WinRate.Percent(), s.ProfitFactor.Fixed(), s.Fills, s.Fees)
 	}
 	if r.Folds == 0 {
 		fmt.Fprintf(tw, "sorted by %s, best first\n", r.Metric)
@@ -89,18 +86,4 @@ func (r *SweepResult) MarshalIndent() ([]byte, error) {
 func period(r Row) string {
 	f := "2006-01-02 15:04"
 	return time.UnixMilli(r.From).UTC().Format(f) + " → " + time.UnixMilli(r.To).UTC().Format(f)
-}
-
-func num(x report.Ratio) string {
-	if !x.Defined() {
-		return "—"
-	}
-	return strconv.FormatFloat(float64(x), 'f', 2, 64)
-}
-
-func pct(x report.Ratio) string {
-	if !x.Defined() {
-		return "—"
-	}
-	return strconv.FormatFloat(float64(x)*100, 'f', 2, 64) + "%"
 }

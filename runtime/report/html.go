@@ -56,19 +56,19 @@ func (r *Report) htmlView() htmlView {
 	}
 	v.Cards = []card{
 		{"PnL", fmtMoney(s.PnL), sign(s.PnL)},
-		{"Return", fmtPct(s.Return), sign(s.PnL)},
-		{"Sharpe", fmtRatio(s.Sharpe), ""},
-		{"Sortino", fmtRatio(s.Sortino), ""},
-		{"Max drawdown", fmtMoney(s.MaxDrawdown) + " (" + fmtPct(s.MaxDrawdownPct) + ")", ""},
-		{"Win rate", fmtPct(s.WinRate) + " of " + strconv.Itoa(s.Trades), ""},
-		{"Profit factor", fmtRatio(s.ProfitFactor), ""},
+		{"Return", s.Return.Percent(), sign(s.PnL)},
+		{"Sharpe", s.Sharpe.Fixed(), ""},
+		{"Sortino", s.Sortino.Fixed(), ""},
+		{"Max drawdown", fmtMoney(s.MaxDrawdown) + " (" + s.MaxDrawdownPct.Percent() + ")", ""},
+		{"Win rate", s.WinRate.Percent() + " of " + strconv.Itoa(s.Trades), ""},
+		{"Profit factor", s.ProfitFactor.Fixed(), ""},
 		{"Fills", fmt.Sprintf("%d (%d maker, %d taker)", s.Fills, s.MakerFills, s.TakerFills), ""},
 		{"Fees", fmtMoney(s.Fees), ""},
-		{"Volume", fmtMoney(s.Volume) + " (turnover " + fmtRatio(s.Turnover) + "×)", ""},
+		{"Volume", fmtMoney(s.Volume) + " (turnover " + s.Turnover.Fixed() + "×)", ""},
 		{"Exposure", "avg " + fmtMoney(s.AvgExposure) + ", max " + fmtMoney(s.MaxExposure), ""},
-		{"Time in market", fmtPct(s.TimeInMarket), ""},
+		{"Time in market", s.TimeInMarket.Percent(), ""},
 		{"Settlement PnL", fmtMoney(s.Settlement), sign(s.Settlement)},
-		{"Brier", fmtRatio(s.Brier) + " (" + strconv.Itoa(s.Forecasts) + " markets)", ""},
+		{"Brier", s.Brier.Fixed() + " (" + strconv.Itoa(s.Forecasts) + " markets)", ""},
 	}
 
 	var eq, dd series
@@ -121,20 +121,6 @@ func fmtTime(ms int64) string {
 
 func fmtMoney(m Money) string { return market.Micros(m).String() }
 
-func fmtRatio(r Ratio) string {
-	if !r.Defined() {
-		return "—"
-	}
-	return strconv.FormatFloat(float64(r), 'f', 2, 64)
-}
-
-func fmtPct(r Ratio) string {
-	if !r.Defined() {
-		return "—"
-	}
-	return strconv.FormatFloat(float64(r)*100, 'f', 2, 64) + "%"
-}
-
 func fmtAxis(v float64) string {
 	a := math.Abs(v)
 	switch {
@@ -151,7 +137,7 @@ func fmtAxis(v float64) string {
 }
 
 var pageTmpl = template.Must(template.New("page").Funcs(template.FuncMap{
-	"money": fmtMoney, "ratio": fmtRatio, "pct": fmtPct, "time": fmtTime,
+	"money": fmtMoney, "ratio": Ratio.Fixed, "pct": Ratio.Percent, "time": fmtTime,
 	"short": func(s string) string { return shorten(s, 28) },
 }).Parse(`<!DOCTYPE html>
 <html lang="en">

@@ -63,6 +63,24 @@ func (r *Ratio) UnmarshalJSON(b []byte) error {
 // Defined reports whether the figure has a value.
 func (r Ratio) Defined() bool { return !math.IsNaN(float64(r)) && !math.IsInf(float64(r), 0) }
 
+// Fixed returns the figure with two decimals ("1.25"), or "—" when it is not
+// defined: how the text and HTML reports and the sweep tables print it.
+func (r Ratio) Fixed() string {
+	if !r.Defined() {
+		return "—"
+	}
+	return strconv.FormatFloat(float64(r), 'f', 2, 64)
+}
+
+// Percent returns the figure as a percentage with two decimals ("12.50%"), or "—"
+// when it is not defined.
+func (r Ratio) Percent() string {
+	if !r.Defined() {
+		return "—"
+	}
+	return strconv.FormatFloat(float64(r)*100, 'f', 2, 64) + "%"
+}
+
 func roundSig(f float64) float64 {
 	if f == 0 {
 		return 0

@@ -17,15 +17,15 @@ func (r *Report) WriteText(w io.Writer) error {
 	}
 	fmt.Fprintf(tw, "period\t%s → %s UTC (%d events, latency %d ms)\n", fmtTime(r.Run.From), fmtTime(r.Run.To), r.Run.Events, r.Run.LatencyMs)
 	fmt.Fprintf(tw, "equity\t%s → %s\n", s.StartEquity, s.EndEquity)
-	fmt.Fprintf(tw, "pnl\t%s (return %s; realized %s, unrealized %s, settlement %s)\n", s.PnL, fmtPct(s.Return), s.Realized, s.Unrealized, s.Settlement)
-	fmt.Fprintf(tw, "sharpe / sortino\t%s / %s (%d periods of %d ms)\n", fmtRatio(s.Sharpe), fmtRatio(s.Sortino), s.Periods, s.ReturnPeriodMs)
-	fmt.Fprintf(tw, "max drawdown\t%s (%s)\n", s.MaxDrawdown, fmtPct(s.MaxDrawdownPct))
-	fmt.Fprintf(tw, "trades\t%d, win rate %s, profit factor %s\n", s.Trades, fmtPct(s.WinRate), fmtRatio(s.ProfitFactor))
+	fmt.Fprintf(tw, "pnl\t%s (return %s; realized %s, unrealized %s, settlement %s)\n", s.PnL, s.Return.Percent(), s.Realized, s.Unrealized, s.Settlement)
+	fmt.Fprintf(tw, "sharpe / sortino\t%s / %s (%d periods of %d ms)\n", s.Sharpe.Fixed(), s.Sortino.Fixed(), s.Periods, s.ReturnPeriodMs)
+	fmt.Fprintf(tw, "max drawdown\t%s (%s)\n", s.MaxDrawdown, s.MaxDrawdownPct.Percent())
+	fmt.Fprintf(tw, "trades\t%d, win rate %s, profit factor %s\n", s.Trades, s.WinRate.Percent(), s.ProfitFactor.Fixed())
 	fmt.Fprintf(tw, "fills\t%d (%d maker, %d taker), fees %s\n", s.Fills, s.MakerFills, s.TakerFills, s.Fees)
-	fmt.Fprintf(tw, "volume\t%s (turnover %s×; bought %s, sold %s shares)\n", s.Volume, fmtRatio(s.Turnover), s.Bought, s.Sold)
-	fmt.Fprintf(tw, "exposure\tavg %s, max %s, in market %s of the time\n", s.AvgExposure, s.MaxExposure, fmtPct(s.TimeInMarket))
+	fmt.Fprintf(tw, "volume\t%s (turnover %s×; bought %s, sold %s shares)\n", s.Volume, s.Turnover.Fixed(), s.Bought, s.Sold)
+	fmt.Fprintf(tw, "exposure\tavg %s, max %s, in market %s of the time\n", s.AvgExposure, s.MaxExposure, s.TimeInMarket.Percent())
 	if s.Forecasts > 0 {
-		fmt.Fprintf(tw, "brier\t%s over %d resolved markets\n", fmtRatio(s.Brier), s.Forecasts)
+		fmt.Fprintf(tw, "brier\t%s over %d resolved markets\n", s.Brier.Fixed(), s.Forecasts)
 	}
 	for _, n := range r.Notes {
 		fmt.Fprintf(tw, "note\t%s\n", n)
