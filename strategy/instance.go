@@ -81,7 +81,7 @@ func (s *Strategy) NewInstance(bindings []Binding) (*Instance, error) {
 		case conds[b.Market]:
 			return nil, fmt.Errorf("strategy %s: condition %s is bound twice", s.Name(), b.Market)
 		}
-		if len(s.spec.slots) > 0 && !contains(s.spec.slots, b.Name) {
+		if len(s.spec.slots) > 0 && !slices.Contains(s.spec.slots, b.Name) {
 			return nil, fmt.Errorf("strategy %s: %s is not one of its market slots %v", s.Name(), b.Name, s.spec.slots)
 		}
 		names[b.Name], conds[b.Market] = true, true

@@ -3,6 +3,7 @@ package strategy
 import (
 	"math"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -237,7 +238,7 @@ func (p *parser) fields(n *yaml.Node, what string, known []string) map[string]*y
 	out := make(map[string]*yaml.Node, len(pairs))
 	for _, kv := range pairs {
 		k := kv[0].Value
-		if !contains(known, k) {
+		if !slices.Contains(known, k) {
 			if s := exprenv.Suggest(k, known); s != "" {
 				p.node(kv[0], "unknown field %q in %s (did you mean %q?)", k, what, s)
 			} else {
@@ -248,15 +249,6 @@ func (p *parser) fields(n *yaml.Node, what string, known []string) map[string]*y
 		out[k] = kv[1]
 	}
 	return out
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 // scalar returns a scalar's text.

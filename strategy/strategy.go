@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"slices"
 	"strings"
 
 	yaml "go.yaml.in/yaml/v3"
@@ -223,7 +224,7 @@ func compileSpec(sp *spec, values map[string]pval) (*Strategy, *problems) {
 	builtins := builtinNames()
 	taken := map[string]string{} // name -> what defined it, with its line
 	claim := func(name, what string, line, col int) bool {
-		if contains(builtins, name) {
+		if slices.Contains(builtins, name) {
 			probs.at(line, col, "%s %s: %s is a built-in name", what, name, name)
 			return false
 		}
@@ -374,7 +375,7 @@ func compileSpec(sp *spec, values map[string]pval) (*Strategy, *problems) {
 		return pr
 	}
 	slotOK := func(slot string, n *yaml.Node) bool {
-		if slot == "" || contains(sp.slots, slot) {
+		if slot == "" || slices.Contains(sp.slots, slot) {
 			return true
 		}
 		if len(sp.slots) == 0 {

@@ -45,6 +45,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -118,7 +119,7 @@ func Parse(file string, src []byte) (*Case, error) {
 		}
 		f := strings.Fields(text)
 		switch {
-		case contains(ExtensionWords, f[0]):
+		case slices.Contains(ExtensionWords, f[0]):
 			c.Extra = append(c.Extra, text)
 		case f[0] == "strategy" && len(f) == 2:
 			c.Strategy = filepath.Join(filepath.Dir(file), f[1])
@@ -172,15 +173,6 @@ func Parse(file string, src []byte) (*Case, error) {
 		return nil, fmt.Errorf("%s: no market line", file)
 	}
 	return c, nil
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 func outcome(s string) (market.Outcome, bool) {
