@@ -8,7 +8,6 @@ import (
 	"testing"
 
 	"github.com/pitbossdev/pitboss/market"
-	"github.com/pitbossdev/pitboss/sandbox/exprenv"
 )
 
 // TestReusedQuotesEqualAFullEvaluation runs every example over random streams twice,
@@ -91,26 +90,16 @@ func TestReuseReadsRulesOutOfEveryName(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", src, err)
 		}
-		ok, last := reusable(append(progsOf(base), p), base.quotes)
+		ok, last := reusable(append(base.programs(), p), base.quotes)
 		if ok != want[i].ok || last != want[i].last {
 			t.Errorf("%s: reuse=%v readsLast=%v, want %v %v", src, ok, last, want[i].ok, want[i].last)
 		}
 	}
 	gtd := append([]compiledQuote(nil), base.quotes...)
 	gtd[0].typ = market.GTD
-	if ok, _ := reusable(progsOf(base), gtd); ok {
+	if ok, _ := reusable(base.programs(), gtd); ok {
 		t.Error("a GTD quote reuses")
 	}
-}
-
-func progsOf(s *Strategy) (ps []*exprenv.Program) {
-	for _, v := range s.vars {
-		ps = append(ps, v.prog)
-	}
-	for _, q := range s.quotes {
-		ps = append(ps, q.price.p, q.size.p, q.when.p)
-	}
-	return ps
 }
 
 // everything reads every part of the environment: depth, open orders, the order

@@ -433,8 +433,9 @@ func compileSpec(sp *spec, values map[string]pval) (*Strategy, *problems) {
 	return s, probs
 }
 
-// scanNeeds records which costly parts of the environment any expression reads.
-func (s *Strategy) scanNeeds() {
+// programs returns every compiled expression of the strategy: vars, quotes and
+// rules (nil where one is absent, as a quote without when).
+func (s *Strategy) programs() []*exprenv.Program {
 	var progs []*exprenv.Program
 	for _, v := range s.vars {
 		progs = append(progs, v.prog)
@@ -448,6 +449,12 @@ func (s *Strategy) scanNeeds() {
 			progs = append(progs, t.price.p, t.size.p)
 		}
 	}
+	return progs
+}
+
+// scanNeeds records which costly parts of the environment any expression reads.
+func (s *Strategy) scanNeeds() {
+	progs := s.programs()
 	for _, p := range progs {
 		if p == nil {
 			continue
