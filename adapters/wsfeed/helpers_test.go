@@ -189,6 +189,13 @@ func creds(key string) *api.APIKeyCreds {
 // exchangeFixture is a host with two funded markets and a running hub.
 func exchangeFixture(t *testing.T) (*wstest.Host, *wstest.Server, []wstest.Market) {
 	t.Helper()
+	return exchangeFixtureWith(t, ws.Config{})
+}
+
+// exchangeFixtureWith is exchangeFixture with the hub's settings of cfg (its
+// Credentials are always the test keys).
+func exchangeFixtureWith(t *testing.T, cfg ws.Config) (*wstest.Host, *wstest.Server, []wstest.Market) {
+	t.Helper()
 	h := wstest.NewHost(t, 1_700_000_000_000)
 	ms := []wstest.Market{wstest.NewMarket(1), wstest.NewMarket(2)}
 	for _, m := range ms {
@@ -200,7 +207,8 @@ func exchangeFixture(t *testing.T) (*wstest.Host, *wstest.Server, []wstest.Marke
 			h.Must(t, exchange.Command{Kind: exchange.Split, Owner: a, Market: m.Cond, Amount: 10_000 * market.One})
 		}
 	}
-	srv := wstest.StartServer(t, h, ws.Config{Credentials: testKeys})
+	cfg.Credentials = testKeys
+	srv := wstest.StartServer(t, h, cfg)
 	return h, srv, ms
 }
 
