@@ -12,7 +12,7 @@ import (
 func (m *Market) Spec() exchange.MarketSpec {
 	return exchange.MarketSpec{
 		Tokens: m.Tokens, Question: m.Question, Slug: m.Slug, Outcomes: m.Outcomes, EndDate: m.EndDate,
-		TickSize: m.TickSize, MinSize: m.MinSize, FeeBps: m.FeeBps, NegRisk: m.NegRisk,
+		TickSize: m.TickSize, MinSize: m.MinSize, FeeBps: m.FeeBps, NegRisk: m.NegRisk, NegRiskID: m.NegRiskID,
 		Active: m.Active, Closed: m.Closed, Archived: m.Archived, AcceptingOrders: m.AcceptingOrders,
 	}
 }

@@ -87,7 +87,8 @@ type Market struct {
 	TickSize       market.Micros
 	MinSize        market.Micros
 	FeeBps         uint32
-	NegRisk        bool // set by Build from the event
+	NegRisk        bool   // set by Build from the event
+	NegRiskID      string // the event's NegRiskMarketID, set by Build: the exchange's neg-risk event
 	StartDate      int64
 	EndDate        int64 // defaults to the event's EndDate
 	Icon           string
@@ -213,7 +214,7 @@ func (c *Catalog) fillDefaults() {
 			m := &e.Markets[j]
 			m.event = i
 			if e.NegRisk {
-				m.NegRisk = true
+				m.NegRisk, m.NegRiskID = true, e.NegRiskMarketID
 			}
 			if m.ID == "" && m.Slug != "" {
 				m.ID = NumericID("market", m.Slug)

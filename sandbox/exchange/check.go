@@ -21,11 +21,15 @@ func violation(format string, args ...any) error {
 //
 //   - no available or reserved balance is negative;
 //   - conservation: the collateral of all accounts (available and reserved, the fee
-//     account included) plus the collateral locked in complete sets equals deposits
-//     minus withdrawals, to the micro-unit;
-//   - before resolution each market's YES supply, NO supply and locked collateral are
-//     equal; after it, the winning supply equals the locked collateral and no order
-//     is open;
+//     account included) plus the collateral locked in complete sets, minus what the
+//     neg-risk vaults owe (see negGroup), equals deposits minus withdrawals, to the
+//     micro-unit;
+//   - before resolution each market's YES supply, NO supply (the vault's NO tokens
+//     included) and locked collateral are equal; after it, the winning supply equals
+//     the locked collateral and no order is open;
+//   - neg-risk events list their markets exactly once, each market names its event,
+//     a settled event (one market resolved YES) is resolved entirely and its vault
+//     is empty;
 //   - every reservation equals what its open orders need (price × remaining for a
 //     BUY, remaining for a SELL), and accounts' and positions' reserved amounts are
 //     the sums of their orders';
@@ -67,11 +71,17 @@ func (e *Engine) Check() error {
 		}
 		supply[ps.tok] += ps.avail + ps.res
 	}
+	if err := e.checkGroups(); err != nil {
+		return err
+	}
+	for gi := range e.groups {
+		total -= e.debt(&e.groups[gi])
+	}
 	open, gtd := 0, 0
 	for mi := range e.markets {
 		m := &e.markets[mi]
 		total += m.locked
-		y, n := supply[2*mi], supply[2*mi+1]
+		y, n := supply[2*mi], supply[2*mi+1]+e.vaultIn(m)
 		if m.resolved {
 			if supply[2*mi+int(m.winner)] != m.locked {
 				return violation("market %s: winning supply %d, locked %d", m.id, supply[2*mi+int(m.winner)], m.locked)
@@ -162,6 +172,51 @@ func (e *Engine) Check() error {
 		if h.at < e.now {
 			return violation("order %q should have expired", e.orders[h.oi].id)
 		}
+	}
+	return nil
+}
+
+// checkGroups verifies the neg-risk events' membership and settlement.
+func (e *Engine) checkGroups() error {
+	if len(e.groupIdx) != len(e.groups) {
+		return violation("%d neg-risk events indexed, %d listed", len(e.groupIdx), len(e.groups))
+	}
+	member := 0
+	for gi := range e.groups {
+		g := &e.groups[gi]
+		if j, ok := e.groupIdx[g.id]; !ok || j != int32(gi) || g.id == "" || len(g.markets) == 0 {
+			return violation("neg-risk event %d (%q) is not indexed or empty", gi, g.id)
+		}
+		won := false
+		for k, mi := range g.markets {
+			if mi < 0 || int(mi) >= len(e.markets) || e.markets[mi].group != int32(gi) || !e.markets[mi].negRisk ||
+				k > 0 && mi <= g.markets[k-1] {
+				return violation("neg-risk event %q lists market %d wrongly", g.id, mi)
+			}
+			if m := &e.markets[mi]; m.resolved && m.winner == market.Yes {
+				won = true
+			}
+		}
+		member += len(g.markets)
+		n := e.unresolvedIn(g)
+		switch {
+		case g.vault < 0:
+			return violation("neg-risk event %q: vault %d", g.id, g.vault)
+		case won && n > 0:
+			return violation("neg-risk event %q has a winner and %d unresolved markets", g.id, n)
+		case n == 0 && g.vault != 0:
+			return violation("neg-risk event %q is settled with %d in its vault", g.id, g.vault)
+		}
+	}
+	for mi := range e.markets {
+		if g := e.markets[mi].group; g >= 0 {
+			member--
+		} else if g != -1 {
+			return violation("market %s: event index %d", e.markets[mi].id, g)
+		}
+	}
+	if member != 0 {
+		return violation("neg-risk events list %d markets more than name them", member)
 	}
 	return nil
 }

@@ -20,7 +20,9 @@ var ErrEncoding = errors.New("exchange: malformed encoding")
 const (
 	commandVersion  = 1
 	eventVersion    = 1
-	snapshotVersion = 1
+	snapshotVersion = 2 // 2: version 1 plus the neg-risk events at the end
+
+	snapshotVersion1 = 1 // still read: no neg-risk events
 )
 
 // --- primitives ---
@@ -176,7 +178,7 @@ func (r *dec) nz(field string, zero bool) {
 
 // --- commands ---
 
-const commandFields = 30
+const commandFields = 32
 
 func (c *Command) mask() uint64 {
 	var m maskEnc
@@ -188,6 +190,7 @@ func (c *Command) mask() uint64 {
 		s.Tokens[0] != "", s.Tokens[1] != "", s.Question != "", s.Slug != "", s.Outcomes[0] != "", s.Outcomes[1] != "",
 		s.EndDate != 0, s.TickSize != 0, s.MinSize != 0, s.FeeBps != 0, s.NegRisk,
 		s.Active, s.Closed, s.Archived, s.AcceptingOrders,
+		!c.To.IsZero(), s.NegRiskID != "",
 	} {
 		m.add(p)
 	}
@@ -279,6 +282,12 @@ func (c *Command) AppendBinary(b []byte) ([]byte, error) {
 	}
 	if bit(24) {
 		w.uvarint(uint64(s.FeeBps))
+	}
+	if bit(30) {
+		w.addr(c.To)
+	}
+	if bit(31) {
+		w.str(s.NegRiskID)
 	}
 	return w.b, nil
 }
@@ -414,6 +423,14 @@ func DecodeCommand(b []byte) (Command, int, error) {
 		r.nz("fee", s.FeeBps == 0)
 	}
 	s.NegRisk, s.Active, s.Closed, s.Archived, s.AcceptingOrders = bit(25), bit(26), bit(27), bit(28), bit(29)
+	if bit(30) {
+		c.To = r.addr()
+		r.nz("to", c.To.IsZero())
+	}
+	if bit(31) {
+		s.NegRiskID = r.str()
+		r.nz("neg-risk id", s.NegRiskID == "")
+	}
 	if r.err != nil {
 		return Command{}, 0, r.err
 	}
@@ -422,7 +439,7 @@ func DecodeCommand(b []byte) (Command, int, error) {
 
 // --- events ---
 
-const eventFields = 30
+const eventFields = 31
 
 func (ev *Event) mask() uint64 {
 	var m maskEnc
@@ -432,6 +449,7 @@ func (ev *Event) mask() uint64 {
 		!ev.Owner.IsZero(), ev.Trade != 0, ev.Nonce != 0, ev.Expiration != 0,
 		ev.Price != 0, ev.Size != 0, ev.Matched != 0, ev.Remaining != 0, ev.Amount != 0, ev.Fee != 0,
 		ev.Available != 0, ev.Reserved != 0, ev.BestBid != 0, ev.BestAsk != 0, ev.Tick != 0, ev.OldTick != 0,
+		!ev.To.IsZero(),
 	} {
 		m.add(p)
 	}
@@ -479,6 +497,9 @@ func (ev *Event) AppendBinary(b []byte) ([]byte, error) {
 		if mask&(1<<uint(17+i)) != 0 {
 			w.varint(v)
 		}
+	}
+	if mask&(1<<30) != 0 {
+		w.addr(ev.To)
 	}
 	return w.b, nil
 }
@@ -547,6 +568,10 @@ func DecodeEvent(b []byte) (Event, int, error) {
 			*p = r.varint()
 			r.nz("amount", *p == 0)
 		}
+	}
+	if bit(30) {
+		ev.To = r.addr()
+		r.nz("to", ev.To.IsZero())
 	}
 	if r.err != nil {
 		return Event{}, 0, r.err

@@ -26,10 +26,12 @@ const (
 	IncrementNonce CommandKind = 12 // bump the owner's exchange nonce, cancelling its orders (Owner)
 	SetAccountMode CommandKind = 13 // set normal, close-only or banned (Owner, Mode)
 	AdvanceTime    CommandKind = 14 // move the clock (Time only)
+	Transfer       CommandKind = 15 // move available collateral to another account (Owner, To, Amount)
+	Convert        CommandKind = 16 // neg-risk: NO of one market → YES of the event's other markets (Owner, Market, Amount)
 )
 
 var commandKindNames = [...]string{"invalid", "create_market", "update_market", "resolve", "deposit", "withdraw",
-	"split", "merge", "redeem", "place", "cancel", "cancel_all", "increment_nonce", "set_account_mode", "advance_time"}
+	"split", "merge", "redeem", "place", "cancel", "cancel_all", "increment_nonce", "set_account_mode", "advance_time", "transfer", "convert"}
 
 // String returns a short lower-case name ("place", "cancel_all", ...).
 func (k CommandKind) String() string {
@@ -40,7 +42,7 @@ func (k CommandKind) String() string {
 }
 
 // Valid reports whether k is one of the defined kinds.
-func (k CommandKind) Valid() bool { return k >= CreateMarket && k <= AdvanceTime }
+func (k CommandKind) Valid() bool { return k >= CreateMarket && k <= Convert }
 
 // Command is one input of the engine: a plain value, so that it can be journaled
 // (AppendBinary), replayed and compared. Only the fields that belong to Kind are read;
@@ -54,7 +56,7 @@ func (k CommandKind) Valid() bool { return k >= CreateMarket && k <= AdvanceTime
 // Fields by kind:
 //
 //	CreateMarket   Market (condition id), Spec (all fields)
-//	UpdateMarket   Market, Spec (every field except Tokens and NegRisk, which never change)
+//	UpdateMarket   Market, Spec (every field except Tokens, NegRisk and NegRiskID, which never change)
 //	Resolve        Market, Winner
 //	Deposit        Owner, Amount (collateral micro-units, > 0)
 //	Withdraw       Owner, Amount
@@ -67,6 +69,8 @@ func (k CommandKind) Valid() bool { return k >= CreateMarket && k <= AdvanceTime
 //	IncrementNonce Owner
 //	SetAccountMode Owner, Mode
 //	AdvanceTime    none besides Time
+//	Transfer       Owner (payer), To (payee), Amount (available collateral)
+//	Convert        Owner, Market (the market whose NO tokens are converted), Amount
 //
 // Place contract: Price is the limit in the order's own token (a BUY NO at 0.3 pays
 // at most 0.3 per NO share), on the market's tick and strictly between 0 and 1. Size
@@ -100,6 +104,8 @@ type Command struct {
 	Mode   market.AccountMode
 
 	Spec MarketSpec
+
+	To market.Address // Transfer: the payee
 }
 
 // MarketSpec is the listing of a binary market: its two tokens, its descriptive text
@@ -115,7 +121,14 @@ type MarketSpec struct {
 	TickSize market.Micros // one of market.TickSizes
 	MinSize  market.Micros // minimum size of resting (GTC, GTD) orders, micro-shares; 0 for none
 	FeeBps   uint32        // taker fee rate, basis points, at most 10 000
-	NegRisk  bool          // informational: the engine treats every market as a plain binary market
+	NegRisk  bool          // the market belongs to a neg-risk event (NegRiskID groups them)
+
+	// NegRiskID groups the markets of one neg-risk event (the dialect's
+	// negRiskMarketID): mutually exclusive questions of which exactly one resolves
+	// YES, between which Convert moves positions. Empty: the market stands alone
+	// (a neg-risk market without an id is then an ordinary binary market). Set only
+	// with NegRisk.
+	NegRiskID string
 
 	Active          bool
 	Closed          bool

@@ -44,6 +44,8 @@ type Engine struct {
 	markets   []mkt
 	marketIdx map[market.ConditionID]int32
 	tokenIdx  map[market.TokenID]int32 // → market*2 + outcome
+	groups    []negGroup               // neg-risk events, creation order
+	groupIdx  map[string]int32
 
 	accts   []account
 	acctIdx map[market.Address]int32
@@ -97,6 +99,8 @@ type mkt struct {
 	lastPx   market.Micros // last trade, YES price
 	lastSide market.Side   // taker side of the last trade in YES terms; 0: none yet
 
+	group int32 // index of its neg-risk event in Engine.groups; -1 for none
+
 	head, tail int32 // open orders of the market, acceptance order
 	open       int32
 }
@@ -122,6 +126,53 @@ func (m *mkt) flags() MarketFlags {
 		f |= FlagResolved
 	}
 	return f
+}
+
+// negGroup is a neg-risk event: markets of which exactly one resolves YES. Convert
+// burns an account's NO tokens of one market and credits as many YES tokens of every
+// other unresolved market of the event. The engine books it as the dialect's
+// neg-risk adapter does: the converted NO goes to the event's vault, and for every
+// other unresolved market a complete set is created (its locked collateral grows),
+// its YES credited to the account and its NO kept by the vault. The vault then holds
+// vault NO tokens of every unresolved market — a basket that pays exactly
+// (unresolved − 1) × vault whatever the winner — so the collateral those sets lock is
+// owed by the basket, not paid by anyone: debt() is that amount. When a market
+// resolves NO, the vault's NO tokens in it are winners and repay their part of the
+// debt (the market's locked collateral shrinks by vault); when one resolves YES, the
+// rest of the event resolves NO and the debt is repaid in full.
+type negGroup struct {
+	id      string
+	markets []int32       // creation order
+	vault   market.Micros // NO tokens the vault holds in each unresolved market
+}
+
+// unresolved returns the number of unresolved markets of g.
+func (e *Engine) unresolvedIn(g *negGroup) int {
+	n := 0
+	for _, mi := range g.markets {
+		if !e.markets[mi].resolved {
+			n++
+		}
+	}
+	return n
+}
+
+// debt returns the collateral the vault of g owes to its markets' locked amounts:
+// (unresolved − 1) × vault.
+func (e *Engine) debt(g *negGroup) market.Micros {
+	n := e.unresolvedIn(g)
+	if n < 1 || g.vault == 0 {
+		return 0
+	}
+	return market.Micros(n-1) * g.vault
+}
+
+// vaultIn returns the NO tokens the neg-risk vault holds in market m.
+func (e *Engine) vaultIn(m *mkt) market.Micros {
+	if m.group < 0 || m.resolved {
+		return 0
+	}
+	return e.groups[m.group].vault
 }
 
 func (m *mkt) tradable() bool { return m.active && !m.closed && m.accepting && !m.resolved }
@@ -208,6 +259,7 @@ func newEngine(cfg Config) *Engine {
 		free:      -1,
 		marketIdx: make(map[market.ConditionID]int32, cfg.Markets),
 		tokenIdx:  make(map[market.TokenID]int32, 2*cfg.Markets),
+		groupIdx:  map[string]int32{},
 		markets:   make([]mkt, 0, cfg.Markets),
 		accts:     make([]account, 0, cfg.Accounts),
 		acctIdx:   make(map[market.Address]int32, cfg.Accounts),
@@ -272,6 +324,10 @@ func (e *Engine) Apply(c *Command) ([]Event, error) {
 		err = e.setMode(c)
 	case AdvanceTime:
 		// the clock moved above
+	case Transfer:
+		err = e.transfer(c)
+	case Convert:
+		err = e.convert(c)
 	default:
 		err = market.Errorf(market.CodeBadRequest, "command kind")
 	}

@@ -31,12 +31,14 @@ const (
 	Redeemed         EventKind = 17
 	NonceIncremented EventKind = 18
 	ModeChanged      EventKind = 19
+	Transferred      EventKind = 20
+	Converted        EventKind = 21
 )
 
 var eventKindNames = [...]string{"invalid", "market_created", "market_updated", "market_resolved",
 	"order_accepted", "command_rejected", "order_filled", "trade_executed", "order_rested",
 	"order_cancelled", "order_expired", "book_changed", "balance_changed", "deposited",
-	"withdrawn", "positions_split", "positions_merged", "redeemed", "nonce_incremented", "mode_changed"}
+	"withdrawn", "positions_split", "positions_merged", "redeemed", "nonce_incremented", "mode_changed", "transferred", "converted"}
 
 // String returns a short lower-case name ("order_filled", ...).
 func (k EventKind) String() string {
@@ -128,6 +130,10 @@ const (
 //	                 collateral paid), Size (losing tokens burned)
 //	NonceIncremented Owner, Nonce (the new nonce)
 //	ModeChanged      Owner, Mode
+//	Transferred      Owner (payer), To (payee), Amount
+//	Converted        Owner, Market (whose NO was converted), Token (that NO token), Amount
+//	                 (NO tokens burned = YES tokens credited in each other unresolved
+//	                 market of the event)
 //
 // Within one command, events come in this order: expirations due at the command's time
 // (each OrderExpired, then their BookChanged and BalanceChanged), then the command's own
@@ -174,6 +180,8 @@ type Event struct {
 	BestAsk   market.Micros
 	Tick      market.Micros
 	OldTick   market.Micros
+
+	To market.Address // Transferred: the payee
 }
 
 // LevelChanges returns a BookChanged event as the change of the YES token's book and

@@ -42,6 +42,7 @@ type gen struct {
 	fair    map[market.ConditionID]market.Micros // a random walk the prices cluster around
 	ids     []market.OrderID
 	orders  int
+	group   []market.ConditionID // markets of neg-risk events
 }
 
 func newGen(r source, e *Engine) *gen {
@@ -67,10 +68,22 @@ func (g *gen) setup() []Command {
 	}{{"0.01", 0, "1"}, {"0.001", 50, "0"}, {"0.1", 200, "5"}} {
 		out = append(out, g.createMarket(i, p.tick, p.fee, p.min))
 	}
+	// a neg-risk event of three markets, between which Convert moves positions
+	for i := 0; i < 3; i++ {
+		out = append(out, g.createGroupMarket("ev1"))
+	}
 	for _, o := range g.owners {
 		out = append(out, Command{Kind: Deposit, Time: g.now, Owner: o, Amount: d("2000")})
 	}
 	return out
+}
+
+// createGroupMarket lists a market of neg-risk event ev (tick 0.01, no fee).
+func (g *gen) createGroupMarket(ev string) Command {
+	c := g.createMarket(len(g.markets), "0.01", 0, "1")
+	c.Spec.NegRisk, c.Spec.NegRiskID = true, ev
+	g.group = append(g.group, c.Market)
+	return c
 }
 
 func (g *gen) createMarket(i int, tick string, fee uint32, min string) Command {
@@ -141,16 +154,29 @@ func (g *gen) command() Command {
 			_, info := g.market()
 			c.Token = info.Tokens[g.pick(2)]
 		}
-	case x < 790:
+	case x < 780:
 		c.Kind, c.Owner, c.Amount = Deposit, g.owner(), market.Micros(1+g.pick(500_000_000))
+	case x < 790:
+		c.Kind, c.Owner, c.To = Transfer, g.owner(), g.owner()
+		avail, _ := g.e.Collateral(c.Owner)
+		c.Amount = market.Micros(g.pick(int(avail/2) + 2))
 	case x < 820:
 		c.Kind, c.Owner = Withdraw, g.owner()
 		avail, _ := g.e.Collateral(c.Owner)
 		c.Amount = market.Micros(g.pick(int(avail/2) + 2))
-	case x < 880:
+	case x < 865:
 		c.Kind, c.Owner = Split, g.owner()
 		c.Market, _ = g.market()
 		c.Amount = market.Micros(1 + g.pick(100_000_000))
+	case x < 880:
+		c.Kind, c.Owner = Convert, g.owner()
+		c.Market = g.group[g.pick(len(g.group))]
+		if g.chance(3) {
+			c.Market, _ = g.market() // maybe not neg-risk
+		}
+		info, _ := g.e.Market(c.Market)
+		no, _ := g.e.TokenBalance(c.Owner, info.Tokens[market.No])
+		c.Amount = market.Micros(g.pick(int(no) + 2))
 	case x < 910:
 		c.Kind, c.Owner = Merge, g.owner()
 		var info market.Info
@@ -187,8 +213,10 @@ func (g *gen) command() Command {
 	case x < 985:
 		c.Kind, c.Owner = Redeem, g.owner()
 		c.Market, _ = g.market()
-	case x < 990 && len(g.markets) < 12:
+	case x < 987 && len(g.markets) < 12:
 		c = g.createMarket(len(g.markets), []string{"0.01", "0.001", "0.1", "0.0001"}[g.pick(4)], uint32(g.pick(3))*25, "1")
+	case x < 990 && len(g.markets) < 12:
+		c = g.createGroupMarket([]string{"ev1", "ev2"}[g.pick(2)]) // ev1 refuses it once it converted
 	default:
 		g.place(&c)
 	}

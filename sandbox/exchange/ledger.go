@@ -194,3 +194,92 @@ func (e *Engine) setMode(c *Command) *market.Error {
 	ev.Owner, ev.Mode = c.Owner, c.Mode
 	return nil
 }
+
+// transfer moves available collateral from Owner to To: the venue's bookkeeping
+// between accounts (a bond into escrow and back, a slashed bond to its recipient).
+// It checks no account mode: a banned account keeps access to its funds, and who may
+// pay whom is the caller's rule.
+func (e *Engine) transfer(c *Command) *market.Error {
+	if c.Owner.IsZero() || c.To.IsZero() {
+		return errBadAddress()
+	}
+	if c.Owner == c.To {
+		return market.Errorf(market.CodeBadRequest, "transfer (payer and payee are the same account)")
+	}
+	if !validAmount(c.Amount) {
+		return market.Errorf(market.CodeInvalidAmount)
+	}
+	a, ok := e.acctIdx[c.Owner]
+	if !ok || e.accts[a].avail < c.Amount {
+		return market.Errorf(market.CodeInsufficientBalance)
+	}
+	b := e.account(c.To)
+	e.accts[a].avail -= c.Amount
+	e.accts[b].avail += c.Amount
+	e.touchCollateral(a)
+	e.touchCollateral(b)
+	ev := e.emit(Transferred)
+	ev.Owner, ev.To, ev.Amount = c.Owner, c.To, c.Amount
+	return nil
+}
+
+// convert burns Amount of Owner's available NO tokens of Market, a market of a
+// neg-risk event, and credits Amount YES tokens of every other unresolved market of
+// the event (the dialect's neg-risk adapter, one market at a time: converting the NO
+// of k markets at once is this plus merges of the YES and NO pairs it creates). See
+// negGroup for the bookkeeping. Like a split, it is refused to banned and close-only
+// accounts: it opens positions.
+func (e *Engine) convert(c *Command) *market.Error {
+	mi, err := e.ledgerMarket(c)
+	if err != nil {
+		return err
+	}
+	m := &e.markets[mi]
+	if m.group < 0 {
+		return market.Errorf(market.CodeNotNegRisk, string(c.Market))
+	}
+	a, ok := e.acctIdx[c.Owner]
+	if ok {
+		switch e.accts[a].mode {
+		case market.ModeBanned:
+			return market.Errorf(market.CodeAddressBanned, c.Owner.String())
+		case market.ModeCloseOnly:
+			return market.Errorf(market.CodeAddressCloseOnly, c.Owner.String())
+		}
+	}
+	if m.resolved {
+		return market.Errorf(market.CodeMarketResolved)
+	}
+	g := &e.groups[m.group]
+	n := e.unresolvedIn(g)
+	if n < 2 {
+		return market.Errorf(market.CodeNegRiskTooFew, g.id)
+	}
+	// Bound the vault so that the debt, (n − 1) × vault, stays within maxTotal: no
+	// sum the ledger forms can overflow.
+	if !validAmount(c.Amount) || g.vault+c.Amount > maxTotal/market.Micros(n-1) {
+		return market.Errorf(market.CodeInvalidAmount)
+	}
+	pn := int32(-1)
+	if ok {
+		pn = e.lookupPosition(a, mi*2+int32(market.No))
+	}
+	if pn < 0 || e.pos[pn].avail < c.Amount {
+		return market.Errorf(market.CodeInsufficientBalance)
+	}
+	e.pos[pn].avail -= c.Amount
+	e.touchPosition(pn)
+	for _, mj := range g.markets {
+		if mj == mi || e.markets[mj].resolved {
+			continue
+		}
+		p := e.position(a, mj*2+int32(market.Yes))
+		e.pos[p].avail += c.Amount
+		e.touchPosition(p)
+		e.markets[mj].locked += c.Amount
+	}
+	g.vault += c.Amount
+	ev := e.emit(Converted)
+	ev.Owner, ev.Market, ev.Token, ev.Amount = c.Owner, m.id, m.tokens[market.No], c.Amount
+	return nil
+}

@@ -40,9 +40,22 @@ func (e *Engine) createMarket(c *Command) *market.Error {
 	if s.Tokens[market.Yes] == s.Tokens[market.No] {
 		return market.Errorf(market.CodeTokenInUse, string(s.Tokens[market.No]))
 	}
+	gi, err := e.joinGroup(s)
+	if err != nil {
+		return err
+	}
 	mi := int32(len(e.markets))
-	e.markets = append(e.markets, mkt{id: c.Market, tokens: s.Tokens, negRisk: s.NegRisk, head: -1, tail: -1})
+	e.markets = append(e.markets, mkt{id: c.Market, tokens: s.Tokens, negRisk: s.NegRisk, head: -1, tail: -1, group: -1})
 	m := &e.markets[mi]
+	if s.NegRiskID != "" {
+		if gi < 0 {
+			gi = int32(len(e.groups))
+			e.groups = append(e.groups, negGroup{id: s.NegRiskID})
+			e.groupIdx[s.NegRiskID] = gi
+		}
+		e.groups[gi].markets = append(e.groups[gi].markets, mi)
+		m.group = gi
+	}
 	m.setSpec(s)
 	m.unit = s.TickSize
 	m.book[sideBid] = newBookSide(levelsFor(m.unit), true)
@@ -54,6 +67,29 @@ func (e *Engine) createMarket(c *Command) *market.Error {
 	m.describe(ev)
 	ev.OldTick = 0
 	return nil
+}
+
+// joinGroup checks that a new market may join the neg-risk event its spec names and
+// returns the event's index (-1 when the event is new or none is named). A market
+// joins only an event without conversions or resolutions: the vault's basket holds
+// NO tokens of the markets that existed when it converted, and a resolved event is
+// settled.
+func (e *Engine) joinGroup(s *MarketSpec) (int32, *market.Error) {
+	if s.NegRiskID == "" {
+		return -1, nil
+	}
+	if !s.NegRisk {
+		return 0, market.Errorf(market.CodeBadRequest, "neg-risk market id (the market is not neg-risk)")
+	}
+	gi, ok := e.groupIdx[s.NegRiskID]
+	if !ok {
+		return -1, nil
+	}
+	g := &e.groups[gi]
+	if g.vault > 0 || e.unresolvedIn(g) < len(g.markets) {
+		return 0, market.Errorf(market.CodeNegRiskClosed, s.NegRiskID)
+	}
+	return gi, nil
 }
 
 // setSpec copies the mutable fields of s into m.
@@ -115,11 +151,41 @@ func (e *Engine) resolve(c *Command) *market.Error {
 	if c.Winner != market.Yes && c.Winner != market.No {
 		return market.Errorf(market.CodeBadRequest, "outcome")
 	}
+	if m.group < 0 {
+		e.resolveOne(mi, c.Winner)
+		return nil
+	}
+	g := &e.groups[m.group]
+	if c.Winner == market.No && e.unresolvedIn(g) < 2 {
+		return market.Errorf(market.CodeNegRiskNeedsWinner, g.id)
+	}
+	e.resolveOne(mi, c.Winner)
+	if c.Winner == market.Yes {
+		for _, mj := range g.markets {
+			if !e.markets[mj].resolved {
+				e.resolveOne(mj, market.No)
+			}
+		}
+	}
+	if e.unresolvedIn(g) == 0 {
+		g.vault = 0
+	}
+	return nil
+}
+
+// resolveOne resolves market mi: its open orders are cancelled, it is marked resolved
+// (closed, not accepting) with its winner. In a neg-risk event, a market resolving NO
+// pays the vault's NO tokens: its locked collateral shrinks by them, which repays
+// that part of the vault's debt.
+func (e *Engine) resolveOne(mi int32, win market.Outcome) {
+	m := &e.markets[mi]
 	e.cancelMarket(mi, ReasonResolved)
-	m.resolved, m.winner = true, c.Winner
+	if win == market.No {
+		m.locked -= e.vaultIn(m)
+	}
+	m.resolved, m.winner = true, win
 	m.closed, m.accepting = true, false
 	ev := e.emit(MarketResolved)
-	ev.Market, ev.Token, ev.Other = m.id, m.tokens[c.Winner], m.tokens[c.Winner.Other()]
-	ev.Outcome, ev.Flags = c.Winner, m.flags()
-	return nil
+	ev.Market, ev.Token, ev.Other = m.id, m.tokens[win], m.tokens[win.Other()]
+	ev.Outcome, ev.Flags = win, m.flags()
 }

@@ -157,14 +157,16 @@ func TestPropertyRandomStreams(t *testing.T) {
 	}
 	// The generator must reach the interesting paths, or the property is vacuous.
 	for _, k := range []EventKind{OrderFilled, TradeExecuted, OrderRested, OrderCancelled, OrderExpired, PositionsSplit,
-		PositionsMerged, Redeemed, MarketResolved, NonceIncremented, ModeChanged, MarketUpdated, CommandRejected} {
+		PositionsMerged, Redeemed, MarketResolved, NonceIncremented, ModeChanged, MarketUpdated, CommandRejected,
+		Transferred, Converted} {
 		if total[k] == 0 {
 			t.Errorf("no %s event in %d streams", k, seeds)
 		}
 	}
 	for _, c := range []market.Code{market.CodeTickSize, market.CodeDuplicated, market.CodeInsufficientBalance,
 		market.CodeInvalidNonce, market.CodeFOKNotFilled, market.CodeFAKNoMatch, market.CodePostOnlyCrosses,
-		market.CodeInvalidExpiration, market.CodeAddressBanned, market.CodeAddressCloseOnly, market.CodeMinSize} {
+		market.CodeInvalidExpiration, market.CodeAddressBanned, market.CodeAddressCloseOnly, market.CodeMinSize,
+		market.CodeNegRiskClosed, market.CodeNotNegRisk} {
 		if rejects[c] == 0 {
 			t.Errorf("no %s rejection in %d streams", c, seeds)
 		}

@@ -103,6 +103,17 @@ func (e *Engine) AppendSnapshot(b []byte) []byte {
 		w.uvarint(uint64(o.feeBps))
 	}
 
+	// version 2: the neg-risk events, creation order, each with its markets
+	w.uvarint(uint64(len(e.groups)))
+	for i := range e.groups {
+		g := &e.groups[i]
+		w.str(g.id)
+		w.varint(int64(g.vault))
+		w.uvarint(uint64(len(g.markets)))
+		for _, mi := range g.markets {
+			w.uvarint(uint64(mi))
+		}
+	}
 	return w.b
 }
 
@@ -125,8 +136,9 @@ func restore(data []byte) (*Engine, error) {
 		return nil, fmt.Errorf("%w: not a snapshot", ErrEncoding)
 	}
 	r.off = 4
-	if v := r.u8(); v != snapshotVersion {
-		return nil, fmt.Errorf("%w: snapshot version %d, want %d", ErrEncoding, v, snapshotVersion)
+	version := r.u8()
+	if version != snapshotVersion && version != snapshotVersion1 {
+		return nil, fmt.Errorf("%w: snapshot version %d, want %d or %d", ErrEncoding, version, snapshotVersion1, snapshotVersion)
 	}
 	var cfg Config
 	cfg.FeeAccount = r.addr()
@@ -140,7 +152,7 @@ func restore(data []byte) (*Engine, error) {
 	e := newEngine(Config{FeeAccount: cfg.FeeAccount, ForgetFinal: cfg.ForgetFinal, Markets: nm})
 	e.now, e.seq, e.trades, e.net = now, seq, trades, net
 	for i := 0; i < nm && r.err == nil; i++ {
-		m := mkt{head: -1, tail: -1}
+		m := mkt{head: -1, tail: -1, group: -1}
 		m.id = market.ConditionID(r.str())
 		m.tokens[0], m.tokens[1] = market.TokenID(r.str()), market.TokenID(r.str())
 		m.question, m.slug = r.str(), r.str()
@@ -302,6 +314,9 @@ func restore(data []byte) (*Engine, error) {
 		e.link(oi)
 	}
 
+	if version >= 2 {
+		restoreGroups(&r, e)
+	}
 	if r.err == nil && r.off != len(data) {
 		r.fail("%d trailing bytes", len(data)-r.off)
 	}
@@ -320,4 +335,31 @@ func restore(data []byte) (*Engine, error) {
 		return nil, err
 	}
 	return e, nil
+}
+
+// restoreGroups reads the neg-risk events of a version 2 snapshot. Check verifies
+// the rest (membership, settlement, the vault's part of conservation).
+func restoreGroups(r *dec, e *Engine) {
+	ng := r.count(3)
+	for i := 0; i < ng && r.err == nil; i++ {
+		id := r.str()
+		vault := market.Micros(r.varint())
+		nm := r.count(1)
+		if _, dup := e.groupIdx[id]; dup || id == "" || nm == 0 || vault < 0 || vault > maxTotal {
+			r.fail("neg-risk event %d: empty, duplicate or bad vault", i)
+			return
+		}
+		g := negGroup{id: id, vault: vault, markets: make([]int32, 0, nm)}
+		for k := 0; k < nm && r.err == nil; k++ {
+			mi := r.uvarint()
+			if mi >= uint64(len(e.markets)) || e.markets[mi].group >= 0 {
+				r.fail("neg-risk event %q: bad or shared market %d", id, mi)
+				return
+			}
+			e.markets[mi].group = int32(len(e.groups))
+			g.markets = append(g.markets, int32(mi))
+		}
+		e.groupIdx[id] = int32(len(e.groups))
+		e.groups = append(e.groups, g)
+	}
 }

@@ -26,6 +26,30 @@ func (m *mkt) info() market.Info {
 	}
 }
 
+// NegRiskEvent returns the markets of the neg-risk event id, in creation order,
+// appended to dst, and the NO tokens its vault holds in each unresolved market (see
+// negGroup); ok is false for an unknown event.
+func (e *Engine) NegRiskEvent(id string, dst []market.ConditionID) (markets []market.ConditionID, vault market.Micros, ok bool) {
+	gi, ok := e.groupIdx[id]
+	if !ok {
+		return dst, 0, false
+	}
+	g := &e.groups[gi]
+	for _, mi := range g.markets {
+		dst = append(dst, e.markets[mi].id)
+	}
+	return dst, g.vault, true
+}
+
+// MarketNegRiskID returns the neg-risk event of market id ("" for none or an
+// unknown market).
+func (e *Engine) MarketNegRiskID(id market.ConditionID) string {
+	if mi, ok := e.marketIdx[id]; ok && e.markets[mi].group >= 0 {
+		return e.groups[e.markets[mi].group].id
+	}
+	return ""
+}
+
 // Markets appends the Info of every market, in creation order, to dst.
 func (e *Engine) Markets(dst []market.Info) []market.Info {
 	for i := range e.markets {
@@ -300,7 +324,7 @@ type Totals struct {
 	Net        market.Micros // deposits − withdrawals: the collateral the venue holds
 	Available  market.Micros // available collateral of all accounts, the fee account included
 	Reserved   market.Micros // collateral reserved by open BUY orders
-	Locked     market.Micros // collateral backing complete sets (winning tokens after resolution)
+	Locked     market.Micros // collateral backing complete sets (winning tokens after resolution), net of the neg-risk vaults' debt
 	OpenOrders int
 	Accounts   int
 	Markets    int
@@ -316,6 +340,9 @@ func (e *Engine) Totals() Totals {
 	for i := range e.markets {
 		t.Locked += e.markets[i].locked
 		t.OpenOrders += int(e.markets[i].open)
+	}
+	for i := range e.groups {
+		t.Locked -= e.debt(&e.groups[i])
 	}
 	return t
 }
