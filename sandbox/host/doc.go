@@ -19,12 +19,31 @@
 // host's extensions (Tx.Record) atomically with respect to every other request; it
 // returns once everything it applied is durable.
 //
+// # Transactions
+//
+// Each Exec is all or nothing (docs/design/0131-transactions.md):
+//
+//	err := h.Exec(ctx, func(tx *host.Tx) error {
+//		if !allowed { return errRefused }            // check first: nothing applied yet
+//		if err := tx.Record("keys", rec); err != nil { return err }
+//		if r := tx.Apply(deposit); r.Err != nil { return r.Err } // undoes the record too
+//		return nil                                     // commit: one journal record
+//	})
+//
+// If fn returns nil, its steps are journaled as one record (a crash keeps all or
+// none). If fn returns an error or panics, or a step fails, nothing fn applied remains
+// and nothing is journaled or published. A rejection by the engine is an outcome fn
+// sees in Result.Err; it is only undone if fn returns an error. A rollback reloads the
+// newest snapshot and the records after it, so check before the first step what can be
+// checked. Config.FailStep and package hosttest inject a failure at any step.
+//
 // # Durability and ordering
 //
-//   - Every command passed to the engine is journaled, rejected or not (the engine's
-//     journal contract, docs/design/0011), before Submit returns: Submit waits until
-//     the journal's group commit made it durable. An error from Submit means the
-//     command may or may not have been applied (like a network timeout).
+//   - Every command passed to the engine by a committed request is journaled,
+//     rejected or not (the engine's journal contract, docs/design/0011), before
+//     Submit returns: Submit waits until the journal's group commit made it durable.
+//     A host error from Submit (ctx, closed, journal) means the command may or may
+//     not have been applied (like a network timeout).
 //   - Listeners see every event exactly once, in engine order, in batches, only after
 //     the commands that produced them are durable: a crash never retracts what a
 //     listener saw. Reads (Read, Tx.Engine) see applied state, which may be up to one
@@ -33,7 +52,8 @@
 //     torn journal tail is cut by sandbox/journal with a log line, never replayed;
 //     corruption of acknowledged data fails Open.
 //   - Ephemeral mode (Config.Dir == "") keeps no files: everything is "durable" at
-//     once and nothing survives the process.
+//     once and nothing survives the process. It keeps its newest snapshot and the
+//     records since in memory (bounded by Config.SnapshotEvery), for rollbacks.
 //
 // # Extensions
 //

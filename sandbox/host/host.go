@@ -83,6 +83,11 @@ type Config struct {
 	// ExpireEvery is how often Run checks whether a GTD order is due to expire (see
 	// Expire). If zero, DefaultExpireEvery; negative disables the check.
 	ExpireEvery time.Duration
+	// FailStep, if set, is called before every step (Tx.Apply or Tx.Record) of a
+	// transaction with the step's index in it (0 for the first); an error fails that
+	// step and the whole transaction, which is rolled back as after an error of its
+	// function. It is for fault-injection tests: production code leaves it nil.
+	FailStep func(step int) error
 }
 
 // Extension is a service's durable state, kept by the host beside the engine: its
@@ -91,6 +96,13 @@ type Config struct {
 // engine. All methods are called on the engine goroutine only (during Open and by
 // Run), never concurrently; an extension that serves reads from other goroutines
 // guards its own state.
+//
+// When a transaction fails after it changed state, the host rolls it back by
+// restoring every extension (and the engine) to the state before it: RestoreSnapshot
+// with the newest snapshot (or with the extension's own encoding taken at Open, before
+// any record, when there is none yet), then ApplyRecord and Observe for what was
+// committed after it. So an extension's whole state must come from its records, its
+// observations and its snapshot.
 type Extension interface {
 	// Name identifies the extension in journal records and snapshots; it must not
 	// change once data was written.
@@ -106,8 +118,8 @@ type Extension interface {
 	Observe(cmd *exchange.Command, events []exchange.Event)
 	// AppendSnapshot appends an encoding of the whole state to dst.
 	AppendSnapshot(dst []byte) []byte
-	// RestoreSnapshot replaces the state with a decoded snapshot. It is called at
-	// most once, during Open, before any record or event.
+	// RestoreSnapshot replaces the whole state with a decoded snapshot. It is called
+	// during Open, before any record or event, and again by a rollback (see above).
 	RestoreSnapshot(data []byte) error
 }
 
@@ -128,6 +140,10 @@ type Host struct {
 	eng   *exchange.Engine
 	exts  []Extension
 	extIx map[string]int
+	// initExt holds each extension's encoding before any record: the state a
+	// rollback restores when no snapshot exists yet.
+	initExt [][]byte
+	mem     *memLog // the ephemeral host's log (nil when durable)
 
 	reqs    chan *request
 	stopped chan struct{} // closed when the engine loop stops taking requests
@@ -147,6 +163,7 @@ type Host struct {
 	snapBusy  atomic.Bool
 	snapCh    chan snapJob
 	buf       []byte
+	txbuf     []byte
 	gtd       map[market.OrderID]int64 // open GTD orders → expiration (Unix s)
 	tx        Tx
 	failed    error // the journal's failure (see fail); nil while healthy
@@ -155,6 +172,8 @@ type Host struct {
 	applied  atomic.Uint64 // engine commands applied since Open
 	records  atomic.Uint64 // extension records applied since Open
 	iters    atomic.Uint64
+	txs      atomic.Uint64
+	rolled   atomic.Uint64
 	lastSeq  atomic.Uint64
 	closeErr error
 	closeMu  sync.Mutex
@@ -217,6 +236,9 @@ func Open(ctx context.Context, cfg Config) (*Host, error) {
 		h.extIx[n] = i
 	}
 	h.exts = cfg.Extensions
+	for _, x := range h.exts {
+		h.initExt = append(h.initExt, x.AppendSnapshot(nil))
+	}
 	h.reqs = make(chan *request, h.cfg.QueueSize)
 	h.stopped = make(chan struct{})
 	h.dead = make(chan struct{})
@@ -240,6 +262,7 @@ func Open(ctx context.Context, cfg Config) (*Host, error) {
 		}
 	} else {
 		h.eng = exchange.New(cfg.Engine)
+		h.mem = &memLog{}
 	}
 	if fresh && cfg.Genesis != nil {
 		if err := h.genesis(ctx); err != nil {
@@ -308,14 +331,22 @@ func (h *Host) replay(rec []byte) (byte, error) {
 	if err != nil {
 		return 0, err
 	}
+	return tag, h.replayStep(tag, body)
+}
+
+// replayStep applies one journaled step (a command, an extension record or a
+// transaction of them) during recovery or a rollback.
+func (h *Host) replayStep(tag byte, body []byte) error {
 	switch tag {
+	case tagTx:
+		return splitTxRecord(body, func(step []byte) error { return h.replayStep(step[0], step[1:]) })
 	case tagCommand:
 		cmd, n, err := exchange.DecodeCommand(body)
 		if err != nil {
-			return 0, err
+			return err
 		}
 		if n != len(body) {
-			return 0, fmt.Errorf("%w: %d bytes after the command", errRecord, len(body)-n)
+			return fmt.Errorf("%w: %d bytes after the command", errRecord, len(body)-n)
 		}
 		evs, _ := h.eng.Apply(&cmd) // rejections are part of the stream
 		for _, x := range h.exts {
@@ -325,18 +356,18 @@ func (h *Host) replay(rec []byte) (byte, error) {
 	case tagRecord:
 		name, payload, err := splitExtRecord(body)
 		if err != nil {
-			return 0, err
+			return err
 		}
 		i, ok := h.extIx[name]
 		if !ok {
-			return 0, fmt.Errorf("%w: %q", ErrUnknownExtension, name)
+			return fmt.Errorf("%w: %q", ErrUnknownExtension, name)
 		}
 		if err := h.exts[i].ApplyRecord(payload); err != nil {
-			return 0, fmt.Errorf("extension %q: %w", name, err)
+			return fmt.Errorf("extension %q: %w", name, err)
 		}
 		h.records.Add(1)
 	}
-	return tag, nil
+	return nil
 }
 
 // genesis runs cfg.Genesis on a fresh store and waits until it is durable.
@@ -344,12 +375,12 @@ func (h *Host) genesis(ctx context.Context) error {
 	tx := &h.tx
 	tx.begin()
 	err := h.cfg.Genesis(func(c exchange.Command) error {
-		r := tx.Apply(c)
-		if h.failed != nil {
-			return h.failed
+		var rej *market.Error
+		if err := tx.run(func(tx *Tx) error { rej = tx.Apply(c).Err; return nil }); err != nil {
+			return err
 		}
-		if r.Err != nil {
-			return r.Err
+		if rej != nil {
+			return rej
 		}
 		return nil
 	})
@@ -485,12 +516,20 @@ func (h *Host) fail(err error) {
 	h.log.Error("host: the journal failed; refusing further requests (restart to recover the durable state)", zap.Error(err))
 }
 
-// Exec runs fn on the engine goroutine, serialized with every other request, and
-// waits until everything fn applied (Tx.Apply, Tx.Record) is durable. fn may read the
-// engine through tx.Engine() and must not retain it or anything it returns. fn's own
-// error is returned after the durability wait (what it applied before failing stays
-// applied). Host errors: ctx.Err() (fn may or may not have run), ErrClosed, or the
-// journal's failure. A panic in fn is recovered and returned as an error.
+// Exec runs fn on the engine goroutine as one transaction, serialized with every other
+// request, and waits until everything fn applied (Tx.Apply, Tx.Record) is durable. fn
+// may read the engine through tx.Engine() and must not retain it or anything it
+// returns.
+//
+// All or nothing: when fn returns nil, its steps are journaled as one record (so a
+// crash keeps all of them or none) and Exec returns nil once that record is durable.
+// When fn returns an error, panics, or one of its steps fails (Config.FailStep, the
+// record size limit), nothing it applied remains — the engine and the extensions are
+// restored to their state before fn (see Extension), nothing is journaled, no event
+// is published — and Exec returns that error (a panic as an error). A rollback costs
+// a reload of the newest snapshot and the records after it, so check what can be
+// checked before the first step. Host errors: ctx.Err() (fn may or may not have run
+// and committed), ErrClosed, or the journal's failure.
 func (h *Host) Exec(ctx context.Context, fn func(tx *Tx) error) error {
 	if h.closed.Load() {
 		return ErrClosed
@@ -591,6 +630,10 @@ type Stats struct {
 	Commands, Records uint64
 	// Iterations of the engine loop.
 	Iterations uint64
+	// Transactions is the number of committed transactions of two or more steps
+	// (journaled as one record each); Rollbacks the number of failed transactions
+	// undone after they had applied something.
+	Transactions, Rollbacks uint64
 	// AppliedSeq is the last event sequence applied; PublishedSeq the last one
 	// delivered to listeners.
 	AppliedSeq, PublishedSeq uint64
@@ -606,6 +649,7 @@ type Stats struct {
 func (h *Host) Stats() Stats {
 	s := Stats{
 		Commands: h.applied.Load(), Records: h.records.Load(), Iterations: h.iters.Load(),
+		Transactions: h.txs.Load(), Rollbacks: h.rolled.Load(),
 		AppliedSeq: h.lastSeq.Load(), PublishedSeq: h.pubSeq.Load(),
 		Queue: len(h.reqs), PublishQueue: len(h.pub), Listeners: len(*h.subs.Load()),
 	}

@@ -16,6 +16,10 @@ const (
 	tagCommand byte = 'C'
 	// tagRecord: an extension record: uvarint name length, name, payload.
 	tagRecord byte = 'R'
+	// tagTx: a transaction of two or more steps, applied together or not at all:
+	// uvarint count, then count times uvarint length + a 'C' or 'R' record. A
+	// transaction of one step is journaled as that step's record.
+	tagTx byte = 'T'
 )
 
 // Snapshot envelope: magic, version, the engine's snapshot, the extensions' snapshots.
@@ -30,10 +34,58 @@ func splitRecord(rec []byte) (byte, []byte, error) {
 		return 0, nil, fmt.Errorf("%w: empty", errRecord)
 	}
 	switch rec[0] {
-	case tagCommand, tagRecord:
+	case tagCommand, tagRecord, tagTx:
 		return rec[0], rec[1:], nil
 	}
 	return 0, nil, fmt.Errorf("%w: unknown tag %#x", errRecord, rec[0])
+}
+
+// appendTxRecord appends a transaction record of n steps whose length-prefixed
+// records are body.
+func appendTxRecord(dst []byte, n int, body []byte) []byte {
+	dst = append(dst, tagTx)
+	dst = binary.AppendUvarint(dst, uint64(n))
+	return append(dst, body...)
+}
+
+// txRecordSize is the length of appendTxRecord's encoding of n steps of body bytes.
+func txRecordSize(n, body int) int { return 1 + uvarintLen(uint64(n)) + body }
+
+func uvarintLen(v uint64) int {
+	n := 1
+	for v >= 0x80 {
+		v >>= 7
+		n++
+	}
+	return n
+}
+
+// splitTxRecord calls fn with each step of a transaction record's body, in order.
+// A transaction holds at least two steps, each a command or an extension record.
+func splitTxRecord(body []byte, fn func(step []byte) error) error {
+	n, k := binary.Uvarint(body)
+	if k <= 0 || n < 2 || n > uint64(len(body)) {
+		return fmt.Errorf("%w: transaction step count", errRecord)
+	}
+	body = body[k:]
+	for range n {
+		l, k := binary.Uvarint(body)
+		if k <= 0 || l == 0 || l > uint64(len(body)-k) {
+			return fmt.Errorf("%w: transaction step length", errRecord)
+		}
+		step := body[k : k+int(l)]
+		if step[0] != tagCommand && step[0] != tagRecord {
+			return fmt.Errorf("%w: transaction step tag %#x", errRecord, step[0])
+		}
+		if err := fn(step); err != nil {
+			return err
+		}
+		body = body[k+int(l):]
+	}
+	if len(body) != 0 {
+		return fmt.Errorf("%w: %d bytes after the transaction", errRecord, len(body))
+	}
+	return nil
 }
 
 func appendExtRecord(dst []byte, name string, payload []byte) []byte {

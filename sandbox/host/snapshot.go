@@ -10,8 +10,26 @@ import (
 // enough records were journaled since the last one and no write is in progress. The
 // state is encoded here, on the engine goroutine (the engine is single-writer); the
 // file is written by the snapshotter goroutine.
+//
+// An ephemeral host keeps its snapshot in memory (memLog), always — a negative
+// SnapshotEvery means DefaultSnapshotEvery there —, so that the records a rollback
+// replays stay bounded.
 func (h *Host) maybeSnapshot() {
-	if h.j == nil || h.cfg.SnapshotEvery < 0 || h.sinceSnap < h.cfg.SnapshotEvery || h.failed != nil {
+	if h.failed != nil {
+		return
+	}
+	if h.j == nil {
+		every := h.cfg.SnapshotEvery
+		if every < 0 {
+			every = DefaultSnapshotEvery
+		}
+		if h.sinceSnap >= every {
+			h.mem.snapshot(h.lsn, h.snapshotBytes())
+			h.sinceSnap = 0
+		}
+		return
+	}
+	if h.cfg.SnapshotEvery < 0 || h.sinceSnap < h.cfg.SnapshotEvery {
 		return
 	}
 	if !h.snapBusy.CompareAndSwap(false, true) {

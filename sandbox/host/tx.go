@@ -1,6 +1,7 @@
 package host
 
 import (
+	"encoding/binary"
 	"fmt"
 
 	"go.uber.org/zap"
@@ -11,11 +12,23 @@ import (
 )
 
 // Tx is what a function passed to Exec uses on the engine goroutine: the engine's
-// views, the clock, and the two ways to change state durably. A Tx is only valid
-// during the call; do not retain it.
+// views, the clock, and the two ways to change state (Apply, Record). A Tx is only
+// valid during the call; do not retain it.
+//
+// Everything one Exec applies is one transaction: it is journaled as one record
+// when the function returns nil, and undone entirely — engine and extensions, as if
+// the request had never come — when it returns an error, panics, or a step fails
+// (see Config.FailStep and the record size limit). docs/design/0131-transactions.md.
 type Tx struct {
 	h      *Host
 	events []exchange.Event // this iteration's events, handed to listeners
+
+	// The transaction of the request being run (reset by beginTx).
+	steps   int    // steps applied (commands and records)
+	tried   int    // steps attempted, the index FailStep sees
+	body    []byte // the applied steps' records, each prefixed by its uvarint length
+	evStart int    // len(events) when the transaction began
+	doomed  error  // a step failed: the transaction is rolled back whatever fn returns
 }
 
 // Engine returns the engine for its views. Do not call Apply on it (use Tx.Apply, which
@@ -25,32 +38,32 @@ func (tx *Tx) Engine() *exchange.Engine { return tx.h.eng }
 // Now returns the host clock (Unix milliseconds).
 func (tx *Tx) Now() int64 { return tx.h.clock() }
 
-// Apply journals cmd and applies it to the engine (a zero Time becomes Now()). It
-// returns the command's events (a copy, safe to keep and shared with listeners: do
-// not modify it) and the engine's rejection, if any. After a journal failure it
-// applies nothing and returns an empty Result; the enclosing Exec then returns the
-// failure.
+// Apply applies cmd to the engine as a step of the transaction (a zero Time becomes
+// Now()). It returns the command's events (a copy, safe to keep and shared with
+// listeners: do not modify it) and the engine's rejection, if any. A rejection is an
+// outcome, not a failure: a rejected command is part of the transaction (it takes a
+// sequence number and moves the clock, docs/design/0011) unless the function returns
+// an error. After a journal failure, or once a step of this transaction failed, it
+// applies nothing and returns an empty Result (Err set when the transaction failed);
+// the enclosing Exec then returns the failure.
 func (tx *Tx) Apply(cmd exchange.Command) Result {
 	h := tx.h
 	if h.failed != nil {
 		return Result{}
 	}
+	if err := tx.begin1(); err != nil {
+		return Result{Err: market.Errorf(market.CodeDatabase)}
+	}
 	if cmd.Time == 0 {
 		cmd.Time = h.clock()
 	}
-	if h.j != nil {
-		h.buf = append(h.buf[:0], tagCommand)
-		h.buf, _ = cmd.AppendBinary(h.buf)
-		lsn, err := h.j.Append(h.buf)
-		if err != nil {
-			h.fail(err)
-			return Result{}
-		}
-		h.lsn = lsn
-	} else {
-		h.lsn++
+	h.buf = append(h.buf[:0], tagCommand)
+	h.buf, _ = cmd.AppendBinary(h.buf)
+	if err := tx.fits(len(h.buf)); err != nil {
+		tx.doomed = fmt.Errorf("host: command %s: %w", cmd.Kind, err)
+		return Result{Err: market.Errorf(market.CodeDatabase)}
 	}
-	h.sinceSnap++
+	tx.add(h.buf)
 	evs, err := h.eng.Apply(&cmd)
 	h.applied.Add(1)
 	for _, x := range h.exts {
@@ -75,13 +88,14 @@ func asCatalog(err error) *market.Error {
 	return market.Errorf(market.CodeDatabase)
 }
 
-// Record applies rec to the extension named ext and journals it. If the extension
-// refuses the record (its ApplyRecord error), nothing is journaled and that error is
-// returned. A record the journal could not hold (over journal.MaxRecordSize with
-// its framing) is refused before the extension sees it, with an error wrapping
-// journal.ErrTooLarge; the host goes on (ephemeral hosts refuse it too, so that
-// behaviour does not depend on Dir). ErrUnknownExtension for an unknown name; after
-// a journal failure the failure is returned.
+// Record applies rec to the extension named ext as a step of the transaction. If the
+// extension refuses the record (its ApplyRecord error), nothing changes and that
+// error is returned; the transaction goes on if the function does. A record that
+// would take the transaction over the journal's record limit (journal.MaxRecordSize
+// with its framing) fails the transaction with an error wrapping journal.ErrTooLarge
+// before the extension sees it (ephemeral hosts refuse it too, so that behaviour does
+// not depend on Dir). ErrUnknownExtension for an unknown name; after a journal
+// failure, or once a step of this transaction failed, that failure.
 func (tx *Tx) Record(ext string, rec []byte) error {
 	h := tx.h
 	if h.failed != nil {
@@ -91,41 +105,124 @@ func (tx *Tx) Record(ext string, rec []byte) error {
 	if !ok {
 		return fmt.Errorf("%w: %q", ErrUnknownExtension, ext)
 	}
-	if n := extRecordSize(ext, rec); n > journal.MaxRecordSize {
-		return fmt.Errorf("host: record for %q: %w: %d bytes, limit %d", ext, journal.ErrTooLarge, n, journal.MaxRecordSize)
+	if err := tx.begin1(); err != nil {
+		return err
+	}
+	if err := tx.fits(extRecordSize(ext, rec)); err != nil {
+		tx.doomed = fmt.Errorf("host: record for %q: %w", ext, err)
+		return tx.doomed
 	}
 	if err := h.exts[i].ApplyRecord(rec); err != nil {
 		return err
 	}
-	if h.j != nil {
-		h.buf = appendExtRecord(h.buf[:0], ext, rec)
-		lsn, err := h.j.Append(h.buf)
-		if err != nil {
-			h.fail(err)
-			return h.failed
-		}
-		h.lsn = lsn
-	} else {
-		h.lsn++
-	}
-	h.sinceSnap++
+	h.buf = appendExtRecord(h.buf[:0], ext, rec)
+	tx.add(h.buf)
 	h.records.Add(1)
+	return nil
+}
+
+// begin1 starts a step: it fails if the transaction already failed or if
+// Config.FailStep fails this step (which fails the transaction).
+func (tx *Tx) begin1() error {
+	if tx.doomed != nil {
+		return tx.doomed
+	}
+	n := tx.tried
+	tx.tried++
+	if f := tx.h.cfg.FailStep; f != nil {
+		if err := f(n); err != nil {
+			tx.doomed = fmt.Errorf("host: step %d failed: %w", n, err)
+			return tx.doomed
+		}
+	}
+	return nil
+}
+
+// fits reports (as an error wrapping journal.ErrTooLarge) whether a step of n bytes
+// would take the transaction's record over the journal's limit.
+func (tx *Tx) fits(n int) error {
+	size := txRecordSize(tx.steps+1, len(tx.body)+uvarintLen(uint64(n))+n)
+	if tx.steps == 0 {
+		size = n // a transaction of one step is journaled as that step's record
+	}
+	if size > journal.MaxRecordSize {
+		return fmt.Errorf("%w: %d bytes, limit %d", journal.ErrTooLarge, size, journal.MaxRecordSize)
+	}
+	return nil
+}
+
+// add appends an applied step's record to the transaction.
+func (tx *Tx) add(rec []byte) {
+	tx.body = binary.AppendUvarint(tx.body, uint64(len(rec)))
+	tx.body = append(tx.body, rec...)
+	tx.steps++
+}
+
+// beginTx starts the transaction of one request.
+func (tx *Tx) beginTx() {
+	tx.steps, tx.tried, tx.doomed = 0, 0, nil
+	tx.body = tx.body[:0]
+	tx.evStart = len(tx.events)
+}
+
+// endTx commits the transaction when err (what the request function returned) is nil
+// and no step failed, and rolls it back otherwise. It returns the request's error.
+func (tx *Tx) endTx(err error) error {
+	h := tx.h
+	if h.failed != nil {
+		return h.failed
+	}
+	if tx.doomed != nil {
+		err = tx.doomed // the cause; fn's error, if any, follows from it
+	}
+	if err != nil {
+		if tx.steps > 0 {
+			tx.events = tx.events[:tx.evStart]
+			h.rollback()
+			if h.failed != nil {
+				return h.failed
+			}
+		}
+		return err
+	}
+	if tx.steps == 0 {
+		return nil
+	}
+	rec := tx.body
+	if tx.steps == 1 {
+		_, k := binary.Uvarint(rec)
+		rec = rec[k:]
+	} else {
+		h.txbuf = appendTxRecord(h.txbuf[:0], tx.steps, tx.body)
+		rec = h.txbuf
+	}
+	if err := h.append(rec); err != nil {
+		h.fail(err)
+		return h.failed
+	}
+	h.sinceSnap += tx.steps
+	if tx.steps > 1 {
+		h.txs.Add(1)
+	}
 	return nil
 }
 
 // begin prepares the Tx for an iteration.
 func (tx *Tx) begin() { tx.events = nil }
 
-// run calls fn, turning a panic into an error, and reports the journal's failure if
-// it happened meanwhile.
-func (tx *Tx) run(fn func(*Tx) error) (err error) {
+// run runs fn as one transaction: it calls fn, turning a panic into an error, then
+// commits or rolls back (endTx), and reports the journal's failure if it happened
+// meanwhile.
+func (tx *Tx) run(fn func(*Tx) error) error {
+	tx.beginTx()
+	return tx.endTx(tx.call(fn))
+}
+
+func (tx *Tx) call(fn func(*Tx) error) (err error) {
 	defer func() {
 		if p := recover(); p != nil {
 			tx.h.log.Error("host: panic in a request function", zap.Any("panic", p))
 			err = fmt.Errorf("host: panic in request: %v", p)
-		}
-		if tx.h.failed != nil {
-			err = tx.h.failed
 		}
 	}()
 	return fn(tx)
