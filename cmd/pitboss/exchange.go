@@ -54,6 +54,9 @@ type exchangeEnv struct {
 	Catalog *catalog.Catalog
 	Logger  *zap.Logger
 	Clock   func() int64
+	// Conns caps the connections of the public listeners (per peer and in all);
+	// every service listener is wrapped with it.
+	Conns *server.ConnLimit
 }
 
 // exchangeService is an extra listener of `pitboss exchange` (the catalogue, data
@@ -118,6 +121,8 @@ type exchangeFlags struct {
 	simConfig, logLevel, syncMode                string
 	rateLimit                                    int
 	snapshotEvery                                int
+	trustedProxies                               string
+	connsPerIP                                   int
 }
 
 func runExchange(ctx context.Context, args []string, io stdio) error {
@@ -144,6 +149,8 @@ func runExchange(ctx context.Context, args []string, io stdio) error {
 	fs.StringVar(&f.syncMode, "sync", "data", "journal sync: data (fdatasync), full (fsync) or none (survives a process crash only)")
 	fs.IntVar(&f.rateLimit, "rate-limit", server.DefaultRateLimit, "requests per client IP per 60 s (negative disables)")
 	fs.IntVar(&f.snapshotEvery, "snapshot-every", host.DefaultSnapshotEvery, "journal records between snapshots")
+	fs.StringVar(&f.trustedProxies, "trusted-proxies", "", "comma-separated CIDR prefixes of proxies whose client and country headers are believed (default: none; see docs/exchange.md)")
+	fs.IntVar(&f.connsPerIP, "max-conns-per-ip", server.DefaultConnsPerIP, "open connections per client address on the public listeners (trusted proxies exempt; negative: no cap)")
 	for _, s := range parts.Services {
 		if s.Flags != nil {
 			s.Flags(fs)
@@ -194,6 +201,12 @@ func (f *exchangeFlags) configs(io stdio) (server.Config, host.Config, error) {
 	cfg.ChainID, cfg.HeaderPrefix, cfg.InvitationMode, cfg.RateLimit = f.chainID, f.prefix, f.invitations, f.rateLimit
 	if f.rateLimit == 0 {
 		return cfg, hcfg, usagef("--rate-limit must be positive (or negative to disable)")
+	}
+	if cfg.TrustedProxies, err = server.ParseTrustedProxies(f.trustedProxies); err != nil {
+		return cfg, hcfg, usagef("--trusted-proxies: %v", err)
+	}
+	if f.connsPerIP == 0 {
+		return cfg, hcfg, usagef("--max-conns-per-ip must be positive (or negative for no cap)")
 	}
 	if strings.ContainsAny(f.prefix, " :\r\n") || f.prefix == "" {
 		return cfg, hcfg, usagef("--header-prefix %q is not a header name prefix", f.prefix)
@@ -329,7 +342,8 @@ func serveExchange(ctx context.Context, io stdio, f exchangeFlags, parts exchang
 	}{{"/ws/market", hub.MarketHandler()}, {"/ws/user", hub.UserHandler()}, {"/ws/rtds", hub.RTDSHandler()}, {"/ws/sports", hub.SportsHandler()}} {
 		srv.Handle(r.path, r.h)
 	}
-	env := exchangeEnv{Host: h, Server: srv, Hub: hub, Catalog: cfg.Catalog, Logger: log, Clock: clock}
+	conns := server.NewConnLimit(f.connsPerIP, 0, cfg.TrustedProxies)
+	env := exchangeEnv{Host: h, Server: srv, Hub: hub, Catalog: cfg.Catalog, Logger: log, Clock: clock, Conns: conns}
 	for _, hk := range parts.Hooks {
 		if hk.Mount != nil {
 			if err := hk.Mount(env); err != nil {
@@ -386,9 +400,11 @@ func serveExchange(ctx context.Context, io stdio, f exchangeFlags, parts exchang
 			}
 		}()
 	}
-	goServe("CLOB service", httpServer(ln, srv.Handler(), log))
+	goServe("CLOB service", httpServer(conns.Listener(ln), srv.Handler(), log))
 	if iln != nil {
-		goServe("internal listener", httpServer(iln, srv.InternalHandler(), log))
+		// The internal listener has its own cap, so that a flood of the public
+		// ones never locks the operator out.
+		goServe("internal listener", httpServer(server.NewConnLimit(f.connsPerIP, 256, nil).Listener(iln), srv.InternalHandler(), log))
 	}
 	goServe("server", srv.Run)
 	goServe("WebSocket hub", hub.Run)
@@ -486,27 +502,9 @@ func listMissing(ctx context.Context, h *host.Host, cat *catalog.Catalog) error 
 	return nil
 }
 
-// httpServer serves handler on ln until ctx ends, then shuts down gracefully: no
-// new connections, in-flight requests get up to 10 seconds.
+// httpServer serves handler on ln until ctx ends (server.Serve: the exchange's
+// header limits and timeouts), then shuts down gracefully: no new connections,
+// in-flight requests get up to 10 seconds.
 func httpServer(ln net.Listener, handler http.Handler, log *zap.Logger) func(context.Context) error {
-	return func(ctx context.Context) error {
-		hs := &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute,
-			ErrorLog: zap.NewStdLog(log.Named("http"))}
-		errc := make(chan error, 1)
-		go func() { errc <- hs.Serve(ln) }()
-		select {
-		case err := <-errc:
-			return err
-		case <-ctx.Done():
-		}
-		sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		if err := hs.Shutdown(sctx); err != nil {
-			hs.Close()
-		}
-		if err := <-errc; err != nil && !errors.Is(err, http.ErrServerClosed) {
-			return err
-		}
-		return nil
-	}
+	return func(ctx context.Context) error { return server.Serve(ctx, ln, handler, 10*time.Second, log) }
 }

@@ -91,7 +91,10 @@ func listen(flagName, addr string, h http.Handler, env exchangeEnv) (string, fun
 	if err != nil {
 		return "", nil, fmt.Errorf("--%s: %w", flagName, err)
 	}
-	return "http://" + ln.Addr().String(), httpServer(ln, h, env.Logger), nil
+	if env.Conns != nil {
+		ln = env.Conns.Listener(ln)
+	}
+	return "http://" + ln.Addr().String(), httpServer(ln, server.Deadlines(h, server.Timeouts{}), env.Logger), nil
 }
 
 func (s *servicesRun) startData(_ context.Context, env exchangeEnv) (string, func(context.Context) error, error) {

@@ -284,7 +284,9 @@ func TestExchangeGeoblockFlags(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			r := startExchange(t, append([]string{"--addr", "127.0.0.1:0", "--ephemeral", "--catalogue-addr", "", "--data-addr", "", "--bridge-addr", ""}, tc.args...)...)
+			// The test client, on loopback, plays the CDN that sets the country.
+			r := startExchange(t, append([]string{"--addr", "127.0.0.1:0", "--ephemeral", "--catalogue-addr", "", "--data-addr", "", "--bridge-addr", "",
+				"--trusted-proxies", "127.0.0.1"}, tc.args...)...)
 			st, b := get(t, r.url(t, "CLOB service")+"/api/geoblock", http.Header{"Cf-Ipcountry": {tc.country}})
 			if st != 200 || !strings.Contains(string(b), tc.want) {
 				t.Fatalf("%d %s, want %s", st, b, tc.want)

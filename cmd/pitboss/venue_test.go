@@ -55,7 +55,8 @@ func startLocalVenue(t testing.TB, opts ...venueOpt) *localVenue {
 		t.Fatal("startLocalVenue needs a *testing.T")
 	}
 	args := []string{"--addr", "127.0.0.1:0", "--internal-addr", "127.0.0.1:0", "--ephemeral", "--sync", "none",
-		"--catalogue-addr", "127.0.0.1:0", "--data-addr", "127.0.0.1:0", "--bridge-addr", "127.0.0.1:0", "--log-level", "debug"}
+		"--catalogue-addr", "127.0.0.1:0", "--data-addr", "127.0.0.1:0", "--bridge-addr", "127.0.0.1:0", "--log-level", "debug",
+		"--trusted-proxies", "127.0.0.1/32"} // countryProxy, on loopback, plays the CDN
 	for _, o := range opts {
 		args = append(args, o...)
 	}

@@ -157,7 +157,7 @@ func (s *Server) agentAccountState(w http.ResponseWriter, r *http.Request) {
 		s.writeErr(w, hostErr(err))
 		return
 	}
-	gb := s.geo.answer(r)
+	gb := s.geoAnswer(r)
 	eff := avail
 	if mode != market.ModeNormal || gb.Blocked || gb.CloseOnly {
 		eff = 0
@@ -453,7 +453,7 @@ func (s *Server) ctf(kind exchange.CommandKind) http.HandlerFunc {
 			return
 		}
 		if kind == exchange.Split {
-			if gb := s.geo.check(r); gb != geoAllowed {
+			if gb := s.geoCheck(r); gb != geoAllowed {
 				s.writeErr(w, geoError(gb, c.owner))
 				return
 			}

@@ -2,7 +2,6 @@ package server
 
 import (
 	"fmt"
-	"net"
 	"net/http"
 	"strings"
 
@@ -66,77 +65,21 @@ func newGeo(g Geoblock) (geo, error) {
 	return out, nil
 }
 
-// The header names below are spelled in canonical MIME form (CF-IPCountry is
-// "Cf-Ipcountry"): Header.Get canonicalizes its argument, which allocates unless it
-// already is canonical, and these run on every request (the order path included).
-
-// clientIP is the geoblock's client address: the first present of
-// CF-Connecting-IP, X-Real-IP and the first address of X-Forwarded-For, else the
-// peer address.
-func clientIP(r *http.Request) string {
-	if v := strings.TrimSpace(r.Header.Get("Cf-Connecting-Ip")); v != "" {
-		return v
-	}
-	if v := strings.TrimSpace(r.Header.Get("X-Real-Ip")); v != "" {
-		return v
-	}
-	if v := r.Header.Get("X-Forwarded-For"); v != "" {
-		if first, _, _ := strings.Cut(v, ","); strings.TrimSpace(first) != "" {
-			return strings.TrimSpace(first)
-		}
-	}
-	return peer(r)
-}
-
-// rateIP is the rate limiter's client address: the first address of
-// X-Forwarded-For, else X-Real-IP, else the peer address (the specification's order
-// for the rate limit).
-func rateIP(r *http.Request) string {
-	if v := r.Header.Get("X-Forwarded-For"); v != "" {
-		if first, _, _ := strings.Cut(v, ","); strings.TrimSpace(first) != "" {
-			return strings.TrimSpace(first)
-		}
-	}
-	if v := strings.TrimSpace(r.Header.Get("X-Real-Ip")); v != "" {
-		return v
-	}
-	return peer(r)
-}
-
-func peer(r *http.Request) string {
-	host, _, err := net.SplitHostPort(r.RemoteAddr)
-	if err != nil {
-		return r.RemoteAddr
-	}
-	return host
-}
-
-// country is the request's country from CF-IPCountry or X-Country-Code, upper-case;
-// "" when neither is present (a local request: no restriction applies).
-func country(r *http.Request) string {
-	c := r.Header.Get("Cf-Ipcountry")
-	if c == "" {
-		c = r.Header.Get("X-Country-Code")
-	}
-	return strings.ToUpper(strings.TrimSpace(c))
-}
-
-// region is the request's region from CF-Region-Code or X-Region-Code; may be empty.
-func region(r *http.Request) string {
-	v := r.Header.Get("Cf-Region-Code")
-	if v == "" {
-		v = r.Header.Get("X-Region-Code")
-	}
-	return strings.TrimSpace(v)
-}
-
-func (g geo) check(r *http.Request) geoClass { return g.class[country(r)] }
+func (g geo) classify(country string) geoClass { return g.class[country] }
 
 // answer is the body of GET /api/geoblock.
-func (g geo) answer(r *http.Request) api.Geoblock {
-	c := g.check(r)
-	return api.Geoblock{Blocked: c == geoBlocked, CloseOnly: c == geoCloseOnly, IP: clientIP(r), Country: country(r), Region: region(r)}
+func (s *Server) geoAnswer(r *http.Request) api.Geoblock {
+	country := s.trust.country(r)
+	c := s.geo.classify(country)
+	ip := ""
+	if a := s.trust.clientAddr(r); a.IsValid() {
+		ip = a.String()
+	}
+	return api.Geoblock{Blocked: c == geoBlocked, CloseOnly: c == geoCloseOnly, IP: ip, Country: country, Region: s.trust.region(r)}
 }
+
+// geoCheck classifies the request's country (only a trusted proxy's header counts).
+func (s *Server) geoCheck(r *http.Request) geoClass { return s.geo.classify(s.trust.country(r)) }
 
 // geoError is the refusal of an opening operation from a restricted region.
 func geoError(c geoClass, owner market.Address) error {
@@ -148,5 +91,5 @@ func geoError(c geoClass, owner market.Address) error {
 
 // geoblock is GET /api/geoblock.
 func (s *Server) geoblock(w http.ResponseWriter, r *http.Request) {
-	s.writeJSON(w, s.geo.answer(r))
+	s.writeJSON(w, s.geoAnswer(r))
 }

@@ -9,6 +9,7 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
+	"net/netip"
 	"os"
 	"sync"
 	"sync/atomic"
@@ -88,6 +89,14 @@ type envOpt func(*Config, *host.Config)
 
 func withRateLimit(n int, win time.Duration) envOpt {
 	return func(c *Config, _ *host.Config) { c.RateLimit, c.RateWindow = n, win }
+}
+
+// withTrustedLoopback trusts the loopback peer (the test client) as a proxy, so that
+// the client headers and the country headers a test sets count, as a CDN's would.
+func withTrustedLoopback() envOpt {
+	return func(c *Config, _ *host.Config) {
+		c.TrustedProxies = []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8"), netip.MustParsePrefix("::1/128")}
+	}
 }
 
 func withInvitations() envOpt { return func(c *Config, _ *host.Config) { c.InvitationMode = true } }
@@ -222,6 +231,18 @@ func (e *env) call(method, path string, body []byte, w *wallet, hdr http.Header)
 
 func (e *env) callURL(base, method, path string, body []byte, w *wallet, hdr http.Header) (int, []byte) {
 	e.t.Helper()
+	_, st, b := e.callURLHeader(base, method, path, body, w, hdr)
+	return st, b
+}
+
+// callHeader is call that also returns the response's headers.
+func (e *env) callHeader(method, path string, body []byte, w *wallet, hdr http.Header) (http.Header, int, []byte) {
+	e.t.Helper()
+	return e.callURLHeader(e.pub.URL, method, path, body, w, hdr)
+}
+
+func (e *env) callURLHeader(base, method, path string, body []byte, w *wallet, hdr http.Header) (http.Header, int, []byte) {
+	e.t.Helper()
 	req, err := http.NewRequest(method, base+path, bytes.NewReader(body))
 	if err != nil {
 		e.t.Fatal(err)
@@ -243,7 +264,7 @@ func (e *env) callURL(base, method, path string, body []byte, w *wallet, hdr htt
 	if err != nil {
 		e.t.Fatal(err)
 	}
-	return resp.StatusCode, b
+	return resp.Header, resp.StatusCode, b
 }
 
 // mustJSON calls and decodes a 200 answer into out.

@@ -15,7 +15,7 @@ import (
 // tradedEnv has a rain book with bids 0.40×10, 0.45×5 and asks 0.55×5, 0.60×10, and
 // one trade of 5 at 0.5 (a taker BUY YES), 90 s after t0.
 func tradedEnv(t *testing.T) (*env, market.Info, *wallet, *wallet) {
-	e := newEnv(t)
+	e := newEnv(t, withTrustedLoopback())
 	rain := e.mkt("rain-in-lisbon-tomorrow")
 	yes := rain.Tokens[market.Yes]
 	mm := e.register(newWallet(t, "mm"))
@@ -321,24 +321,38 @@ func TestAccountEndpoints(t *testing.T) {
 	wantErr(t, st, b, 401, "L2 authentication failure")
 }
 
+// TestGeoblockEndpoint: behind a trusted proxy (here the loopback peer, as a CDN),
+// the client and its country come from the spec's headers, X-Forwarded-For read
+// from the right up to the first untrusted hop; from an untrusted peer every such
+// header is ignored: the client is the peer, with no country.
 func TestGeoblockEndpoint(t *testing.T) {
-	e := newEnv(t)
+	e := newEnv(t, withTrustedLoopback())
+	direct := newEnv(t)
+	spoof := http.Header{"Cf-Connecting-Ip": {"203.0.113.9"}, "X-Real-Ip": {"198.51.100.1"}, "X-Forwarded-For": {"192.0.2.7"},
+		"Cf-Ipcountry": {"us"}, "Cf-Region-Code": {"CA"}}
 	tests := []struct {
 		name string
+		e    *env
 		hdr  http.Header
 		want api.Geoblock
 	}{
-		{"local request", nil, api.Geoblock{IP: "127.0.0.1"}},
-		{"blocked country, Cloudflare headers first", http.Header{"Cf-Connecting-Ip": {"203.0.113.9"}, "X-Real-Ip": {"198.51.100.1"}, "Cf-Ipcountry": {"us"}, "Cf-Region-Code": {"CA"}},
-			api.Geoblock{Blocked: true, IP: "203.0.113.9", Country: "US", Region: "CA"}},
-		{"close-only country from X-Country-Code, X-Real-IP", http.Header{"X-Real-Ip": {"198.51.100.1"}, "X-Forwarded-For": {"192.0.2.7"}, "X-Country-Code": {"TW"}},
+		{"local request", e, nil, api.Geoblock{IP: "127.0.0.1"}},
+		{"blocked country, Cloudflare headers first", e, spoof, api.Geoblock{Blocked: true, IP: "203.0.113.9", Country: "US", Region: "CA"}},
+		{"close-only country from X-Country-Code, X-Real-IP", e, http.Header{"X-Real-Ip": {"198.51.100.1"}, "X-Forwarded-For": {"192.0.2.7"}, "X-Country-Code": {"TW"}},
 			api.Geoblock{CloseOnly: true, IP: "198.51.100.1", Country: "TW"}},
-		{"first X-Forwarded-For address", http.Header{"X-Forwarded-For": {"192.0.2.7, 10.0.0.1"}, "X-Country-Code": {"FR"}},
+		{"X-Forwarded-For: the rightmost untrusted hop", e, http.Header{"X-Forwarded-For": {"6.6.6.6, 192.0.2.7, 127.0.0.2"}, "X-Country-Code": {"FR"}},
 			api.Geoblock{IP: "192.0.2.7", Country: "FR"}},
+		{"X-Forwarded-For over two header lines", e, http.Header{"X-Forwarded-For": {"6.6.6.6", "192.0.2.8, 127.0.0.3"}},
+			api.Geoblock{IP: "192.0.2.8"}},
+		{"X-Forwarded-For: an unreadable hop stops the walk", e, http.Header{"X-Forwarded-For": {"192.0.2.7, <script>, 127.0.0.2"}},
+			api.Geoblock{IP: "127.0.0.2"}},
+		{"X-Forwarded-For: IPv6", e, http.Header{"X-Forwarded-For": {"2001:db8::1"}}, api.Geoblock{IP: "2001:db8::1"}},
+		{"a country that is not two letters is none", e, http.Header{"X-Country-Code": {"U\u202eS"}}, api.Geoblock{IP: "127.0.0.1"}},
+		{"untrusted peer: every header ignored", direct, spoof, api.Geoblock{IP: "127.0.0.1"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			st, b := e.call("GET", "/api/geoblock", nil, nil, tc.hdr)
+			st, b := tc.e.call("GET", "/api/geoblock", nil, nil, tc.hdr)
 			var got api.Geoblock
 			if st != 200 || json.Unmarshal(b, &got) != nil || got != tc.want {
 				t.Fatalf("%d %s, want %+v", st, b, tc.want)
@@ -373,15 +387,18 @@ func TestRoutingErrors(t *testing.T) {
 }
 
 func TestRateLimit(t *testing.T) {
-	e := newEnv(t, withRateLimit(5, time.Minute))
+	e := newEnv(t, withRateLimit(5, time.Minute), withTrustedLoopback())
 	for i := range 5 {
 		if st, b := e.call("GET", "/time", nil, nil, nil); st != 200 {
 			t.Fatalf("request %d: %d %s", i, st, b)
 		}
 	}
-	st, b := e.call("GET", "/book?token_id=1234", nil, nil, nil)
+	hdr, st, b := e.callHeader("GET", "/book?token_id=1234", nil, nil, nil)
 	wantErr(t, st, b, 429, "rate limit exceeded")
-	// /ok is not counted; another client IP has its own counter.
+	if ra := hdr.Get("Retry-After"); ra != "61" {
+		t.Fatalf("Retry-After %q, want 61 (the first request leaves the window 60 to 61 s after it)", ra)
+	}
+	// /ok is not counted; another client IP (through the trusted proxy) has its own counter.
 	if st, _ := e.call("GET", "/ok", nil, nil, nil); st != 200 {
 		t.Fatal("/ok was rate-limited")
 	}
@@ -391,15 +408,24 @@ func TestRateLimit(t *testing.T) {
 	if st, _ := e.call("GET", "/time", nil, nil, http.Header{"X-Real-Ip": {"192.0.2.2"}}); st != 200 {
 		t.Fatal("another X-Real-IP was rate-limited")
 	}
-	// The window slides: 30 s later still limited, after 60 s from the first request allowed.
+	// The window slides: 30 s later still limited; a minute and a bucket (1 s) after
+	// the first requests, allowed again.
 	e.clock.advance(30 * time.Second)
-	st, _ = e.call("GET", "/time", nil, nil, nil)
-	if st != 429 {
-		t.Fatal("the window did not hold")
+	hdr, st, _ = e.callHeader("GET", "/time", nil, nil, nil)
+	if st != 429 || hdr.Get("Retry-After") != "31" {
+		t.Fatalf("the window did not hold: %d, Retry-After %q", st, hdr.Get("Retry-After"))
 	}
-	e.clock.advance(30 * time.Second)
+	e.clock.advance(31 * time.Second)
 	if st, _ := e.call("GET", "/time", nil, nil, nil); st != 200 {
 		t.Fatal("the window did not slide")
+	}
+	// Without a trusted proxy, a client's own X-Forwarded-For changes nothing.
+	d := newEnv(t, withRateLimit(2, time.Minute))
+	for i := range 4 {
+		st, _ := d.call("GET", "/time", nil, nil, http.Header{"X-Forwarded-For": {fmt.Sprintf("192.0.2.%d", i)}})
+		if want := map[bool]int{true: 200, false: 429}[i < 2]; st != want {
+			t.Fatalf("request %d with a fresh X-Forwarded-For: %d, want %d", i, st, want)
+		}
 	}
 	// The internal route reads and changes the limit; it is not on the public listener.
 	st, b = e.callURL(e.int.URL, "GET", "/internal/rate-limit", nil, nil, nil)

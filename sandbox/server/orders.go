@@ -104,7 +104,7 @@ func (s *Server) prepareSigned(r *http.Request, c caller, so *auth.SignedOrder, 
 }
 
 func (s *Server) finishPrepare(r *http.Request, c caller, so *auth.SignedOrder, id market.OrderID, info market.Info, tok market.TokenID, typ market.OrderType, postOnly bool) (prepared, error) {
-	switch s.geo.check(r) {
+	switch s.geoCheck(r) {
 	case geoBlocked:
 		return prepared{}, market.Errorf(market.CodeGeoblocked)
 	case geoCloseOnly:

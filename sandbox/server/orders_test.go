@@ -102,7 +102,7 @@ func TestPlaceAndMatch(t *testing.T) {
 }
 
 func TestPlaceOrderErrors(t *testing.T) {
-	e := newEnv(t)
+	e := newEnv(t, withTrustedLoopback())
 	rain, btc := e.mkt("rain-in-lisbon-tomorrow"), e.mkt("btc-above-100k")
 	alice, paused, neg := e.mkt("alice-wins-2028"), e.mkt("paused-market"), false
 	yes := rain.Tokens[market.Yes]

@@ -3,6 +3,8 @@ package server
 import (
 	"hash/maphash"
 	"net/http"
+	"net/netip"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -10,103 +12,210 @@ import (
 	"github.com/pitbossdev/pitboss/market"
 )
 
-// limiter is the per-IP sliding-window rate limit: at most max requests in any
-// window of length win ending now, one counter per client IP for every path. Each IP
-// keeps the times of its last max accepted requests in a ring; a request is allowed
-// when the oldest of them is older than the window. Memory: 8 bytes × max per active
-// IP; idle entries are dropped by gc. Safe for concurrent use (sharded locks).
+// limitBuckets is the number of buckets of a window: a window of length w counts in
+// buckets of w/60, and an event is remembered for 61 of them, so that any window of
+// length w ending now holds at most max accepted events (an event is forgotten
+// between w and w + w/60 after it happened: the limit is never exceeded, and a
+// client waits at most one bucket longer than an exact log would make it wait).
+const limitBuckets = 61
+
+// DefaultMaxClients bounds the entries of every per-client table (the rate limit and
+// the per-IP caps).
+const DefaultMaxClients = 1 << 16
+
+// limiter is a per-client sliding-window counter: at most max events per client in
+// any window of length win, one counter per key (a client IP, see clientOf) for
+// every path. Each key costs a fixed-size entry (limitEntry, about 0.4 KiB with the
+// map's share, measured by TestLimiterMemoryPerEntryIsBounded); the table holds at
+// most its capacity: past it, entries idle for a whole window are dropped first,
+// then the least recently used of a sample. Safe for concurrent use (sharded locks).
 type limiter struct {
-	cfg    atomic.Pointer[limitCfg]
-	seed   maphash.Seed
-	shards [64]limitShard
+	cfg      atomic.Pointer[limitCfg]
+	seed     maphash.Seed
+	capacity int64
+	n        atomic.Int64 // entries in all shards
+	evicted  atomic.Uint64
+	shards   [64]limitShard
 }
 
 type limitCfg struct {
 	max int
 	win int64 // ms
+	bw  int64 // bucket width, ms
+	gen uint64
 }
 
 type limitShard struct {
-	mu  sync.Mutex
-	ips map[string]*ring
+	mu    sync.Mutex
+	keys  map[netip.Addr]*limitEntry
+	swept int64 // bucket of the last sweep
 }
 
-type ring struct {
-	times []int64 // accepted request times, ms; a ring of capacity max
-	head  int     // index of the oldest
-	n     int
+type limitEntry struct {
+	counts [limitBuckets]uint32 // by bucket index modulo limitBuckets
+	total  uint32
+	last   int64  // bucket index of the newest count
+	gen    uint64 // the configuration the buckets belong to
 }
 
-func newLimiter(max int, win time.Duration) *limiter {
-	l := &limiter{seed: maphash.MakeSeed()}
-	l.set(max, win)
+func newLimiter(limit int, win time.Duration, capacity int) *limiter {
+	if capacity <= 0 {
+		capacity = DefaultMaxClients
+	}
+	l := &limiter{seed: maphash.MakeSeed(), capacity: int64(capacity)}
+	l.set(limit, win)
 	for i := range l.shards {
-		l.shards[i].ips = map[string]*ring{}
+		l.shards[i].keys = map[netip.Addr]*limitEntry{}
 	}
 	return l
 }
 
-func (l *limiter) set(max int, win time.Duration) {
-	l.cfg.Store(&limitCfg{max: max, win: win.Milliseconds()})
+// set changes the limit; the counts of a changed window start afresh.
+func (l *limiter) set(limit int, win time.Duration) {
+	c := &limitCfg{max: limit, win: max(win.Milliseconds(), 1)}
+	c.bw = max(c.win/(limitBuckets-1), 1)
+	if old := l.cfg.Load(); old != nil {
+		c.gen = old.gen
+		if old.win != c.win {
+			c.gen++
+		}
+	}
+	l.cfg.Store(c)
 }
 
 func (l *limiter) get() limitCfg { return *l.cfg.Load() }
 
-// allow records a request of ip at now (ms) and reports whether it is within the
-// limit. A refused request is not counted.
-func (l *limiter) allow(ip string, now int64) bool {
+func (l *limiter) shard(k netip.Addr) *limitShard {
+	return &l.shards[maphash.Comparable(l.seed, k)%uint64(len(l.shards))]
+}
+
+// allow counts an event of key k at now (ms) and reports whether it is within the
+// limit, and if not, how long until it would be (rounded up to whole seconds, for
+// Retry-After). A refused event is not counted.
+func (l *limiter) allow(k netip.Addr, now int64) (bool, int64) {
 	cfg := l.cfg.Load()
 	if cfg.max <= 0 {
-		return true
+		return true, 0
 	}
-	sh := &l.shards[maphash.String(l.seed, ip)%uint64(len(l.shards))]
+	sh := l.shard(k)
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
-	r := sh.ips[ip]
-	if r == nil || len(r.times) != cfg.max {
-		r = resize(r, cfg.max)
-		sh.ips[ip] = r
+	e := sh.keys[k]
+	if e == nil {
+		e = sh.insert(k, l, cfg, now)
 	}
-	if r.n == cfg.max {
-		if now-r.times[r.head] < cfg.win {
-			return false
+	b := now / cfg.bw
+	e.advance(cfg, b)
+	if int(e.total) >= cfg.max {
+		return false, e.retryAfter(cfg, now)
+	}
+	e.counts[b%limitBuckets]++
+	e.total++
+	return true, 0
+}
+
+// advance forgets the buckets that left the window at bucket b.
+func (e *limitEntry) advance(cfg *limitCfg, b int64) {
+	if e.gen != cfg.gen || b-e.last >= limitBuckets {
+		*e = limitEntry{last: b, gen: cfg.gen}
+		return
+	}
+	for i := e.last + 1; i <= b; i++ {
+		c := &e.counts[i%limitBuckets]
+		e.total -= *c
+		*c = 0
+	}
+	if b > e.last {
+		e.last = b
+	}
+}
+
+// retryAfter is the wait, in whole seconds (at least 1), until the oldest counted
+// bucket leaves the window.
+func (e *limitEntry) retryAfter(cfg *limitCfg, now int64) int64 {
+	for i := e.last - limitBuckets + 1; i <= e.last; i++ {
+		if i >= 0 && e.counts[i%limitBuckets] > 0 {
+			ms := (i+limitBuckets)*cfg.bw - now
+			return max((ms+999)/1000, 1)
 		}
-		r.times[r.head] = now
-		r.head = (r.head + 1) % cfg.max
-		return true
 	}
-	r.times[(r.head+r.n)%cfg.max] = now
-	r.n++
-	return true
+	return 1
 }
 
-// resize returns a ring of capacity max keeping the newest times of r.
-func resize(r *ring, capacity int) *ring {
-	out := &ring{times: make([]int64, capacity)}
-	if r == nil {
-		return out
+// insert adds an entry for k, making room first when the table is full (or this
+// shard holds twice its share): entries idle for a window go first (one sweep of the
+// shard per bucket), then the least recently used of a sample. The table may pass
+// its capacity by at most one entry per shard.
+func (sh *limitShard) insert(k netip.Addr, l *limiter, cfg *limitCfg, now int64) *limitEntry {
+	full := func() bool {
+		return l.n.Load() >= l.capacity || int64(len(sh.keys)) >= 2*l.capacity/int64(len(l.shards))
 	}
-	skip := max(r.n-capacity, 0)
-	for i := skip; i < r.n; i++ {
-		out.times[out.n] = r.times[(r.head+i)%len(r.times)]
-		out.n++
+	if b := now / cfg.bw; full() && b != sh.swept {
+		sh.swept = b
+		l.n.Add(-int64(sh.sweep(cfg, b)))
 	}
-	return out
+	if full() && len(sh.keys) > 0 {
+		// Evict the least recently used of a few (map iteration is randomized).
+		var victim netip.Addr
+		oldest, n := int64(-1), 0
+		for key, e := range sh.keys {
+			if oldest < 0 || e.last < oldest {
+				victim, oldest = key, e.last
+			}
+			if n++; n == 8 {
+				break
+			}
+		}
+		delete(sh.keys, victim)
+		l.n.Add(-1)
+		l.evicted.Add(1)
+	}
+	e := &limitEntry{last: now / cfg.bw, gen: cfg.gen}
+	sh.keys[k] = e
+	l.n.Add(1)
+	return e
 }
 
-// gc drops IPs whose newest request is older than the window.
+// sweep drops the shard's entries with nothing left in the window at bucket b and
+// returns how many.
+func (sh *limitShard) sweep(cfg *limitCfg, b int64) int {
+	n := 0
+	for k, e := range sh.keys {
+		if e.gen != cfg.gen || b-e.last >= limitBuckets {
+			delete(sh.keys, k)
+			n++
+		}
+	}
+	return n
+}
+
+// gc drops keys with nothing left in the window.
 func (l *limiter) gc(now int64) {
 	cfg := l.cfg.Load()
 	for i := range l.shards {
 		sh := &l.shards[i]
 		sh.mu.Lock()
-		for ip, r := range sh.ips {
-			if r.n == 0 || now-r.times[(r.head+r.n-1)%len(r.times)] >= cfg.win {
-				delete(sh.ips, ip)
-			}
-		}
+		l.n.Add(-int64(sh.sweep(cfg, now/cfg.bw)))
 		sh.mu.Unlock()
 	}
+}
+
+// size is the number of keys held.
+func (l *limiter) size() int {
+	n := 0
+	for i := range l.shards {
+		sh := &l.shards[i]
+		sh.mu.Lock()
+		n += len(sh.keys)
+		sh.mu.Unlock()
+	}
+	return n
+}
+
+// rateLimited answers 429 with Retry-After (seconds).
+func (s *Server) rateLimited(w http.ResponseWriter, retry int64) {
+	w.Header().Set("Retry-After", strconv.FormatInt(retry, 10))
+	s.writeErr(w, market.Errorf(market.CodeRateLimited))
 }
 
 // rateLimitBody is the body of GET and POST /internal/rate-limit.
@@ -123,7 +232,7 @@ func (s *Server) getRateLimit(w http.ResponseWriter, r *http.Request) {
 
 // setRateLimit is POST /internal/rate-limit with {"maxRequests", "windowSecs"}: both
 // positive (maxRequests ≤ 1 000 000, windowSecs ≤ 86 400). It answers the new
-// settings.
+// settings. A new window starts every client's count afresh.
 func (s *Server) setRateLimit(w http.ResponseWriter, r *http.Request) {
 	var req rateLimitBody
 	if !s.readJSON(w, r, &req) {

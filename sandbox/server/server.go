@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/netip"
 	"strings"
 	"sync"
 	"time"
@@ -101,6 +102,18 @@ type Config struct {
 	// Geoblock configures the geoblock tables. The zero value uses the
 	// specification's tables.
 	Geoblock Geoblock
+	// TrustedProxies are the peers whose client headers (CF-Connecting-IP,
+	// X-Real-IP, X-Forwarded-For) and country headers (CF-IPCountry,
+	// X-Country-Code, and the region headers) are believed. If empty, none: every
+	// client is its peer address and has no country (docs/design/0132).
+	TrustedProxies []netip.Prefix
+	// Timeouts are the per-request body and write deadlines of the public and
+	// internal handlers (WebSocket upgrades clear them). The zero value uses
+	// DefaultBodyTimeout and DefaultWriteTimeout.
+	Timeouts Timeouts
+	// MaxClients bounds the entries of each per-client table (the rate limit, the
+	// per-IP caps). If zero, DefaultMaxClients.
+	MaxClients int
 	// MaxBodyBytes bounds every request body. If zero, DefaultMaxBodyBytes.
 	MaxBodyBytes int64
 	// BatchOrders is the most orders one POST /orders may carry. If zero,
@@ -158,6 +171,7 @@ type Server struct {
 	headers  *auth.Headers
 	domains  [2]auth.Domain // normal, neg-risk
 	limiter  *limiter
+	trust    trust
 	geo      geo
 	metrics  *metrics
 
@@ -210,6 +224,7 @@ func New(h *host.Host, st *State, cfg Config) (*Server, error) {
 	if cfg.RateWindow <= 0 {
 		cfg.RateWindow = DefaultRateWindow
 	}
+	cfg.Timeouts = cfg.Timeouts.withDefaults()
 	s := &Server{cfg: cfg, h: h, st: st.st, cat: cfg.Catalog, log: cfg.Logger, now: cfg.Clock, rand: cfg.Rand}
 	if s.log == nil {
 		s.log = zap.NewNop()
@@ -227,7 +242,8 @@ func New(h *host.Host, st *State, cfg Config) (*Server, error) {
 	})
 	s.headers = s.verifier.Headers()
 	s.domains = [2]auth.Domain{auth.ExchangeDomain(cfg.ChainID, cfg.Exchange), auth.ExchangeDomain(cfg.ChainID, cfg.NegRiskExchange)}
-	s.limiter = newLimiter(cfg.RateLimit, cfg.RateWindow)
+	s.limiter = newLimiter(cfg.RateLimit, cfg.RateWindow, cfg.MaxClients)
+	s.trust = trust(cfg.TrustedProxies)
 	g, err := newGeo(cfg.Geoblock)
 	if err != nil {
 		return nil, err
@@ -332,15 +348,16 @@ func (s *Server) wrap(mux *http.ServeMux, limited bool) http.Handler {
 			if s.debug {
 				// The access log names the route, never headers or bodies (secrets).
 				s.log.Debug("request", zap.String("method", r.Method), zap.String("route", r.Pattern),
-					zap.Int("status", sw.status), zap.Duration("took", took), zap.String("ip", rateIP(r)))
+					zap.Int("status", sw.status), zap.Duration("took", took), zap.Stringer("ip", s.trust.clientAddr(r)))
 			}
 			sw.ResponseWriter = nil
 			swPool.Put(sw)
 		}()
+		s.cfg.Timeouts.setDeadlines(w)
 		if limited && r.URL.Path != "/ok" {
-			if !s.limiter.allow(rateIP(r), s.now()) {
+			if ok, retry := s.limiter.allow(rateKey(s.trust.clientAddr(r)), s.now()); !ok {
 				r.Pattern = "(rate-limited)"
-				s.writeErr(sw, market.Errorf(market.CodeRateLimited))
+				s.rateLimited(sw, retry)
 				return
 			}
 		}

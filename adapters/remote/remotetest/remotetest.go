@@ -14,6 +14,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/netip"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -98,7 +99,10 @@ func Start(t testing.TB, opts ...func(*server.Config)) *Exchange {
 		cancel()
 		t.Fatal(err)
 	}
-	cfg := server.Config{Catalog: x.Catalog, Logger: log.Named("server"), RateLimit: -1}
+	// Loopback is a trusted proxy: a test's client plays the CDN that sets the
+	// country headers (docs/design/0132).
+	cfg := server.Config{Catalog: x.Catalog, Logger: log.Named("server"), RateLimit: -1,
+		TrustedProxies: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8"), netip.MustParsePrefix("::1/128")}}
 	for _, o := range opts {
 		o(&cfg)
 	}

@@ -143,6 +143,11 @@ func (h *Hub) handler(kind channel) http.Handler {
 			api.WriteJSON(w, http.StatusServiceUnavailable, api.ErrorBody{Error: market.Errorf(market.CodeDatabase).Message}) //nolint:errcheck // best effort
 			return
 		}
+		// The HTTP server's per-request deadlines (sandbox/server.Timeouts) would
+		// end the connection; the hub's own ping and write timeouts take over.
+		rc := http.NewResponseController(w)
+		_ = rc.SetReadDeadline(time.Time{})
+		_ = rc.SetWriteDeadline(time.Time{})
 		ws, err := websocket.Accept(w, r, &websocket.AcceptOptions{OriginPatterns: h.cfg.OriginPatterns})
 		if err != nil {
 			return // Accept wrote the HTTP error
