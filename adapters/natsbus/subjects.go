@@ -153,3 +153,39 @@ func SnapshotSubject(t market.TokenID) (string, error) {
 	}
 	return Prefix + ".feed.snap." + string(t), nil
 }
+
+// maxSignalNameLen bounds a signal name (an identifier of the agent file).
+const maxSignalNameLen = 64
+
+// ErrBadSignalName is returned when a signal name cannot be used in a subject: it
+// must be 1 to 64 of A–Z a–z 0–9 _, not starting with a digit (an agent file's
+// signal names are such identifiers).
+var ErrBadSignalName = errors.New("invalid signal name: want 1-64 letters, digits or '_', not starting with a digit")
+
+// ValidSignalName reports whether name can be used as a subject token.
+func ValidSignalName(name string) bool {
+	if len(name) == 0 || len(name) > maxSignalNameLen || name[0] >= '0' && name[0] <= '9' {
+		return false
+	}
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		if !(c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9') {
+			return false
+		}
+	}
+	return true
+}
+
+// SignalSubject returns "pitboss.agent.<id>.signal.<name>", where outside programs
+// publish the values of an agent's signal (docs/agents.md, "signals"). It lies in the
+// agent's own subject space, so the agent subscribes to it with the permissions it
+// has for its other subjects. It fails for an invalid id or name.
+func SignalSubject(id market.AgentID, name string) (string, error) {
+	if err := checkAgent(id); err != nil {
+		return "", err
+	}
+	if !ValidSignalName(name) {
+		return "", fmt.Errorf("natsbus: %q: %w", name, ErrBadSignalName)
+	}
+	return Prefix + ".agent." + string(id) + ".signal." + name, nil
+}
