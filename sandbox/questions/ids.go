@@ -29,7 +29,7 @@ func bondID(n uint64) string { return uuidOf("questions/bond/" + strconv.FormatU
 func uuidOf(name string) string {
 	h := string(catalog.ConditionIDFor(name))[2:34] // 32 hex digits
 	b := []byte(h)
-	b[12] = '8'                                     // version 8
+	b[12] = '8'                                                    // version 8
 	b[16] = "89ab"[strings.IndexByte("0123456789abcdef", b[16])&3] // variant 10xx
 	return string(b[0:8]) + "-" + string(b[8:12]) + "-" + string(b[12:16]) + "-" + string(b[16:20]) + "-" + string(b[20:32])
 }

@@ -53,7 +53,7 @@ func TestLifeUndisputed(t *testing.T) {
 	h.wantColl(alice, "1000") // creation bond back
 	h.wantColl(dave, "1000")  // proposal bond back
 	h.apply(exchange.Command{Kind: exchange.Redeem, Owner: bob, Market: cond})
-	h.wantColl(bob, "1040") // 100 YES at 0.6 → 100
+	h.wantColl(bob, "1040")                                                      // 100 YES at 0.6 → 100
 	h.apply(exchange.Command{Kind: exchange.Redeem, Owner: carol, Market: cond}) // burns her losing NO
 	h.wantColl(carol, "960")
 	for _, id := range []string{q.BondID, q.Proposal.BondID} {

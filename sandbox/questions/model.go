@@ -101,7 +101,7 @@ type Draft struct {
 	Outcomes    []string `json:"outcomes"`
 	Description string   `json:"description,omitempty"`
 	Source      string   `json:"source,omitempty"`
-	EndDate     int64    `json:"endDate"` // Unix seconds
+	EndDate     int64    `json:"endDate"`          // Unix seconds
 	Params      []string `json:"params,omitempty"` // the template's parameters, in its order
 }
 

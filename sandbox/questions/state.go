@@ -235,13 +235,13 @@ var (
 		{api.QuestionDisputed, api.QuestionVoided}:   true,
 	}
 	bondMoves = map[[2]string]bool{
-		{"", api.BondHeld}:                true,
-		{api.BondHeld, api.BondHeld}:      true, // an auction's best bid becomes the creation bond
-		{api.BondHeld, api.BondReturned}:  true,
-		{api.BondHeld, api.BondSlashed}:   true,
+		{"", api.BondHeld}:               true,
+		{api.BondHeld, api.BondHeld}:     true, // an auction's best bid becomes the creation bond
+		{api.BondHeld, api.BondReturned}: true,
+		{api.BondHeld, api.BondSlashed}:  true,
 	}
 	auctionMoves = map[[2]string]bool{
-		{"", api.AuctionOpen}:                    true,
+		{"", api.AuctionOpen}:                   true,
 		{api.AuctionOpen, api.AuctionOpen}:      true,
 		{api.AuctionOpen, api.AuctionSettled}:   true,
 		{api.AuctionOpen, api.AuctionCancelled}: true,
