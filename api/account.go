@@ -68,11 +68,15 @@ type BuilderKeyRequest struct {
 	BuilderID string `json:"builderId"`
 }
 
-// DecodeBuilderKeyRequest decodes the body of creating a builder key; a missing or
-// empty builderId (or an undecodable body) is "builderId required".
+// MaxBuilderIDLen bounds a builder id.
+const MaxBuilderIDLen = 128
+
+// DecodeBuilderKeyRequest decodes the body of creating a builder key; a missing,
+// empty or malformed builderId (not ValidIdentifier: 1–128 ASCII letters, digits and
+// ". _ - :") or an undecodable body is "builderId required".
 func DecodeBuilderKeyRequest(body []byte) (BuilderKeyRequest, error) {
 	var r BuilderKeyRequest
-	if err := decodeStrict(body, &r); err != nil || r.BuilderID == "" {
+	if err := decodeStrict(body, &r); err != nil || !ValidIdentifier(r.BuilderID, MaxBuilderIDLen) {
 		return BuilderKeyRequest{}, WithCause(market.Errorf(market.CodeBuilderIDRequired), errors.Join(err, errors.New("builderId required")))
 	}
 	return r, nil

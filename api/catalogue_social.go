@@ -204,14 +204,14 @@ func validChannel(s string) bool {
 	return true
 }
 
-// text checks a message or comment text: valid UTF-8, not blank, at most
-// MaxMessageRunes runes.
+// text checks a message or comment text: not blank, at most MaxMessageRunes runes,
+// SafeText (multiline).
 func text(name, s string) (string, error) {
 	s = strings.TrimSpace(s)
 	switch {
 	case s == "":
 		return "", market.Errorf(market.CodeMissingParameter, name)
-	case !utf8.ValidString(s) || utf8.RuneCountInString(s) > MaxMessageRunes:
+	case !SafeText(s, true) || utf8.RuneCountInString(s) > MaxMessageRunes:
 		return "", badParam(name)
 	}
 	return s, nil

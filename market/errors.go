@@ -122,6 +122,7 @@ const (
 	CodeHeartbeatInvalid    Code = "heartbeat_invalid"    // extension
 	CodeWithdrawUnsupported Code = "withdraw_unsupported" // extension
 	CodeDisabled            Code = "disabled"             // extension: route exists but is intentionally unsupported
+	CodeLimitReached        Code = "limit_reached"        // extension: a per-wallet cap (API keys, builder keys)
 )
 
 var catalog = map[Code]Spec{
@@ -196,6 +197,7 @@ var catalog = map[Code]Spec{
 	CodeHeartbeatInvalid:    {Status: 400, Template: "invalid heartbeat id", Spec: "(extension)"},
 	CodeWithdrawUnsupported: {Status: 400, Template: "only the platform token on BSC (chain 56) can be withdrawn", Spec: "(extension)"},
 	CodeDisabled:            {Status: 400, Template: "this route is disabled", Spec: "(extension)"},
+	CodeLimitReached:        {Status: 400, Template: "too many %s for this address: at most %d", Spec: "(extension)"},
 }
 
 func init() {

@@ -140,7 +140,7 @@ func (b *Bridge) SimulateDeposit(ctx context.Context, req api.SimDepositRequest)
 		return nil, err
 	}
 	var r api.DepositRecord
-	cl := &call{svc: svcBridge, method: "POST", path: "/sim/deposit", body: raw, mode: retryUnsent}
+	cl := &call{svc: svcBridge, method: "POST", path: "/sim/deposit", body: raw, mode: retryUnsent, operator: true}
 	if err := b.c.do(ctx, cl, &r); err != nil {
 		return nil, err
 	}

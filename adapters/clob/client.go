@@ -62,6 +62,10 @@ type Config struct {
 	// BridgeURL is the base URL of the bridge service. If empty, the bridge methods
 	// fail with ErrNotConfigured.
 	BridgeURL string
+	// OperatorToken is sent ("Authorization: Bearer …") on the local exchange's
+	// operator routes (Bridge.SimulateDeposit), which refuse anyone else unless the
+	// exchange runs with --sim. A secret: it is never logged. If empty, none is sent.
+	OperatorToken string
 
 	// HeaderPrefix is the prefix of the authentication headers. If empty,
 	// auth.DefaultPrefix ("SERVICE_"); "POLY_" talks to stock Polymarket-dialect
@@ -137,23 +141,24 @@ type Config struct {
 // A Client is safe for concurrent use by any number of goroutines. It owns no
 // goroutine; Close wipes its API secret.
 type Client struct {
-	names      auth.Headers
-	chainID    uint64
-	signer     auth.Signer
-	owner      market.Address
-	exMu       sync.RWMutex // guards exchange and negExch (DiscoverExchanges)
-	exchange   market.Address
-	negExch    market.Address
-	http       *http.Client
-	timeout    time.Duration
-	maxBody    int64
-	userAgent  string
-	budget     Limiter
-	retry      RetryPolicy
-	clock      Clock
-	serverTime bool
-	rand       io.Reader
-	log        *zap.Logger
+	names         auth.Headers
+	chainID       uint64
+	signer        auth.Signer
+	owner         market.Address
+	exMu          sync.RWMutex // guards exchange and negExch (DiscoverExchanges)
+	exchange      market.Address
+	negExch       market.Address
+	http          *http.Client
+	timeout       time.Duration
+	maxBody       int64
+	userAgent     string
+	operatorToken string
+	budget        Limiter
+	retry         RetryPolicy
+	clock         Clock
+	serverTime    bool
+	rand          io.Reader
+	log           *zap.Logger
 
 	svc [numServices]service
 
@@ -187,22 +192,23 @@ type service struct {
 // https URL, or when credentials are given without an address to sign them for.
 func New(cfg Config) (*Client, error) {
 	c := &Client{
-		names:      auth.NewHeaders(cfg.HeaderPrefix),
-		chainID:    cfg.ChainID,
-		signer:     cfg.Signer,
-		owner:      cfg.Address,
-		exchange:   cfg.Exchange,
-		negExch:    cfg.NegRiskExchange,
-		http:       cfg.HTTPClient,
-		timeout:    cfg.Timeout,
-		maxBody:    cfg.MaxResponseBytes,
-		userAgent:  cfg.UserAgent,
-		budget:     cfg.Budget,
-		retry:      cfg.Retry.withDefaults(),
-		clock:      cfg.Clock,
-		serverTime: cfg.UseServerTime,
-		rand:       cfg.Rand,
-		log:        cfg.Logger,
+		names:         auth.NewHeaders(cfg.HeaderPrefix),
+		chainID:       cfg.ChainID,
+		signer:        cfg.Signer,
+		owner:         cfg.Address,
+		exchange:      cfg.Exchange,
+		negExch:       cfg.NegRiskExchange,
+		http:          cfg.HTTPClient,
+		timeout:       cfg.Timeout,
+		maxBody:       cfg.MaxResponseBytes,
+		userAgent:     cfg.UserAgent,
+		operatorToken: cfg.OperatorToken,
+		budget:        cfg.Budget,
+		retry:         cfg.Retry.withDefaults(),
+		clock:         cfg.Clock,
+		serverTime:    cfg.UseServerTime,
+		rand:          cfg.Rand,
+		log:           cfg.Logger,
 	}
 	if c.chainID == 0 {
 		c.chainID = DefaultChainID

@@ -95,7 +95,7 @@ func openLocal(log *zap.Logger, opts ...localOpt) (l *local, stop func() error, 
 	}
 	st := server.NewState(server.StateConfig{})
 	ix := data.New(data.Config{Catalog: l.cat})
-	br := bridge.New(bridge.Config{Simulation: true, Logger: log.Named("bridge")})
+	br := bridge.New(bridge.Config{Simulation: true, SimToken: localOperatorToken, Logger: log.Named("bridge")})
 	cs := catalogue.New(catalogue.Config{Catalog: l.cat, Data: ix, Auth: l, Clock: l.now, Logger: log.Named("catalogue")})
 	ctx, cancel := context.WithCancel(context.Background())
 	h, err := host.Open(ctx, host.Config{
@@ -174,12 +174,15 @@ func signer(t testing.TB, name string) *auth.KeySigner {
 	return s
 }
 
+// localOperatorToken authorizes the bridge's /sim/* routes of the test exchange.
+const localOperatorToken = "local-operator-token"
+
 // config is a client configuration for the exchange: every service URL, the
 // exchange's contracts, an unlimited budget (tests that check the budget set one)
 // and fast retries.
 func (l *local) config(s auth.Signer) clob.Config {
 	return clob.Config{
-		CLOBURL: l.clob.URL, DataURL: l.data.URL, BridgeURL: l.bridge.URL, CatalogueURL: l.cata.URL,
+		CLOBURL: l.clob.URL, DataURL: l.data.URL, BridgeURL: l.bridge.URL, CatalogueURL: l.cata.URL, OperatorToken: localOperatorToken,
 		Signer: s, Exchange: server.DefaultExchange, NegRiskExchange: server.DefaultNegRiskExchange,
 		Budget: clob.Unlimited(), Retry: clob.RetryPolicy{BaseDelay: 10 * time.Millisecond, MaxDelay: 100 * time.Millisecond},
 		Logger: zaptest.NewLogger(l.t).Named("client"),

@@ -57,6 +57,8 @@ type call struct {
 	mode    retryMode
 	urgent  bool // takes an urgent budget slot (cancels)
 	funding bool // a withdrawal or swap execution, allowed only through adapters/clob/funding
+	// operator sends Config.OperatorToken (the local exchange's /sim/* routes).
+	operator bool
 
 	// onError, if set, sees the body of every error answer (heartbeats read the
 	// current id from it).
@@ -208,6 +210,9 @@ func (c *Client) attempt(ctx context.Context, s *service, cl *call) (int, http.H
 	req.Header.Set("User-Agent", c.userAgent)
 	if cl.body != nil {
 		req.Header.Set("Content-Type", "application/json")
+	}
+	if cl.operator && c.operatorToken != "" {
+		req.Header.Set("Authorization", "Bearer "+c.operatorToken)
 	}
 	if err := c.signRequest(ctx, req, cl); err != nil {
 		var ne *notSentError

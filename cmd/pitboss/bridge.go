@@ -9,6 +9,8 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -30,6 +32,9 @@ Subcommands:
   status   show the deposits and withdrawals of a wallet or deposit address
 
 The bridge URL is --bridge, else $PITBOSS_BRIDGE_URL, else ` + defaultBridgeURL + `.
+A simulated deposit sends the exchange's operator token ($PITBOSS_EXCHANGE_TOKEN,
+else the operator-token file of its default data directory) unless the exchange
+runs with --sim.
 Run 'pitboss bridge <subcommand> -h' for its flags.`
 
 func runBridge(ctx context.Context, args []string, io stdio) error {
@@ -67,6 +72,11 @@ func bridgeURL(flagValue string, io stdio) (string, error) {
 // bridgeCall sends a JSON request and decodes a 200 answer into out; an error answer
 // becomes its catalog error.
 func bridgeCall(ctx context.Context, method, u string, in, out any) error {
+	return bridgeCallAs(ctx, method, u, "", in, out)
+}
+
+// bridgeCallAs is bridgeCall with the operator token (none when empty).
+func bridgeCallAs(ctx context.Context, method, u, token string, in, out any) error {
 	var body io.Reader
 	if in != nil {
 		b, err := json.Marshal(in)
@@ -82,6 +92,9 @@ func bridgeCall(ctx context.Context, method, u string, in, out any) error {
 		return err
 	}
 	req.Header.Set("Content-Type", "application/json")
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		return fmt.Errorf("bridge unreachable: %w", err)
@@ -131,10 +144,13 @@ func runBridgeDeposit(ctx context.Context, args []string, io stdio) error {
 	}
 	var rec api.DepositRecord
 	req := api.SimDepositRequest{To: *to, Asset: *asset, Amount: *amount, AmountBaseUnit: *base, TxHash: *tx}
-	if err := bridgeCall(ctx, http.MethodPost, u+"/sim/deposit", req, &rec); err != nil {
+	if err := bridgeCallAs(ctx, http.MethodPost, u+"/sim/deposit", localOperatorToken(io), req, &rec); err != nil {
 		var me *market.Error
-		if errors.As(err, &me) && me.Status == http.StatusNotFound {
+		switch {
+		case errors.As(err, &me) && me.Status == http.StatusNotFound:
 			return fmt.Errorf("%w (is %s the bridge of a local exchange?)", err, u)
+		case errors.As(err, &me) && me.Status == http.StatusUnauthorized:
+			return fmt.Errorf("%w: simulated deposits need the exchange's operator token ($%s, or the %s file of its default data directory) unless it runs with --sim", err, envOperatorToken, operatorTokenFile)
 		}
 		return err
 	}
@@ -150,6 +166,23 @@ func runBridgeDeposit(ctx context.Context, args []string, io stdio) error {
 	fmt.Fprintf(io.stdout, "  credited %s\n", rec.CreditedAmount)
 	fmt.Fprintf(io.stdout, "  tx       %s\n", rec.TxHash)
 	return nil
+}
+
+// localOperatorToken is the operator token of a local exchange: $PITBOSS_EXCHANGE_TOKEN,
+// else the one kept in the default data directory, else none.
+func localOperatorToken(io stdio) string {
+	if t := strings.TrimSpace(io.getenv(envOperatorToken)); t != "" {
+		return t
+	}
+	dir, err := defaultDataDir(io.getenv)
+	if err != nil {
+		return ""
+	}
+	b, err := os.ReadFile(filepath.Join(dir, operatorTokenFile))
+	if err != nil {
+		return ""
+	}
+	return strings.TrimSpace(string(b))
 }
 
 func runBridgeStatus(ctx context.Context, args []string, io stdio) error {

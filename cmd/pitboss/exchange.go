@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"flag"
 	"fmt"
@@ -57,6 +59,10 @@ type exchangeEnv struct {
 	// Conns caps the connections of the public listeners (per peer and in all);
 	// every service listener is wrapped with it.
 	Conns *server.ConnLimit
+	// SimOpen (--sim) opens the simulation routes (/sim/*) to every client;
+	// otherwise they need OperatorToken ("" when there is none: closed).
+	SimOpen       bool
+	OperatorToken string
 }
 
 // exchangeService is an extra listener of `pitboss exchange` (the catalogue, data
@@ -142,7 +148,7 @@ func runExchange(ctx context.Context, args []string, io stdio) error {
 	fs.StringVar(&f.markets, "markets", "", "YAML catalogue of the markets to list (default: the built-in demo catalogue)")
 	fs.StringVar(&f.geoBlocked, "geoblock-blocked", strings.Join(server.DefaultBlocked, ","), "comma-separated country codes (ISO 3166-1 alpha-2) that may not trade; empty: none")
 	fs.StringVar(&f.geoCloseOnly, "geoblock-close-only", strings.Join(server.DefaultCloseOnly, ","), "comma-separated country codes that may only reduce positions; empty: none")
-	fs.BoolVar(&f.sim, "sim", false, "run synthetic market participants (sandbox/sim) so the markets have live flow")
+	fs.BoolVar(&f.sim, "sim", false, "run synthetic market participants (sandbox/sim) so the markets have live flow, and open the simulation routes (/sim/*) to every client")
 	fs.Uint64Var(&f.simSeed, "sim-seed", 1, "seed of the synthetic flow (with --sim)")
 	fs.StringVar(&f.simConfig, "sim-config", "", "YAML parameters of the synthetic flow (with --sim; see docs/sim.md)")
 	fs.StringVar(&f.logLevel, "log-level", "info", "log level: debug, info, warn or error (logs go to stderr)")
@@ -342,8 +348,18 @@ func serveExchange(ctx context.Context, io stdio, f exchangeFlags, parts exchang
 	}{{"/ws/market", hub.MarketHandler()}, {"/ws/user", hub.UserHandler()}, {"/ws/rtds", hub.RTDSHandler()}, {"/ws/sports", hub.SportsHandler()}} {
 		srv.Handle(r.path, r.h)
 	}
+	token, tokenFile, err := operatorToken(io, hcfg.Dir)
+	if err != nil {
+		h.Close(context.Background())
+		return err
+	}
+	if f.internalAddr != "" && !server.IsLoopback(f.internalAddr) && token == "" {
+		h.Close(context.Background())
+		return usagef("--internal-addr %s is not on loopback: it needs an operator token ($%s, or a --data-dir where one is kept)", f.internalAddr, envOperatorToken)
+	}
 	conns := server.NewConnLimit(f.connsPerIP, 0, cfg.TrustedProxies)
-	env := exchangeEnv{Host: h, Server: srv, Hub: hub, Catalog: cfg.Catalog, Logger: log, Clock: clock, Conns: conns}
+	env := exchangeEnv{Host: h, Server: srv, Hub: hub, Catalog: cfg.Catalog, Logger: log, Clock: clock, Conns: conns,
+		SimOpen: f.sim, OperatorToken: token}
 	for _, hk := range parts.Hooks {
 		if hk.Mount != nil {
 			if err := hk.Mount(env); err != nil {
@@ -404,7 +420,11 @@ func serveExchange(ctx context.Context, io stdio, f exchangeFlags, parts exchang
 	if iln != nil {
 		// The internal listener has its own cap, so that a flood of the public
 		// ones never locks the operator out.
-		goServe("internal listener", httpServer(server.NewConnLimit(f.connsPerIP, 256, nil).Listener(iln), srv.InternalHandler(), log))
+		internal := srv.InternalHandler()
+		if !server.IsLoopback(f.internalAddr) {
+			internal = server.RequireToken(internal, token)
+		}
+		goServe("internal listener", httpServer(server.NewConnLimit(f.connsPerIP, 256, nil).Listener(iln), internal, log))
 	}
 	goServe("server", srv.Run)
 	goServe("WebSocket hub", hub.Run)
@@ -432,6 +452,12 @@ func serveExchange(ctx context.Context, io stdio, f exchangeFlags, parts exchang
 		fmt.Fprintln(io.stdout, "pitboss exchange: ephemeral (nothing is kept)")
 	} else {
 		fmt.Fprintf(io.stdout, "pitboss exchange: data directory      %s\n", hcfg.Dir)
+	}
+	switch {
+	case tokenFile != "":
+		fmt.Fprintf(io.stdout, "pitboss exchange: operator token      %s\n", tokenFile)
+	case token != "":
+		fmt.Fprintf(io.stdout, "pitboss exchange: operator token      $%s\n", envOperatorToken)
 	}
 	if f.sim {
 		scfg := sim.Config{}
@@ -463,6 +489,43 @@ func serveExchange(ctx context.Context, io stdio, f exchangeFlags, parts exchang
 		log.Info("stopped cleanly")
 	}
 	return first
+}
+
+// envOperatorToken names the variable holding the operator token of `pitboss
+// exchange` (docs/exchange.md, "Running it for others").
+const envOperatorToken = "PITBOSS_EXCHANGE_TOKEN"
+
+// operatorTokenFile is the operator token's file in a data directory.
+const operatorTokenFile = "operator-token"
+
+// operatorToken returns the operator token: $PITBOSS_EXCHANGE_TOKEN, else the one
+// kept in dir (created on first use: 32 random bytes in hex, mode 0600), else none
+// (an ephemeral exchange without the variable). file is the token's path when it
+// came from one.
+func operatorToken(io stdio, dir string) (token, file string, err error) {
+	if t := strings.TrimSpace(io.getenv(envOperatorToken)); t != "" {
+		return t, "", nil
+	}
+	if dir == "" {
+		return "", "", nil
+	}
+	file = filepath.Join(dir, operatorTokenFile)
+	if b, err := os.ReadFile(file); err == nil {
+		if t := strings.TrimSpace(string(b)); t != "" {
+			return t, file, nil
+		}
+	} else if !errors.Is(err, os.ErrNotExist) {
+		return "", "", fmt.Errorf("operator token: %w", err)
+	}
+	var raw [32]byte
+	if _, err := rand.Read(raw[:]); err != nil {
+		return "", "", err
+	}
+	t := hex.EncodeToString(raw[:])
+	if err := os.WriteFile(file, []byte(t+"\n"), 0o600); err != nil {
+		return "", "", fmt.Errorf("operator token: %w", err)
+	}
+	return t, file, nil
 }
 
 // describeMarket gives the WebSocket hub the catalogue's metadata of a market.

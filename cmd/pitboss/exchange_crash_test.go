@@ -8,8 +8,10 @@ import (
 	"fmt"
 	"maps"
 	"math/rand/v2"
+	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"sync"
 	"syscall"
 	"testing"
@@ -32,6 +34,7 @@ type durableExchange struct {
 	out                     *lockedBuffer
 	done                    chan struct{} // closed once the process is reaped
 	clob, cat, data, bridge string
+	token                   string // the operator token kept in the data directory (for /sim/*)
 }
 
 // startDurableExchange starts the binary on dir, with extra flags, and waits for its
@@ -45,7 +48,7 @@ func startDurableExchange(t *testing.T, bin, dir string, extra ...string) *durab
 		"--internal-addr", "127.0.0.1:0",
 		// Every client shares 127.0.0.1, so the per-IP limit (500 per 60 s) would
 		// throttle the load; the durability under test is the default's.
-		"--rate-limit", "-1", "--log-level", "warn"}
+		"--rate-limit", "-1", "--max-conns-per-ip", "-1", "--log-level", "warn"}
 	x.cmd = exec.Command(bin, append(args, extra...)...)
 	x.cmd.Stdout, x.cmd.Stderr = x.out, x.out
 	if err := x.cmd.Start(); err != nil {
@@ -61,6 +64,11 @@ func startDurableExchange(t *testing.T, bin, dir string, extra ...string) *durab
 	})
 	urls := waitExchangeURLs(t, x.out, x.done)
 	x.clob, x.cat, x.data, x.bridge = urls["CLOB service"], urls["catalogue service"], urls["data service"], urls["bridge service"]
+	tok, err := os.ReadFile(filepath.Join(dir, operatorTokenFile))
+	if err != nil {
+		t.Fatalf("the operator token: %v", err)
+	}
+	x.token = strings.TrimSpace(string(tok))
 	return x
 }
 
@@ -164,7 +172,7 @@ func (h *crashHistory) progress() (orders, deposits, msgs int) {
 // on the client's side.
 func crashClient(t *testing.T, x *durableExchange, w *crashWallet) *clob.Client {
 	t.Helper()
-	c, err := clob.New(clob.Config{CLOBURL: x.clob, CatalogueURL: x.cat, DataURL: x.data, BridgeURL: x.bridge,
+	c, err := clob.New(clob.Config{CLOBURL: x.clob, CatalogueURL: x.cat, DataURL: x.data, BridgeURL: x.bridge, OperatorToken: x.token,
 		Signer: w.signer, Credentials: w.creds, Budget: clob.Unlimited(), Retry: clob.RetryPolicy{MaxAttempts: 1},
 		Timeout: 15 * time.Second})
 	if err != nil {

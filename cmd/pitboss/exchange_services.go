@@ -121,6 +121,7 @@ func (s *servicesRun) startBridge(ctx context.Context, env exchangeEnv) (string,
 	if p, err := market.ParseMicros(s.bnbPrice); err != nil || p == 0 {
 		return "", nil, usagef("--bridge-bnb-price %q must be a positive amount", s.bnbPrice)
 	}
+	s.bridge.SetSimulationAccess(env.SimOpen, env.OperatorToken)
 	if err := s.bridge.Resume(ctx, env.Host); err != nil {
 		return "", nil, err
 	}

@@ -19,7 +19,8 @@ import (
 func init() { serviceAddrDefaults = [3]string{"127.0.0.1:0", "127.0.0.1:0", "127.0.0.1:0"} }
 
 func TestExchangeStartsTheCatalogueDataAndBridgeServices(t *testing.T) {
-	r := startExchange(t, "--addr", "127.0.0.1:0", "--ephemeral")
+	env := map[string]string{envOperatorToken: "test-operator-token"}
+	r := startExchangeEnv(t, env, "--addr", "127.0.0.1:0", "--ephemeral")
 	cat, dat, br := r.url(t, "catalogue service"), r.url(t, "data service"), r.url(t, "bridge service")
 	var events []api.CatalogueEvent
 	if st, b := get(t, cat+"/events?limit=500", nil); st != 200 || json.Unmarshal(b, &events) != nil || len(events) != 13 {
@@ -33,13 +34,18 @@ func TestExchangeStartsTheCatalogueDataAndBridgeServices(t *testing.T) {
 		t.Fatalf("bridge /supported-assets: %d %s", st, b)
 	}
 
-	// A simulated on-chain deposit through the CLI credits the wallet.
+	// A simulated on-chain deposit through the CLI credits the wallet; it needs the
+	// operator token (the exchange runs without --sim).
 	wallet := "0x90F79bf6EB2c4f870365E785982E1f101E93b906"
-	code, out, errOut := runCLI(t, "bridge", "deposit", "--to", wallet, "--amount", "12.5", "--bridge", br)
+	code, _, errOut := runCLI(t, "bridge", "deposit", "--to", wallet, "--amount", "12.5", "--bridge", br)
+	if code == 0 || !strings.Contains(errOut, "invalid authorization") || !strings.Contains(errOut, "operator token") {
+		t.Fatalf("bridge deposit without the token: %d %s", code, errOut)
+	}
+	code, out, errOut := runCLIEnv(t, env, "bridge", "deposit", "--to", wallet, "--amount", "12.5", "--bridge", br)
 	if code != 0 || !strings.Contains(out, "CREDITED") || !strings.Contains(out, "credited 12.5") {
 		t.Fatalf("bridge deposit: %d %s %s", code, out, errOut)
 	}
-	code, out, errOut = runCLI(t, "bridge", "deposit", "--to", wallet, "--base-units", "1500000000000", "--json", "--bridge", br)
+	code, out, errOut = runCLIEnv(t, env, "bridge", "deposit", "--to", wallet, "--base-units", "1500000000000", "--json", "--bridge", br)
 	var rec api.DepositRecord
 	if code != 0 || json.Unmarshal([]byte(out), &rec) != nil || rec.CreditedAmount != 1 {
 		t.Fatalf("bridge deposit of 1.5 micro-units: %d %s %s", code, out, errOut)

@@ -49,9 +49,15 @@ type runningExchange struct {
 
 func startExchange(t *testing.T, args ...string) *runningExchange {
 	t.Helper()
+	return startExchangeEnv(t, nil, args...)
+}
+
+// startExchangeEnv is startExchange with environment variables.
+func startExchangeEnv(t *testing.T, env map[string]string, args ...string) *runningExchange {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	r := &runningExchange{out: &lockedBuffer{}, errOut: &lockedBuffer{}, cancel: cancel, done: make(chan int, 1)}
-	io := stdio{stdin: strings.NewReader(""), stdout: r.out, stderr: r.errOut, getenv: func(string) string { return "" }}
+	io := stdio{stdin: strings.NewReader(""), stdout: r.out, stderr: r.errOut, getenv: func(k string) string { return env[k] }}
 	go func() { r.done <- runMain(ctx, append([]string{"exchange"}, args...), io) }()
 	t.Cleanup(func() { r.stop(t) })
 	return r

@@ -10,8 +10,14 @@ import (
 // runCLI runs the command line in-process and returns its exit code and output.
 func runCLI(t *testing.T, args ...string) (code int, stdout, stderr string) {
 	t.Helper()
+	return runCLIEnv(t, nil, args...)
+}
+
+// runCLIEnv is runCLI with environment variables.
+func runCLIEnv(t *testing.T, env map[string]string, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
 	var out, errb bytes.Buffer
-	code = runMain(context.Background(), args, stdio{stdin: strings.NewReader(""), stdout: &out, stderr: &errb, getenv: func(string) string { return "" }})
+	code = runMain(context.Background(), args, stdio{stdin: strings.NewReader(""), stdout: &out, stderr: &errb, getenv: func(k string) string { return env[k] }})
 	return code, out.String(), errb.String()
 }
 

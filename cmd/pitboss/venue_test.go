@@ -47,6 +47,9 @@ func withInvitations() venueOpt { return venueOpt{"--invitation-mode"} }
 // withPaperBalance sets what a wallet's first key credits.
 func withPaperBalance(amount string) venueOpt { return venueOpt{"--paper-balance", amount} }
 
+// venueOperatorToken is the local venue's operator token (its /sim/* routes).
+const venueOperatorToken = "venue-operator-token"
+
 // startLocalVenue starts a fresh exchange; it stops when the test ends.
 func startLocalVenue(t testing.TB, opts ...venueOpt) *localVenue {
 	t.Helper()
@@ -60,7 +63,7 @@ func startLocalVenue(t testing.TB, opts ...venueOpt) *localVenue {
 	for _, o := range opts {
 		args = append(args, o...)
 	}
-	ex := startExchange(tt, args...)
+	ex := startExchangeEnv(tt, map[string]string{envOperatorToken: venueOperatorToken}, args...)
 	lv := &localVenue{t: t, ex: ex, internalURL: ex.url(tt, "internal listener"), catalogueURL: ex.url(tt, "catalogue service"),
 		dataURL: ex.url(tt, "data service"), bridgeURL: ex.url(tt, "bridge service")}
 	target, err := url.Parse(ex.url(tt, "CLOB service"))
@@ -164,7 +167,9 @@ func (lv *localVenue) setMode(addr, mode string) {
 func (lv *localVenue) deposit(wallet, amount, asset string) {
 	lv.t.Helper()
 	b, _ := json.Marshal(api.SimDepositRequest{To: wallet, Amount: amount, Asset: asset})
-	resp, err := http.Post(lv.bridgeURL+"/sim/deposit", "application/json", bytes.NewReader(b))
+	req, _ := http.NewRequest(http.MethodPost, lv.bridgeURL+"/sim/deposit", bytes.NewReader(b))
+	req.Header.Set("Authorization", "Bearer "+venueOperatorToken)
+	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		lv.t.Fatal(err)
 	}

@@ -113,6 +113,25 @@ type Config struct {
 	// Simulation serves POST /sim/deposit (simulated on-chain deposits). The local
 	// exchange turns it on; a bridge in front of a real chain would not.
 	Simulation bool
+	// SimOpen lets any client call /sim/*. Otherwise only a request bearing SimToken
+	// ("Authorization: Bearer <token>") may: others get 401 "invalid
+	// authorization". SimToken is a secret (never logged); empty matches nothing.
+	SimOpen  bool
+	SimToken string
+	// SimMaxDeposit bounds one simulated deposit and SimMaxPerWallet the simulated
+	// deposits of one wallet together, in whole platform tokens; SimMaxBNB and
+	// SimMaxBNBPerWallet the same for BNB; SimMaxDeposits the number of simulated
+	// deposits of one wallet. Beyond, 400. If zero, DefaultSimMaxDeposit,
+	// DefaultSimMaxPerWallet, DefaultSimMaxBNB, DefaultSimMaxBNBPerWallet,
+	// DefaultSimMaxDeposits.
+	SimMaxDeposit, SimMaxPerWallet, SimMaxBNB, SimMaxBNBPerWallet int64
+	SimMaxDeposits                                                int
+	// MaxWallets bounds the wallets the bridge knows (deposit addresses issued by
+	// POST /deposit, quotes and simulated deposits, none authenticated): beyond,
+	// 429 "Too Many Requests". MaxOpenQuotes bounds a wallet's quotes kept (expired
+	// ones are dropped at the next quote). If zero, DefaultMaxWallets,
+	// DefaultMaxOpenQuotes.
+	MaxWallets, MaxOpenQuotes int
 	// Logger receives failures. If nil, nothing is logged.
 	Logger *zap.Logger
 }
@@ -160,6 +179,23 @@ func (c *Config) defaults() {
 	if c.ImpactBpsPerBNB <= 0 {
 		c.ImpactBpsPerBNB = DefaultImpactBpsPerBNB
 	}
+	for _, d := range []struct {
+		v   *int64
+		def int64
+	}{{&c.SimMaxDeposit, DefaultSimMaxDeposit}, {&c.SimMaxPerWallet, DefaultSimMaxPerWallet},
+		{&c.SimMaxBNB, DefaultSimMaxBNB}, {&c.SimMaxBNBPerWallet, DefaultSimMaxBNBPerWallet}} {
+		if *d.v <= 0 {
+			*d.v = d.def
+		}
+	}
+	for _, d := range []struct {
+		v   *int
+		def int
+	}{{&c.SimMaxDeposits, DefaultSimMaxDeposits}, {&c.MaxWallets, DefaultMaxWallets}, {&c.MaxOpenQuotes, DefaultMaxOpenQuotes}} {
+		if *d.v <= 0 {
+			*d.v = d.def
+		}
+	}
 	if c.Logger == nil {
 		c.Logger = zap.NewNop()
 	}
@@ -179,6 +215,13 @@ type Bridge struct {
 func New(cfg Config) *Bridge {
 	cfg.defaults()
 	return &Bridge{cfg: cfg, st: newState()}
+}
+
+// SetSimulationAccess sets Config.SimOpen and Config.SimToken of a bridge created
+// before they were known (the extension exists before the exchange's flags and token
+// are read). Call it before Handler.
+func (b *Bridge) SetSimulationAccess(open bool, token string) {
+	b.cfg.SimOpen, b.cfg.SimToken = open, token
 }
 
 // Config returns the configuration with defaults applied.
@@ -248,13 +291,18 @@ func encode(r record) []byte {
 	return b
 }
 
-// register issues w's deposit address in tx if it has none and returns it.
+// register issues w's deposit address in tx if it has none and returns it; beyond
+// MaxWallets it refuses (429) before any step.
 func (b *Bridge) register(tx *host.Tx, w market.Address) (market.Address, error) {
 	b.mu.RLock()
 	wl := b.st.byWallet[w]
+	n := len(b.st.Wallets)
 	b.mu.RUnlock()
 	if wl != nil {
 		return wl.DepositAddress, nil
+	}
+	if n >= b.cfg.MaxWallets {
+		return market.Address{}, market.Errorf(market.CodeTooManyRequests)
 	}
 	da := DepositAddressFor(b.cfg.DepositSalt, w)
 	if err := tx.Record(ExtensionName, encode(record{Kind: recRegister, Time: tx.Now(), Wallet: w, Deposit: da})); err != nil {
@@ -304,6 +352,9 @@ func (b *Bridge) SimulateDeposit(ctx context.Context, h Host, d api.SimDeposit) 
 	wallet, _ := b.resolve(d.To)
 	var out api.DepositRecord
 	err := h.Exec(ctx, func(tx *host.Tx) error {
+		if err := b.simAllowed(wallet, d); err != nil {
+			return err
+		}
 		if _, err := b.register(tx, wallet); err != nil {
 			return err
 		}
@@ -327,6 +378,47 @@ func (b *Bridge) SimulateDeposit(ctx context.Context, h Host, d api.SimDeposit) 
 		return api.DepositRecord{}, err
 	}
 	return out, nil
+}
+
+// Defaults of the simulation's and the tables' caps (Config).
+const (
+	DefaultSimMaxDeposit      = 100_000   // platform tokens per simulated deposit
+	DefaultSimMaxPerWallet    = 1_000_000 // platform tokens per wallet
+	DefaultSimMaxBNB          = 100       // BNB per simulated deposit
+	DefaultSimMaxBNBPerWallet = 1_000     // BNB per wallet
+	DefaultSimMaxDeposits     = 1_000     // simulated deposits per wallet
+	DefaultMaxWallets         = 100_000
+	DefaultMaxOpenQuotes      = 20
+)
+
+var weiPerUnit = new(big.Int).Exp(big.NewInt(10), big.NewInt(18), nil)
+
+// simAllowed checks a simulated deposit to wallet against the caps, before any step.
+func (b *Bridge) simAllowed(wallet market.Address, d api.SimDeposit) error {
+	perCall, perWallet, asset := b.cfg.SimMaxDeposit, b.cfg.SimMaxPerWallet, b.cfg.TokenSymbol
+	if d.BNB {
+		perCall, perWallet, asset = b.cfg.SimMaxBNB, b.cfg.SimMaxBNBPerWallet, "BNB"
+	}
+	if d.Amount.Cmp(new(big.Int).Mul(big.NewInt(perCall), weiPerUnit)) > 0 {
+		return market.Errorf(market.CodeBadRequest, fmt.Sprintf("amount: at most %d %s per simulated deposit", perCall, asset))
+	}
+	b.mu.RLock()
+	t := b.st.sim[wallet]
+	b.mu.RUnlock()
+	if t == nil {
+		return nil
+	}
+	if t.count >= b.cfg.SimMaxDeposits {
+		return market.Errorf(market.CodeLimitReached, "simulated deposits", b.cfg.SimMaxDeposits)
+	}
+	sum := t.token
+	if d.BNB {
+		sum = t.bnb
+	}
+	if new(big.Int).Add(sum, d.Amount).Cmp(new(big.Int).Mul(big.NewInt(perWallet), weiPerUnit)) > 0 {
+		return market.Errorf(market.CodeBadRequest, fmt.Sprintf("amount: at most %d %s of simulated deposits per wallet", perWallet, asset))
+	}
+	return nil
 }
 
 // ledgerRecord is a deposit, a withdrawal or a swap: a record with a ledger command.
@@ -585,10 +677,13 @@ func (b *Bridge) Quote(ctx context.Context, h Host, p api.SwapQuoteParams) (api.
 	}
 	var out api.SwapQuote
 	err := h.Exec(ctx, func(tx *host.Tx) error {
+		now := tx.Now()
+		if err := b.quoteAllowed(p.Address, now); err != nil {
+			return err
+		}
 		if _, err := b.register(tx, p.Address); err != nil {
 			return err
 		}
-		now := tx.Now()
 		if err := tx.Record(ExtensionName, encode(record{Kind: recQuote, Time: now, Wallet: p.Address,
 			Amount: p.AmountInWei.String(), Slippage: slip, Impact: impact, Out: est.String(), MinOut: minOut.String(),
 			Gas: new(big.Int).SetUint64(b.cfg.SwapGasWei).String(), Expires: now + b.cfg.QuoteTTL.Milliseconds()})); err != nil {
@@ -603,6 +698,22 @@ func (b *Bridge) Quote(ctx context.Context, h Host, p api.SwapQuoteParams) (api.
 		return api.SwapQuote{}, err
 	}
 	return out, nil
+}
+
+// quoteAllowed checks a wallet's unexpired quotes against MaxOpenQuotes.
+func (b *Bridge) quoteAllowed(wallet market.Address, now int64) error {
+	b.mu.RLock()
+	defer b.mu.RUnlock()
+	open := 0
+	for _, q := range b.st.quotesOf[wallet] {
+		if now <= q.ExpiresMs {
+			open++
+		}
+	}
+	if open >= b.cfg.MaxOpenQuotes {
+		return market.Errorf(market.CodeLimitReached, "open swap quotes", b.cfg.MaxOpenQuotes)
+	}
+	return nil
 }
 
 func (b *Bridge) swapView(sw *swap) api.Swap {

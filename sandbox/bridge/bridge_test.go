@@ -57,14 +57,21 @@ type rig struct {
 	stop func()
 }
 
-func newRig(t testing.TB, dir string, cfg Config) *rig {
+func newRig(t testing.TB, dir string, cfg Config, hostOpts ...func(*host.Config)) *rig {
 	t.Helper()
 	r := &rig{t: t, auth: headerAuth{}}
 	r.now.Store(1_700_000_000_000)
 	cfg.Simulation = true
+	if cfg.SimToken == "" {
+		cfg.SimOpen = true
+	}
 	r.b = New(cfg)
 	ctx, cancel := context.WithCancel(context.Background())
-	h, err := host.Open(ctx, host.Config{Dir: dir, Clock: r.now.Load, Extensions: []host.Extension{r.b}, ExpireEvery: -1})
+	hcfg := host.Config{Dir: dir, Clock: r.now.Load, Extensions: []host.Extension{r.b}, ExpireEvery: -1}
+	for _, o := range hostOpts {
+		o(&hcfg)
+	}
+	h, err := host.Open(ctx, hcfg)
 	if err != nil {
 		t.Fatal(err)
 	}

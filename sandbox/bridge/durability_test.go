@@ -124,7 +124,7 @@ func TestRecordsAreValidatedBeforeTheyAreJournaled(t *testing.T) {
 // FuzzHandler: any body on any route gets JSON: 200 or 4xx {"error"}, never a 5xx
 // or a panic, and the ledger never changes except through a 200.
 func FuzzHandler(f *testing.F) {
-	b := New(Config{Simulation: true})
+	b := New(Config{Simulation: true, SimOpen: true})
 	h, err := host.Open(context.Background(), host.Config{Extensions: []host.Extension{b}, ExpireEvery: -1,
 		Clock: func() int64 { return 1_700_000_000_000 }})
 	if err != nil {

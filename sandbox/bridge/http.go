@@ -1,6 +1,7 @@
 package bridge
 
 import (
+	"crypto/subtle"
 	"errors"
 	"net/http"
 	"strconv"
@@ -24,7 +25,8 @@ import (
 //	GET  /bridge/swap/{swap_id}                             → api.Swap
 //	GET  /bridge/swaps            ?address=&limit=          → api.SwapHistory
 //	POST /quote                   disabled: 400 "this route is disabled"
-//	POST /sim/deposit             api.SimDepositRequest     → api.DepositRecord (Config.Simulation only)
+//	POST /sim/deposit             api.SimDepositRequest     → api.DepositRecord (Config.Simulation only;
+//	                              open to all with Config.SimOpen, else "Authorization: Bearer <Config.SimToken>")
 //
 // The withdrawal routes are L2-authenticated by auth (nil: they answer 401) and the
 // body's address must be the caller's; the others take no authentication, as the
@@ -124,6 +126,9 @@ func (b *Bridge) Handler(h Host, auth Authenticator) http.Handler {
 	serve(http.MethodPost, "/quote", func(*http.Request) (any, error) { return nil, market.Errorf(market.CodeDisabled) })
 	if b.cfg.Simulation {
 		serve(http.MethodPost, "/sim/deposit", func(r *http.Request) (any, error) {
+			if !b.simAuthorized(r) {
+				return nil, market.Errorf(market.CodeInvalidAuthorization)
+			}
 			d, err := decodeBody(r, api.DecodeSimDepositRequest)
 			if err != nil {
 				return nil, err
@@ -132,6 +137,16 @@ func (b *Bridge) Handler(h Host, auth Authenticator) http.Handler {
 		})
 	}
 	return m
+}
+
+// simAuthorized reports whether r may use /sim/*: the simulation is open, or r bears
+// the configured token (compared in constant time).
+func (b *Bridge) simAuthorized(r *http.Request) bool {
+	if b.cfg.SimOpen {
+		return true
+	}
+	tok, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+	return ok && b.cfg.SimToken != "" && subtle.ConstantTimeCompare([]byte(tok), []byte(b.cfg.SimToken)) == 1
 }
 
 // decodeBody reads r's body and decodes it with decode.

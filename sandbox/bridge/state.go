@@ -128,6 +128,8 @@ type state struct {
 
 	byWallet  map[market.Address]*wallet
 	byDeposit map[market.Address]*wallet
+	sim       map[market.Address]*simTally // simulated deposits by wallet (the caps)
+	quotesOf  map[market.Address][]*quote  // kept quotes by wallet
 	deposits  map[string]*deposit
 	withdraws map[string]*withdrawal
 	quotes    map[string]*quote
@@ -147,20 +149,49 @@ func (s *state) index() {
 	s.withdraws = map[string]*withdrawal{}
 	s.quotes = map[string]*quote{}
 	s.swaps = map[string]*swap{}
+	s.sim = map[market.Address]*simTally{}
+	s.quotesOf = map[market.Address][]*quote{}
 	for _, w := range s.Wallets {
 		s.byWallet[w.Address], s.byDeposit[w.DepositAddress] = w, w
 	}
 	for _, d := range s.Deposits {
 		s.deposits[d.ID] = d
+		s.tally(d)
 	}
 	for _, w := range s.Withdrawals {
 		s.withdraws[w.ID] = w
 	}
 	for _, q := range s.Quotes {
 		s.quotes[q.ID] = q
+		s.quotesOf[q.Wallet] = append(s.quotesOf[q.Wallet], q)
 	}
 	for _, w := range s.Swaps {
 		s.swaps[w.ID] = w
+	}
+}
+
+// simTally is what a wallet received through simulated deposits (every deposit of
+// the local exchange is one): their number and sums in base units.
+type simTally struct {
+	count      int
+	token, bnb *big.Int
+}
+
+func (s *state) tally(d *deposit) {
+	t := s.sim[d.Wallet]
+	if t == nil {
+		t = &simTally{token: new(big.Int), bnb: new(big.Int)}
+		s.sim[d.Wallet] = t
+	}
+	t.count++
+	amt := api.ParseBaseUnits(d.AmountBase)
+	if amt == nil {
+		return
+	}
+	if d.BNB {
+		t.bnb.Add(t.bnb, amt)
+	} else {
+		t.token.Add(t.token, amt)
 	}
 }
 
@@ -226,6 +257,7 @@ func (s *state) apply(r *record) error {
 		}
 		s.Deposits = append(s.Deposits, d)
 		s.deposits[d.ID] = d
+		s.tally(d)
 	case recWithdraw:
 		if r.Wallet.IsZero() || r.Micros <= 0 || r.Fee < 0 {
 			return fmt.Errorf("%w: withdraw", errRecord)
@@ -246,6 +278,10 @@ func (s *state) apply(r *record) error {
 		s.Quotes = slices.DeleteFunc(s.Quotes, func(q *quote) bool {
 			if q.ExpiresMs < r.Time {
 				delete(s.quotes, q.ID)
+				s.quotesOf[q.Wallet] = slices.DeleteFunc(s.quotesOf[q.Wallet], func(x *quote) bool { return x == q })
+				if len(s.quotesOf[q.Wallet]) == 0 {
+					delete(s.quotesOf, q.Wallet)
+				}
 				return true
 			}
 			return false
@@ -255,6 +291,7 @@ func (s *state) apply(r *record) error {
 		q.ID = s.nextID("q", r.Wallet)
 		s.Quotes = append(s.Quotes, q)
 		s.quotes[q.ID] = q
+		s.quotesOf[q.Wallet] = append(s.quotesOf[q.Wallet], q)
 	case recSwap:
 		q := s.quotes[r.Quote]
 		w := s.byWallet[r.Wallet]

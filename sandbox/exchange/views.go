@@ -346,3 +346,11 @@ func (e *Engine) Totals() Totals {
 	}
 	return t
 }
+
+// DepositRoom is the largest Deposit the engine would accept now: the venue-wide
+// bound on collateral less what it holds (deposits − withdrawals), capped at
+// market.MaxMicros. A service that must not see a deposit rejected half-way through
+// a request checks it first.
+func (e *Engine) DepositRoom() market.Micros {
+	return min(maxTotal-e.net, market.MaxMicros)
+}

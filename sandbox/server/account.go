@@ -367,8 +367,26 @@ func (s *Server) CheckHeartbeats(ctx context.Context) error {
 		return nil
 	}
 	slices.Sort(due)
-	return s.h.Exec(ctx, func(tx *host.Tx) error {
-		for _, k := range due {
+	for _, k := range due {
+		if err := s.expireBeat(ctx, k, now); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// maxCancelsPerTx bounds the cancels of one transaction of a heartbeat expiry, so
+// that a key with a huge number of open orders stays within the journal's record
+// limit: its orders are cancelled in several transactions, the chain's end recorded
+// with the last.
+const maxCancelsPerTx = 4096
+
+// expireBeat cancels the open orders placed with key k and ends its heartbeat chain
+// (if its deadline passed at now and it was not beaten meanwhile).
+func (s *Server) expireBeat(ctx context.Context, k string, now int64) error {
+	var after market.OrderID // the last id cancelled by an earlier chunk
+	for done := false; !done; {
+		err := s.h.Exec(ctx, func(tx *host.Tx) error {
 			s.st.keysMu.RLock()
 			b := s.st.beats[k]
 			var owner market.Address
@@ -377,25 +395,41 @@ func (s *Server) CheckHeartbeats(ctx context.Context) error {
 			}
 			s.st.keysMu.RUnlock()
 			if b == nil || b.deadline >= now {
-				continue // beaten meanwhile
+				done = true // beaten meanwhile
+				return nil
 			}
 			s.st.dataMu.RLock()
 			ids := make([]market.OrderID, 0, len(s.st.openByKey[k]))
 			for id := range s.st.openByKey[k] {
-				ids = append(ids, id)
+				if id > after {
+					ids = append(ids, id)
+				}
 			}
 			s.st.dataMu.RUnlock()
 			slices.Sort(ids)
+			if len(ids) > maxCancelsPerTx {
+				ids = ids[:maxCancelsPerTx]
+				after = ids[len(ids)-1]
+			} else {
+				done = true
+			}
 			for _, id := range ids {
 				tx.Apply(exchange.Command{Kind: exchange.Cancel, Order: id, Owner: owner})
+			}
+			if !done {
+				return nil
 			}
 			if err := tx.Record(extName, strRecord(recBeatStop, k)); err != nil {
 				return err
 			}
 			s.log.Info("server: heartbeat missed; cancelled the key's open orders")
+			return nil
+		})
+		if err != nil {
+			return err
 		}
-		return nil
-	})
+	}
+	return nil
 }
 
 // ---- conditional tokens ----

@@ -25,6 +25,7 @@ import (
 	"github.com/pitbossdev/pitboss/sandbox/catalog"
 	"github.com/pitbossdev/pitboss/sandbox/exchange"
 	"github.com/pitbossdev/pitboss/sandbox/host"
+	"github.com/pitbossdev/pitboss/sandbox/host/hosttest"
 	"github.com/pitbossdev/pitboss/sandbox/journal"
 )
 
@@ -97,6 +98,18 @@ func withTrustedLoopback() envOpt {
 	return func(c *Config, _ *host.Config) {
 		c.TrustedProxies = []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8"), netip.MustParsePrefix("::1/128")}
 	}
+}
+
+// withStore gives the env a durable store in a temporary directory (e.dir), with no
+// periodic snapshot, so that its files change only with the journal.
+func withStore(t testing.TB) envOpt {
+	dir := t.TempDir()
+	return func(_ *Config, h *host.Config) { h.Dir, h.SnapshotEvery = dir, -1 }
+}
+
+// withFaults lets f fail a chosen step of the host's next transaction.
+func withFaults(f *hosttest.Faults) envOpt {
+	return func(_ *Config, h *host.Config) { h.FailStep = f.FailStep }
 }
 
 func withInvitations() envOpt { return func(c *Config, _ *host.Config) { c.InvitationMode = true } }

@@ -142,7 +142,8 @@ func (s *Server) newCode() (string, error) {
 }
 
 // register credits a newly registered wallet: the registration record and the
-// paper balance deposit, both journaled. It runs on the engine goroutine.
+// paper balance deposit, in the caller's transaction. It runs on the engine
+// goroutine; canRegister has checked that the deposit will be accepted.
 func (s *Server) register(tx *host.Tx, owner market.Address) error {
 	s.st.keysMu.RLock()
 	_, known := s.st.wallets[owner]
@@ -161,6 +162,29 @@ func (s *Server) register(tx *host.Tx, owner market.Address) error {
 	return nil
 }
 
+// canRegister checks, before a transaction's first step, that registering a wallet
+// will succeed: its paper deposit fits the venue-wide bound on collateral. Refusing
+// here costs nothing; a deposit rejected after the registration record would cost a
+// rollback (docs/design/0131).
+func (s *Server) canRegister(tx *host.Tx) error {
+	if s.cfg.PaperBalance > 0 && tx.Engine().DepositRoom() < s.cfg.PaperBalance {
+		return market.Errorf(market.CodeInvalidAmount)
+	}
+	return nil
+}
+
+// keyCount is the number of owner's keys of the given kind (builder or not).
+// Callers hold keysMu.
+func (st *state) keyCount(owner market.Address, builder bool) int {
+	n := 0
+	for _, id := range st.byOwner[owner] {
+		if (st.keys[id].builderID != "") == builder {
+			n++
+		}
+	}
+	return n
+}
+
 // createAPIKey is POST /auth/api-key (L1).
 func (s *Server) createAPIKey(w http.ResponseWriter, r *http.Request) {
 	claim, err := s.verifier.VerifyL1(r.Header)
@@ -173,12 +197,16 @@ func (s *Server) createAPIKey(w http.ResponseWriter, r *http.Request) {
 		s.writeErr(w, err)
 		return
 	}
+	client := s.clientKey(r)
 	nonce := claim.Nonce.String()
 	k := &apiKey{creds: creds, owner: claim.Address, nonce: nonce}
+	var badCode, newWallet bool
 	err = s.h.Exec(r.Context(), func(tx *host.Tx) error {
+		// Every check first: the steps below cannot fail but for a fault.
 		s.st.keysMu.RLock()
 		_, exists := s.st.byNonce[nonceKey{claim.Address, nonce}]
 		_, registered := s.st.wallets[claim.Address]
+		keys := s.st.keyCount(claim.Address, false)
 		var inv *invite
 		if s.cfg.InvitationMode && !registered && validCode(claim.InvitationCode) {
 			inv = s.st.codes[claim.InvitationCode]
@@ -187,11 +215,29 @@ func (s *Server) createAPIKey(w http.ResponseWriter, r *http.Request) {
 		if exists {
 			return market.Errorf(market.CodeKeyExists)
 		}
+		if keys >= s.cfg.Caps.KeysPerWallet {
+			return market.Errorf(market.CodeLimitReached, "API keys", s.cfg.Caps.KeysPerWallet)
+		}
 		now := tx.Now()
-		if s.cfg.InvitationMode && !registered {
-			if inv == nil || inv.used || inv.expires < now {
-				return market.Errorf(market.CodeInvitationInvalid)
+		if !registered {
+			if s.cfg.InvitationMode {
+				if err := s.caps.invitations.check(client, s.now()); err != nil {
+					return err
+				}
+				if inv == nil || inv.used || inv.expires < now {
+					badCode = true
+					return market.Errorf(market.CodeInvitationInvalid)
+				}
 			}
+			if err := s.caps.wallets.check(client, s.now()); err != nil {
+				return err
+			}
+			if err := s.canRegister(tx); err != nil {
+				return err
+			}
+			newWallet = true
+		}
+		if inv != nil {
 			if err := tx.Record(extName, useCodeRecord(inv.code, claim.Address, now)); err != nil {
 				return err
 			}
@@ -202,6 +248,12 @@ func (s *Server) createAPIKey(w http.ResponseWriter, r *http.Request) {
 		}
 		return s.register(tx, claim.Address)
 	})
+	switch {
+	case badCode:
+		s.caps.invitations.add(client, s.now())
+	case err == nil && newWallet:
+		s.caps.wallets.add(client, s.now())
+	}
 	if err != nil {
 		s.writeErr(w, hostErr(err))
 		return
@@ -310,10 +362,6 @@ func (s *Server) createBuilderKey(w http.ResponseWriter, r *http.Request) {
 		s.writeErr(w, err)
 		return
 	}
-	if len(req.BuilderID) > 128 {
-		s.writeErr(w, market.Errorf(market.CodeBuilderIDRequired))
-		return
-	}
 	creds, err := auth.GenerateCredentials(randReader{s})
 	if err != nil {
 		s.writeErr(w, api.WithCause(market.Errorf(market.CodeBuilderKeyCreate), err))
@@ -321,9 +369,20 @@ func (s *Server) createBuilderKey(w http.ResponseWriter, r *http.Request) {
 	}
 	k := &apiKey{creds: creds, owner: c.owner, nonce: "builder", builderID: req.BuilderID}
 	err = s.h.Exec(r.Context(), func(tx *host.Tx) error {
+		s.st.keysMu.RLock()
+		n := s.st.keyCount(c.owner, true)
+		s.st.keysMu.RUnlock()
+		if n >= s.cfg.Caps.BuilderKeysPerWallet {
+			return market.Errorf(market.CodeLimitReached, "builder API keys", s.cfg.Caps.BuilderKeysPerWallet)
+		}
 		k.created = tx.Now()
 		return tx.Record(extName, keyRecord(k))
 	})
+	var me *market.Error
+	if errors.As(err, &me) && me.Code == market.CodeLimitReached {
+		s.writeErr(w, err)
+		return
+	}
 	if err != nil {
 		s.writeErr(w, api.WithCause(market.Errorf(market.CodeBuilderKeyCreate), err))
 		return
@@ -402,35 +461,23 @@ type waitlistResponse struct {
 	Status string `json:"status"`
 }
 
-// validEmail is a deliberately simple check: one @, non-empty parts, a dot in the
-// domain, no spaces, at most 254 bytes.
-func validEmail(e string) bool {
-	if len(e) < 5 || len(e) > 254 || bytes.ContainsAny([]byte(e), " \t\r\n,;<>\"") {
-		return false
-	}
-	at := bytes.IndexByte([]byte(e), '@')
-	if at <= 0 || at != bytes.LastIndexByte([]byte(e), '@') {
-		return false
-	}
-	dom := e[at+1:]
-	dot := bytes.LastIndexByte([]byte(dom), '.')
-	return dot > 0 && dot < len(dom)-1
-}
-
 // joinWaitlist is POST /waitlist (public), body {"email": "..."}.
 func (s *Server) joinWaitlist(w http.ResponseWriter, r *http.Request) {
 	var req waitlistRequest
 	if !s.readJSON(w, r, &req) {
 		return
 	}
-	if !validEmail(req.Email) {
+	if !api.ValidEmail(req.Email) {
 		s.writeErr(w, market.Errorf(market.CodeBadRequest, "email"))
 		return
 	}
 	status := "pending"
+	client := s.clientKey(r)
+	var joined bool
 	err := s.h.Exec(r.Context(), func(tx *host.Tx) error {
 		s.st.keysMu.RLock()
 		e := s.st.waitlist[req.Email]
+		n := len(s.st.waitlist)
 		s.st.keysMu.RUnlock()
 		if e != nil {
 			if e.approved {
@@ -438,8 +485,18 @@ func (s *Server) joinWaitlist(w http.ResponseWriter, r *http.Request) {
 			}
 			return nil
 		}
+		if n >= s.cfg.Caps.Waitlist {
+			return market.Errorf(market.CodeTooManyRequests)
+		}
+		if err := s.caps.waitlist.check(client, s.now()); err != nil {
+			return err
+		}
+		joined = true
 		return tx.Record(extName, waitlistRecord(req.Email, tx.Now()))
 	})
+	if err == nil && joined {
+		s.caps.waitlist.add(client, s.now())
+	}
 	if err != nil {
 		s.writeErr(w, hostErr(err))
 		return
@@ -459,7 +516,7 @@ type Invitation struct {
 // invitation code it issues, valid for InvitationTTL and usable once. Approving an
 // already approved entry whose code is unused and unexpired returns the same code.
 func (s *Server) Approve(ctx context.Context, email string) (Invitation, error) {
-	if !validEmail(email) {
+	if !api.ValidEmail(email) {
 		return Invitation{}, market.Errorf(market.CodeBadRequest, "email")
 	}
 	var out Invitation

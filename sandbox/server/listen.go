@@ -2,15 +2,20 @@ package server
 
 import (
 	"context"
+	"crypto/subtle"
 	"errors"
 	"net"
 	"net/http"
 	"net/netip"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"go.uber.org/zap"
+
+	"github.com/pitbossdev/pitboss/api"
+	"github.com/pitbossdev/pitboss/market"
 )
 
 // Connection and timeout defaults of the listeners of `pitboss exchange`
@@ -229,4 +234,34 @@ func (c *limitedConn) Close() error {
 	err := c.Conn.Close()
 	c.once.Do(func() { c.c.release(c.a) })
 	return err
+}
+
+// RequireToken wraps h so that only requests bearing token ("Authorization: Bearer
+// <token>", compared in constant time) reach it; others get 401 {"error": "invalid
+// authorization"}. The internal listener of `pitboss exchange` is wrapped with it
+// when it does not listen on loopback.
+func RequireToken(h http.Handler, token string) http.Handler {
+	want := []byte(token)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+		if !ok || len(want) == 0 || subtle.ConstantTimeCompare([]byte(got), want) != 1 {
+			_ = api.WriteError(w, market.Errorf(market.CodeInvalidAuthorization))
+			return
+		}
+		h.ServeHTTP(w, r)
+	})
+}
+
+// IsLoopback reports whether a listen address ("127.0.0.1:9090", "[::1]:0",
+// "localhost:9090") names only the loopback interface.
+func IsLoopback(addr string) bool {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return false
+	}
+	if host == "localhost" {
+		return true
+	}
+	a, err := netip.ParseAddr(host)
+	return err == nil && a.IsLoopback()
 }

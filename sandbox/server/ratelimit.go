@@ -92,7 +92,15 @@ func (l *limiter) shard(k netip.Addr) *limitShard {
 // allow counts an event of key k at now (ms) and reports whether it is within the
 // limit, and if not, how long until it would be (rounded up to whole seconds, for
 // Retry-After). A refused event is not counted.
-func (l *limiter) allow(k netip.Addr, now int64) (bool, int64) {
+func (l *limiter) allow(k netip.Addr, now int64) (bool, int64) { return l.do(k, now, true, true) }
+
+// peek reports what allow would, counting nothing.
+func (l *limiter) peek(k netip.Addr, now int64) (bool, int64) { return l.do(k, now, true, false) }
+
+// add counts an event of k at now whatever the limit.
+func (l *limiter) add(k netip.Addr, now int64) { l.do(k, now, false, true) }
+
+func (l *limiter) do(k netip.Addr, now int64, check, count bool) (bool, int64) {
 	cfg := l.cfg.Load()
 	if cfg.max <= 0 {
 		return true, 0
@@ -102,15 +110,20 @@ func (l *limiter) allow(k netip.Addr, now int64) (bool, int64) {
 	defer sh.mu.Unlock()
 	e := sh.keys[k]
 	if e == nil {
+		if !count {
+			return true, 0
+		}
 		e = sh.insert(k, l, cfg, now)
 	}
 	b := now / cfg.bw
 	e.advance(cfg, b)
-	if int(e.total) >= cfg.max {
+	if check && int(e.total) >= cfg.max {
 		return false, e.retryAfter(cfg, now)
 	}
-	e.counts[b%limitBuckets]++
-	e.total++
+	if count {
+		e.counts[b%limitBuckets]++
+		e.total++
+	}
 	return true, 0
 }
 
@@ -211,6 +224,48 @@ func (l *limiter) size() int {
 	}
 	return n
 }
+
+// capPerIP caps an event per client (a wallet registration, a waitlist entry, a
+// failed invitation code) in a sliding window. The zero value caps nothing.
+type capPerIP struct{ l *limiter }
+
+func newCapPerIP(n int, win time.Duration, capacity int) capPerIP {
+	if n <= 0 {
+		return capPerIP{}
+	}
+	return capPerIP{newLimiter(n, win, capacity)}
+}
+
+// check returns a *limitedError when k's events in the window reached the cap.
+func (c capPerIP) check(k netip.Addr, now int64) error {
+	if c.l == nil {
+		return nil
+	}
+	if ok, retry := c.l.peek(k, now); !ok {
+		return &limitedError{retry: retry}
+	}
+	return nil
+}
+
+// add counts an event of k.
+func (c capPerIP) add(k netip.Addr, now int64) {
+	if c.l != nil {
+		c.l.add(k, now)
+	}
+}
+
+func (c capPerIP) gc(now int64) {
+	if c.l != nil {
+		c.l.gc(now)
+	}
+}
+
+// limitedError is a refusal by a per-client cap: 429 "rate limit exceeded" with
+// Retry-After (writeErr sets it).
+type limitedError struct{ retry int64 }
+
+func (e *limitedError) Error() string { return "rate limit exceeded" }
+func (e *limitedError) Unwrap() error { return market.Errorf(market.CodeRateLimited) }
 
 // rateLimited answers 429 with Retry-After (seconds).
 func (s *Server) rateLimited(w http.ResponseWriter, retry int64) {

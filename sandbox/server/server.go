@@ -9,6 +9,7 @@ import (
 	"io"
 	"net/http"
 	"net/netip"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -111,6 +112,9 @@ type Config struct {
 	// internal handlers (WebSocket upgrades clear them). The zero value uses
 	// DefaultBodyTimeout and DefaultWriteTimeout.
 	Timeouts Timeouts
+	// Caps bound what one client or one wallet can make the exchange keep. The zero
+	// value uses the defaults (see Caps).
+	Caps Caps
 	// MaxClients bounds the entries of each per-client table (the rate limit, the
 	// per-IP caps). If zero, DefaultMaxClients.
 	MaxClients int
@@ -130,6 +134,50 @@ type Config struct {
 	Routes map[string]http.Handler
 	// InternalRoutes are extra routes of the internal listener.
 	InternalRoutes map[string]http.Handler
+}
+
+// Defaults of Caps.
+const (
+	DefaultKeysPerWallet           = 20
+	DefaultBuilderKeysPerWallet    = 10
+	DefaultWaitlist                = 100_000
+	DefaultWalletsPerIP            = 50
+	DefaultWaitlistPerIP           = 10
+	DefaultInvitationFailuresPerIP = 10
+	// CapWindow is the window of the per-client caps.
+	CapWindow = time.Hour
+)
+
+// Caps bound what one client or one wallet can make the exchange keep (issue 20).
+// Each field: if zero, its default; negative (the per-IP ones) means no cap.
+type Caps struct {
+	// KeysPerWallet and BuilderKeysPerWallet bound the API keys (all nonces) and
+	// the builder keys of one wallet: 400 "too many … for this address". Defaults
+	// DefaultKeysPerWallet, DefaultBuilderKeysPerWallet.
+	KeysPerWallet, BuilderKeysPerWallet int
+	// Waitlist bounds the waitlist's entries in all: 429 once full. Default
+	// DefaultWaitlist.
+	Waitlist int
+	// WalletsPerIP, WaitlistPerIP and InvitationFailuresPerIP bound, per client
+	// address and per CapWindow, the wallets registered (a first API key), the
+	// waitlist entries made and the invalid invitation codes tried: 429 with
+	// Retry-After beyond.
+	WalletsPerIP, WaitlistPerIP, InvitationFailuresPerIP int
+}
+
+func (c Caps) withDefaults() Caps {
+	def := func(v *int, d int) {
+		if *v == 0 {
+			*v = d
+		}
+	}
+	def(&c.KeysPerWallet, DefaultKeysPerWallet)
+	def(&c.BuilderKeysPerWallet, DefaultBuilderKeysPerWallet)
+	def(&c.Waitlist, DefaultWaitlist)
+	def(&c.WalletsPerIP, DefaultWalletsPerIP)
+	def(&c.WaitlistPerIP, DefaultWaitlistPerIP)
+	def(&c.InvitationFailuresPerIP, DefaultInvitationFailuresPerIP)
+	return c
 }
 
 // State is the server's durable state: credentials, registered wallets, waitlist and
@@ -171,6 +219,7 @@ type Server struct {
 	headers  *auth.Headers
 	domains  [2]auth.Domain // normal, neg-risk
 	limiter  *limiter
+	caps     struct{ wallets, waitlist, invitations capPerIP }
 	trust    trust
 	geo      geo
 	metrics  *metrics
@@ -225,6 +274,7 @@ func New(h *host.Host, st *State, cfg Config) (*Server, error) {
 		cfg.RateWindow = DefaultRateWindow
 	}
 	cfg.Timeouts = cfg.Timeouts.withDefaults()
+	cfg.Caps = cfg.Caps.withDefaults()
 	s := &Server{cfg: cfg, h: h, st: st.st, cat: cfg.Catalog, log: cfg.Logger, now: cfg.Clock, rand: cfg.Rand}
 	if s.log == nil {
 		s.log = zap.NewNop()
@@ -244,6 +294,9 @@ func New(h *host.Host, st *State, cfg Config) (*Server, error) {
 	s.domains = [2]auth.Domain{auth.ExchangeDomain(cfg.ChainID, cfg.Exchange), auth.ExchangeDomain(cfg.ChainID, cfg.NegRiskExchange)}
 	s.limiter = newLimiter(cfg.RateLimit, cfg.RateWindow, cfg.MaxClients)
 	s.trust = trust(cfg.TrustedProxies)
+	s.caps.wallets = newCapPerIP(cfg.Caps.WalletsPerIP, CapWindow, cfg.MaxClients)
+	s.caps.waitlist = newCapPerIP(cfg.Caps.WaitlistPerIP, CapWindow, cfg.MaxClients)
+	s.caps.invitations = newCapPerIP(cfg.Caps.InvitationFailuresPerIP, CapWindow, cfg.MaxClients)
 	g, err := newGeo(cfg.Geoblock)
 	if err != nil {
 		return nil, err
@@ -288,7 +341,11 @@ func (s *Server) Run(ctx context.Context) error {
 			if err := s.CheckHeartbeats(ctx); err != nil && ctx.Err() == nil {
 				s.log.Warn("server: heartbeat check failed", zap.Error(err))
 			}
-			s.limiter.gc(s.now())
+			now := s.now()
+			s.limiter.gc(now)
+			s.caps.wallets.gc(now)
+			s.caps.waitlist.gc(now)
+			s.caps.invitations.gc(now)
 		}
 	}
 }
@@ -439,6 +496,10 @@ func putBody(b *bytes.Buffer) {
 // writeErr answers err as {"error": ...}; errors that are not catalog errors are
 // logged (they become 500 "database error").
 func (s *Server) writeErr(w http.ResponseWriter, err error) {
+	var le *limitedError
+	if errors.As(err, &le) {
+		w.Header().Set("Retry-After", strconv.FormatInt(le.retry, 10))
+	}
 	var me *market.Error
 	if (!errors.As(err, &me) || me.Status >= 500) && !errors.Is(err, context.Canceled) {
 		s.log.Error("server: internal error", zap.Error(err))
@@ -464,6 +525,9 @@ func hostErr(err error) error {
 	}
 	return api.WithCause(market.Errorf(market.CodeDatabase), err)
 }
+
+// clientKey is r's client in the per-client tables (docs/design/0132).
+func (s *Server) clientKey(r *http.Request) netip.Addr { return rateKey(s.trust.clientAddr(r)) }
 
 // draw reads n random bytes from the configured source.
 func (s *Server) draw(b []byte) error {
