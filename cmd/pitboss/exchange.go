@@ -25,6 +25,7 @@ import (
 	"github.com/pitbossdev/pitboss/sandbox/exchange"
 	"github.com/pitbossdev/pitboss/sandbox/host"
 	"github.com/pitbossdev/pitboss/sandbox/journal"
+	"github.com/pitbossdev/pitboss/sandbox/questions"
 	"github.com/pitbossdev/pitboss/sandbox/server"
 	"github.com/pitbossdev/pitboss/sandbox/server/ws"
 	"github.com/pitbossdev/pitboss/sandbox/sim"
@@ -320,7 +321,12 @@ func newExchangeLogger(io stdio, lvl zapcore.Level) *zap.Logger {
 func serveExchange(ctx context.Context, io stdio, f exchangeFlags, parts exchangeParts, cfg server.Config, hcfg host.Config) error {
 	log := cfg.Logger
 	st := server.NewState(server.StateConfig{})
-	hcfg.Extensions = append(hcfg.Extensions, st.Extension())
+	qs, err := questions.New(questions.Config{})
+	if err != nil {
+		return err
+	}
+	cfg.Questions = qs
+	hcfg.Extensions = append(hcfg.Extensions, st.Extension(), qs)
 	for _, hk := range parts.Hooks {
 		if hk.Extensions != nil {
 			hcfg.Extensions = append(hcfg.Extensions, hk.Extensions()...)

@@ -60,8 +60,8 @@ func (s *State) draft(d *api.QuestionDraft, now int64) (Draft, *Template, *marke
 	if !ok {
 		return Draft{}, nil, invalid("endDate must be an ISO 8601 date-time")
 	}
-	if end*1000 < now+minLead || end*1000 > now+maxHorizon {
-		return Draft{}, nil, invalid("endDate must be between a minute and five years ahead")
+	if end*1000 < now+s.lead || end*1000 > now+maxHorizon {
+		return Draft{}, nil, invalid("endDate must be %d seconds to five years ahead", s.lead/1000)
 	}
 	out.EndDate = end
 	return out, t, nil

@@ -190,7 +190,7 @@ func TestCreateRefusals(t *testing.T) {
 		{"wrong fixed outcomes", api.QuestionDraft{TemplateID: "yes-no", Question: "Will it happen at all?", Outcomes: []string{"Up", "Down"}, EndDate: end}, "invalid question: template yes-no has the outcomes Yes, No"},
 		{"too few answers", api.QuestionDraft{TemplateID: "multiple-choice", Question: "Which one will it be?", Outcomes: []string{"A", "B"}, EndDate: end}, "invalid question: template multiple-choice needs 3 to 16 outcomes"},
 		{"repeated answers", api.QuestionDraft{TemplateID: "multiple-choice", Question: "Which one will it be?", Outcomes: []string{"A", "b", "B"}, EndDate: end}, ""},
-		{"end date in the past", api.QuestionDraft{TemplateID: "yes-no", Question: "Will it happen at all?", EndDate: api.ISOMillis(h.now - 1000)}, "invalid question: endDate must be between a minute and five years ahead"},
+		{"end date in the past", api.QuestionDraft{TemplateID: "yes-no", Question: "Will it happen at all?", EndDate: api.ISOMillis(h.now - 1000)}, "invalid question: endDate must be 60 seconds to five years ahead"},
 		{"end date unreadable", api.QuestionDraft{TemplateID: "yes-no", Question: "Will it happen at all?", EndDate: "soon"}, "invalid question: endDate must be an ISO 8601 date-time"},
 		{"description control", api.QuestionDraft{TemplateID: "yes-no", Question: "Will it happen at all?", Description: "a\x07b", EndDate: end}, ""},
 	} {

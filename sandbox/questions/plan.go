@@ -504,7 +504,7 @@ func (s *State) PlanAuctionOpen(e *exchange.Engine, starter market.Address, req 
 		return nil, invalid("durationSecs must be %d to %d", minAuctionSecs, maxAuctionSecs)
 	}
 	ends := now + secs*1000
-	if d.EndDate*1000 < ends+minLead {
+	if d.EndDate*1000 < ends+s.lead {
 		return nil, invalid("endDate must be at least a minute after the auction ends")
 	}
 	if err := s.canCreate(e, starter, &d, ""); err != nil {
@@ -583,7 +583,7 @@ func (s *State) PlanAuctionSettle(e *exchange.Engine, req *api.AuctionSettleRequ
 	best := s.st.bix[au.Best]
 	na := *au
 	t := s.templates[au.Draft.Template]
-	if t != nil && au.Draft.EndDate*1000 >= now+minLead && s.canCreate(e, best.Owner, &au.Draft, au.ID) == nil {
+	if t != nil && au.Draft.EndDate*1000 >= now+s.lead && s.canCreate(e, best.Owner, &au.Draft, au.ID) == nil {
 		b := *best
 		b.Kind = api.BondCreation
 		q, cmds, err := s.newQuestion(e, best.Owner, au.Seq, &au.Draft, t, &b, now)

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/pitbossdev/pitboss/api"
 	"github.com/pitbossdev/pitboss/market"
@@ -32,8 +33,8 @@ const (
 	DefaultMaxOpen = 50
 	// DefaultAuctionSecs is an auction's duration when the request gives none.
 	DefaultAuctionSecs = 600
-	// minLead is how far in the future a question's end date must be (ms).
-	minLead = 60_000
+	// DefaultMinLead is Config.MinLead's default.
+	DefaultMinLead = time.Minute
 	// maxHorizon is how far in the future an end date may be (ms): five years.
 	maxHorizon = 5 * 366 * 24 * hour
 	// clusterList is how many questions a cluster lists.
@@ -51,6 +52,9 @@ type Config struct {
 	// MaxOpen bounds each address's open questions plus open auctions it leads or
 	// started. Zero: DefaultMaxOpen.
 	MaxOpen int
+	// MinLead is how far ahead of now a question's end date must be, and after an
+	// auction's end. Zero: DefaultMinLead; negative: none (tests on the wall clock).
+	MinLead time.Duration
 }
 
 // State is the durable state of questions, bonds and auctions: a sandbox/host
@@ -58,6 +62,7 @@ type Config struct {
 // use; ApplyRecord, the Plan* methods and Audit run on the engine goroutine.
 type State struct {
 	cfg       Config
+	lead      int64 // MinLead, ms
 	templates map[string]*Template
 	clusters  map[string]*Cluster
 
@@ -99,10 +104,14 @@ func New(cfg Config) (*State, error) {
 	if cfg.MaxOpen <= 0 {
 		cfg.MaxOpen = DefaultMaxOpen
 	}
+	if cfg.MinLead == 0 {
+		cfg.MinLead = DefaultMinLead
+	}
+
 	if cfg.Escrow == cfg.Treasury {
 		return nil, errors.New("questions: escrow and treasury must differ")
 	}
-	s := &State{cfg: cfg, templates: map[string]*Template{}, clusters: map[string]*Cluster{}}
+	s := &State{cfg: cfg, templates: map[string]*Template{}, clusters: map[string]*Cluster{}, lead: max(cfg.MinLead.Milliseconds(), 0)}
 	for i := range cfg.Clusters {
 		c := &cfg.Clusters[i]
 		if c.ID == "" || s.clusters[c.ID] != nil {

@@ -434,25 +434,12 @@ func (s *Server) expireBeat(ctx context.Context, k string, now int64) error {
 
 // ---- conditional tokens ----
 
-// ctfRequest is the body of /ctf/split and /ctf/merge ({"tokenId" or "conditionId",
-// "size"}) and /ctf/redeem ({"tokenId" or "conditionId"}).
-type ctfRequest struct {
-	TokenID     string      `json:"tokenId"`
-	ConditionID string      `json:"conditionId"`
-	Size        api.Decimal `json:"size"`
-}
-
-// ctfResponse answers the conditional-token operations.
-type ctfResponse struct {
-	Success     bool               `json:"success"`
-	ConditionID market.ConditionID `json:"conditionId"`
-	Amount      api.Decimal        `json:"amount"`
-}
-
-// ctf answers /ctf/split, /ctf/merge and /ctf/redeem (L2): split turns collateral
-// into as many YES and NO tokens, merge reverses it, redeem pays the winning tokens
-// of a resolved market. A missing or zero token/condition or size is 400 "tokenId and
-// size required".
+// ctf answers /ctf/split, /ctf/merge and /ctf/redeem (L2; body api.CTFRequest):
+// split turns collateral into as many YES and NO tokens, merge reverses it, redeem
+// pays the winning tokens of a resolved market. A missing token/condition, or a
+// missing or zero size (split, merge), is 400 "tokenId and size required"; an
+// unknown market 404. Split is refused from blocked and close-only regions (it
+// opens positions); merge and redeem close them and are allowed everywhere.
 func (s *Server) ctf(kind exchange.CommandKind) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		body, c, ok := s.readL2(w, r)
@@ -460,30 +447,14 @@ func (s *Server) ctf(kind exchange.CommandKind) http.HandlerFunc {
 			return
 		}
 		defer putBody(body)
-		var req ctfRequest
-		if err := decodeJSON(body.Bytes(), &req); err != nil {
-			s.writeErr(w, market.Errorf(market.CodeInvalidPayload))
+		req, err := decodeQ[api.CTFRequest](body.Bytes())
+		if err != nil {
+			s.writeErr(w, err)
 			return
 		}
-		var cond market.ConditionID
-		switch {
-		case req.ConditionID != "":
-			if info, ok := s.st.marketByCond(market.ConditionID(req.ConditionID)); ok {
-				cond = info.Condition
-			}
-		case req.TokenID != "":
-			if t, ok := parseToken(req.TokenID); ok {
-				if info, ok := s.st.market(t); ok {
-					cond = info.Condition
-				}
-			}
-		}
-		if req.ConditionID == "" && req.TokenID == "" || kind != exchange.Redeem && req.Size <= 0 {
-			s.writeErr(w, market.Errorf(market.CodeTokenIDAndSizeRequired))
-			return
-		}
-		if cond == "" {
-			s.writeErr(w, market.Errorf(market.CodeMarketNotFound))
+		cond, err := s.ctfMarket(req, kind != exchange.Redeem)
+		if err != nil {
+			s.writeErr(w, err)
 			return
 		}
 		if kind == exchange.Split {
@@ -492,7 +463,11 @@ func (s *Server) ctf(kind exchange.CommandKind) http.HandlerFunc {
 				return
 			}
 		}
-		res, err := s.h.Submit(r.Context(), exchange.Command{Kind: kind, Owner: c.owner, Market: cond, Amount: req.Size.Micros()})
+		amount := req.Size
+		if kind == exchange.Redeem {
+			amount = 0
+		}
+		res, err := s.h.Submit(r.Context(), exchange.Command{Kind: kind, Owner: c.owner, Market: cond, Amount: amount.Micros()})
 		if err != nil {
 			s.writeErr(w, hostErr(err))
 			return
@@ -501,12 +476,11 @@ func (s *Server) ctf(kind exchange.CommandKind) http.HandlerFunc {
 			s.writeErr(w, res.Err)
 			return
 		}
-		amount := req.Size.Micros()
 		for _, ev := range res.Events {
 			if ev.Kind == exchange.Redeemed {
-				amount = ev.Amount
+				amount = api.Decimal(ev.Amount)
 			}
 		}
-		s.writeJSON(w, ctfResponse{Success: true, ConditionID: cond, Amount: api.Decimal(amount)})
+		s.writeJSON(w, api.CTFResponse{Success: true, ConditionID: cond, Amount: amount})
 	}
 }

@@ -34,6 +34,9 @@ func TestMain(m *testing.M) {
 	if dir := os.Getenv(crashDirEnv); dir != "" {
 		os.Exit(runCrashChild(dir))
 	}
+	if dir := os.Getenv(questionsCrashEnv); dir != "" {
+		os.Exit(runQuestionsChild(dir))
+	}
 	os.Exit(m.Run())
 }
 

@@ -27,6 +27,7 @@ import (
 	"github.com/pitbossdev/pitboss/sandbox/host"
 	"github.com/pitbossdev/pitboss/sandbox/host/hosttest"
 	"github.com/pitbossdev/pitboss/sandbox/journal"
+	"github.com/pitbossdev/pitboss/sandbox/questions"
 )
 
 // t0 is the tests' start time: the dialect's L2-i vector is signed at 1700000000.
@@ -78,6 +79,7 @@ type env struct {
 	dir      string
 	h        *host.Host
 	st       *State
+	qs       *questions.State
 	srv      *Server
 	pub, int *httptest.Server
 	logs     *observer.ObservedLogs
@@ -122,9 +124,14 @@ func newEnv(t testing.TB, opts ...envOpt) *env {
 	e.logs = logs
 	log := zap.New(core)
 	e.st = NewState(StateConfig{})
-	cfg := Config{Catalog: e.cat, Clock: e.clock.now, Rand: seeded(1), Logger: log, RateLimit: -1}
+	qs, err := questions.New(questions.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.qs = qs
+	cfg := Config{Catalog: e.cat, Clock: e.clock.now, Rand: seeded(1), Logger: log, RateLimit: -1, Questions: qs}
 	hcfg := host.Config{Clock: e.clock.now, Logger: log, Sync: journal.SyncNone, ExpireEvery: -1,
-		Genesis: catalog.Genesis(e.cat, 0), Extensions: []host.Extension{e.st.Extension()}}
+		Genesis: catalog.Genesis(e.cat, 0), Extensions: []host.Extension{e.st.Extension(), qs}}
 	for _, o := range opts {
 		o(&cfg, &hcfg)
 	}

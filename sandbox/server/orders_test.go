@@ -521,7 +521,7 @@ func TestCTFSplitMergeRedeem(t *testing.T) {
 	wantErr(t, st, b, 400, "tokenId and size required")
 	st, b = e.call(http.MethodPost, "/ctf/split", []byte(`{"tokenId":"77","size":"5"}`), w, nil)
 	wantErr(t, st, b, 404, "market not found")
-	var r ctfResponse
+	var r api.CTFResponse
 	e.mustJSON(http.MethodPost, "/ctf/split", []byte(`{"tokenId":"1234","size":"100"}`), w, &r)
 	e.mustJSON(http.MethodPost, "/ctf/merge", []byte(`{"conditionId":"`+string(rain.Condition)+`","size":"40"}`), w, &r)
 	if got := balanceOf(e, w); got != "940" {

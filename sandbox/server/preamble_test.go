@@ -52,7 +52,10 @@ func TestL2BodyRoutesVerifyTheBody(t *testing.T) {
 		{http.MethodPost, "/ctf/split"}, {http.MethodPost, "/ctf/merge"}, {http.MethodPost, "/ctf/redeem"},
 		{http.MethodDelete, "/auth/api-key"}, {http.MethodPost, "/auth/builder-api-key"}, {http.MethodDelete, "/auth/builder-api-key"},
 		{http.MethodPost, "/order"}, {http.MethodPost, "/orders"}, {http.MethodDelete, "/order"}, {http.MethodDelete, "/orders"},
-		{http.MethodDelete, "/cancel-all"}, {http.MethodDelete, "/cancel-market-orders"},
+		{http.MethodDelete, "/cancel-all"}, {http.MethodDelete, "/cancel-market-orders"}, {http.MethodPost, "/ctf/convert"},
+		{http.MethodPost, "/questions/create"}, {http.MethodPost, "/questions/propose"}, {http.MethodPost, "/questions/resolve"},
+		{http.MethodPost, "/bonds/dispute"}, {http.MethodPost, "/questions/auctions/create"}, {http.MethodPost, "/questions/auctions/bid"},
+		{http.MethodPost, "/questions/auctions/settle"},
 	}
 	body := []byte(`{"heartbeat_id":""}`)
 	for _, rt := range routes {

@@ -43,6 +43,7 @@ func (s *Server) routes() {
 	r("POST /ctf/split", s.ctf(exchange.Split))
 	r("POST /ctf/merge", s.ctf(exchange.Merge))
 	r("POST /ctf/redeem", s.ctf(exchange.Redeem))
+	r("POST /ctf/convert", s.convertCTF)
 
 	// Orders.
 	r("POST /order", s.postOrder)
@@ -95,6 +96,8 @@ func (s *Server) routes() {
 	r("GET /agent/markets/recommended", s.recommended)
 	r("GET /api/geoblock", s.geoblock)
 
+	s.questionRoutes(r)
+
 	for p, h := range s.cfg.Routes {
 		m.Handle(p, h)
 	}
@@ -111,6 +114,8 @@ func (s *Server) routes() {
 	ir("POST /internal/waitlist/approve", s.approveWaitlist)
 	ir("POST /internal/account-mode", s.setAccountMode)
 	ir("POST /internal/markets/resolve", s.resolveMarket)
+	ir("POST /internal/questions/arbitrate", s.questionInternal(s.planArbitrate))
+	ir("POST /internal/questions/void", s.questionInternal(s.planVoid))
 	for p, h := range s.cfg.InternalRoutes {
 		im.Handle(p, h)
 	}
@@ -226,6 +231,10 @@ func (s *Server) resolveMarket(w http.ResponseWriter, r *http.Request) {
 	info, ok := s.st.marketByCond(market.ConditionID(req.Market))
 	if !ok {
 		s.writeErr(w, market.Errorf(market.CodeMarketNotFound))
+		return
+	}
+	if err := s.questionOfMarket(info.Condition); err != nil {
+		s.writeErr(w, err)
 		return
 	}
 	var win market.Outcome

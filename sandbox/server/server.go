@@ -21,6 +21,7 @@ import (
 	"github.com/pitbossdev/pitboss/market"
 	"github.com/pitbossdev/pitboss/sandbox/catalog"
 	"github.com/pitbossdev/pitboss/sandbox/host"
+	"github.com/pitbossdev/pitboss/sandbox/questions"
 )
 
 // Defaults of Config.
@@ -134,6 +135,10 @@ type Config struct {
 	Routes map[string]http.Handler
 	// InternalRoutes are extra routes of the internal listener.
 	InternalRoutes map[string]http.Handler
+	// Questions is the state of agent-created markets (questions, bonds,
+	// auctions), a host extension registered before host.Open. If nil, the
+	// question and bond routes answer 400 "this route is disabled".
+	Questions *questions.State
 }
 
 // Defaults of Caps.

@@ -1,0 +1,509 @@
+package server
+
+import (
+	"context"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/pitbossdev/pitboss/api"
+	"github.com/pitbossdev/pitboss/market"
+	"github.com/pitbossdev/pitboss/sandbox/exchange"
+	"github.com/pitbossdev/pitboss/sandbox/host"
+	"github.com/pitbossdev/pitboss/sandbox/questions"
+)
+
+// Agent-created markets: question templates and clusters, questions, bonds and
+// question auctions (sandbox/questions holds the rules; docs/design/0133). Every
+// write is one host transaction: the plan's exchange commands (transfers into and
+// out of escrow, the markets listed, frozen, closed or resolved) and its record are
+// journaled together or not at all.
+
+// Access by route (the specification's levels): templates and clusters and the
+// reads of questions and auctions are public; create and resolve need L2; propose,
+// auctions and /bonds/* (agent and experimental routes) need L2 too. Geoblock and
+// account mode: create, auction create and bid open something and are refused to
+// blocked and close-only callers; propose and dispute only to blocked (and banned)
+// callers; resolve and settle, which pay others, to none.
+
+// questionRoutes registers the public routes of questions, bonds and auctions (the
+// internal arbitrate and void routes are registered with the internal listener's).
+func (s *Server) questionRoutes(r func(string, http.HandlerFunc)) {
+	r("GET /questions/templates", s.questionTemplates)
+	r("GET /questions/clusters", s.questionClusters)
+	r("GET /questions", s.listQuestions)
+	r("GET /questions/{question_id}", s.getQuestion)
+	r("POST /questions/create", s.questionWrite(geoOpens, s.planCreate))
+	r("POST /questions/propose", s.questionWrite(geoBonds, s.planPropose))
+	r("POST /questions/resolve", s.questionWrite(geoNone, s.planResolve))
+	r("GET /questions/auctions", s.listAuctions)
+	r("GET /questions/auctions/{auction_id}", s.getAuction)
+	r("POST /questions/auctions/create", s.questionWrite(geoOpens, s.planAuctionOpen))
+	r("POST /questions/auctions/bid", s.questionWrite(geoOpens, s.planAuctionBid))
+	r("POST /questions/auctions/settle", s.questionWrite(geoNone, s.planAuctionSettle))
+	r("GET /bonds", s.listBonds)
+	r("GET /bonds/{bond_id}", s.getBond)
+	r("POST /bonds/dispute", s.questionWrite(geoBonds, s.planDispute))
+}
+
+// Geoblock rules of the question routes.
+type geoRule uint8
+
+const (
+	geoNone  geoRule = iota // settlement: pays others
+	geoBonds                // posts a bond: refused to blocked regions
+	geoOpens                // opens a market or a bid: refused to blocked and close-only regions
+)
+
+func (s *Server) geoAllows(r *http.Request, rule geoRule, owner market.Address) error {
+	c := s.geoCheck(r)
+	if c == geoAllowed || rule == geoNone || rule == geoBonds && c == geoCloseOnly {
+		return nil
+	}
+	return geoError(c, owner)
+}
+
+// qplan makes a plan from a decoded body on the engine goroutine; its answer is
+// rendered after the transaction committed.
+type qplan func(tx *host.Tx, owner market.Address, body []byte) (p *questions.Plan, answer func() any, err error)
+
+// questions returns the server's question state, or the disabled error.
+func (s *Server) questions() (*questions.State, error) {
+	if s.cfg.Questions == nil {
+		return nil, market.Errorf(market.CodeDisabled)
+	}
+	return s.cfg.Questions, nil
+}
+
+// questionWrite is the handler of an L2 write: read and authenticate the body,
+// check the region, run the plan in one transaction, answer.
+func (s *Server) questionWrite(rule geoRule, plan qplan) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		body, c, ok := s.readL2(w, r)
+		if !ok {
+			return
+		}
+		defer putBody(body)
+		if err := s.geoAllows(r, rule, c.owner); err != nil {
+			s.writeErr(w, err)
+			return
+		}
+		s.runQuestionPlan(w, r.Context(), c.owner, body.Bytes(), plan)
+	}
+}
+
+// questionInternal is the handler of an internal write (no authentication: the
+// internal listener is the venue's).
+func (s *Server) questionInternal(plan qplan) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		body, ok := s.readBody(w, r)
+		if !ok {
+			return
+		}
+		defer putBody(body)
+		s.runQuestionPlan(w, r.Context(), market.Address{}, body.Bytes(), plan)
+	}
+}
+
+func (s *Server) runQuestionPlan(w http.ResponseWriter, ctx context.Context, owner market.Address, body []byte, plan qplan) {
+	if _, err := s.questions(); err != nil {
+		s.writeErr(w, err)
+		return
+	}
+	var answer func() any
+	err := s.h.Exec(ctx, func(tx *host.Tx) error {
+		p, a, err := plan(tx, owner, body)
+		if err != nil {
+			return err
+		}
+		for _, c := range p.Commands {
+			if res := tx.Apply(c); res.Err != nil {
+				return res.Err // the plan was checked: the transaction is undone
+			}
+		}
+		if err := tx.Record(questions.ExtensionName, p.Record()); err != nil {
+			return err
+		}
+		answer = a
+		return nil
+	})
+	if err != nil {
+		s.writeErr(w, hostErr(err))
+		return
+	}
+	s.writeJSON(w, answer())
+}
+
+// decodeQ decodes a question route's body into v.
+func decodeQ[T any](body []byte) (*T, error) {
+	v := new(T)
+	if err := api.DecodeQuestionBody(body, v); err != nil {
+		return nil, err
+	}
+	return v, nil
+}
+
+func (s *Server) questionAnswer(id string) func() any {
+	return func() any { q, _ := s.cfg.Questions.Question(id); return q }
+}
+
+func (s *Server) auctionAnswer(id string) func() any {
+	return func() any { a, _ := s.cfg.Questions.Auction(id); return a }
+}
+
+func (s *Server) planCreate(tx *host.Tx, owner market.Address, body []byte) (*questions.Plan, func() any, error) {
+	req, err := decodeQ[api.CreateQuestionRequest](body)
+	if err != nil {
+		return nil, nil, err
+	}
+	p, err := s.cfg.Questions.PlanCreate(tx.Engine(), owner, req, tx.Now())
+	if err != nil {
+		return nil, nil, err
+	}
+	return p, s.questionAnswer(p.QuestionID()), nil
+}
+
+func (s *Server) planPropose(tx *host.Tx, owner market.Address, body []byte) (*questions.Plan, func() any, error) {
+	req, err := decodeQ[api.ProposeRequest](body)
+	if err != nil {
+		return nil, nil, err
+	}
+	p, err := s.cfg.Questions.PlanPropose(tx.Engine(), owner, req, tx.Now())
+	if err != nil {
+		return nil, nil, err
+	}
+	return p, s.questionAnswer(p.QuestionID()), nil
+}
+
+func (s *Server) planResolve(tx *host.Tx, _ market.Address, body []byte) (*questions.Plan, func() any, error) {
+	req, err := decodeQ[api.ResolveQuestionRequest](body)
+	if err != nil {
+		return nil, nil, err
+	}
+	p, err := s.cfg.Questions.PlanResolve(tx.Engine(), req, tx.Now())
+	if err != nil {
+		return nil, nil, err
+	}
+	return p, s.questionAnswer(p.QuestionID()), nil
+}
+
+func (s *Server) planArbitrate(tx *host.Tx, _ market.Address, body []byte) (*questions.Plan, func() any, error) {
+	req, err := decodeQ[api.ResolveQuestionRequest](body)
+	if err != nil {
+		return nil, nil, err
+	}
+	p, err := s.cfg.Questions.PlanArbitrate(tx.Engine(), req, tx.Now())
+	if err != nil {
+		return nil, nil, err
+	}
+	return p, s.questionAnswer(p.QuestionID()), nil
+}
+
+func (s *Server) planVoid(tx *host.Tx, _ market.Address, body []byte) (*questions.Plan, func() any, error) {
+	req, err := decodeQ[api.ResolveQuestionRequest](body)
+	if err != nil {
+		return nil, nil, err
+	}
+	p, err := s.cfg.Questions.PlanVoid(tx.Engine(), req.QuestionID, tx.Now())
+	if err != nil {
+		return nil, nil, err
+	}
+	return p, s.questionAnswer(p.QuestionID()), nil
+}
+
+func (s *Server) planDispute(tx *host.Tx, owner market.Address, body []byte) (*questions.Plan, func() any, error) {
+	req, err := decodeQ[api.DisputeRequest](body)
+	if err != nil {
+		return nil, nil, err
+	}
+	p, err := s.cfg.Questions.PlanDispute(tx.Engine(), owner, req, tx.Now())
+	if err != nil {
+		return nil, nil, err
+	}
+	id := p.BondIDs()[0]
+	return p, func() any { b, _ := s.cfg.Questions.Bond(owner, id); return b }, nil
+}
+
+func (s *Server) planAuctionOpen(tx *host.Tx, owner market.Address, body []byte) (*questions.Plan, func() any, error) {
+	req, err := decodeQ[api.AuctionCreateRequest](body)
+	if err != nil {
+		return nil, nil, err
+	}
+	p, err := s.cfg.Questions.PlanAuctionOpen(tx.Engine(), owner, req, tx.Now())
+	if err != nil {
+		return nil, nil, err
+	}
+	return p, s.auctionAnswer(p.AuctionID()), nil
+}
+
+func (s *Server) planAuctionBid(tx *host.Tx, owner market.Address, body []byte) (*questions.Plan, func() any, error) {
+	req, err := decodeQ[api.AuctionBidRequest](body)
+	if err != nil {
+		return nil, nil, err
+	}
+	p, err := s.cfg.Questions.PlanAuctionBid(tx.Engine(), owner, req, tx.Now())
+	if err != nil {
+		return nil, nil, err
+	}
+	return p, s.auctionAnswer(p.AuctionID()), nil
+}
+
+func (s *Server) planAuctionSettle(tx *host.Tx, _ market.Address, body []byte) (*questions.Plan, func() any, error) {
+	req, err := decodeQ[api.AuctionSettleRequest](body)
+	if err != nil {
+		return nil, nil, err
+	}
+	p, err := s.cfg.Questions.PlanAuctionSettle(tx.Engine(), req, tx.Now())
+	if err != nil {
+		return nil, nil, err
+	}
+	return p, s.auctionAnswer(p.AuctionID()), nil
+}
+
+// ---- reads ----
+
+func (s *Server) questionTemplates(w http.ResponseWriter, _ *http.Request) {
+	q, err := s.questions()
+	if err != nil {
+		s.writeErr(w, err)
+		return
+	}
+	s.writeJSON(w, q.Templates())
+}
+
+func (s *Server) questionClusters(w http.ResponseWriter, _ *http.Request) {
+	q, err := s.questions()
+	if err != nil {
+		s.writeErr(w, err)
+		return
+	}
+	s.writeJSON(w, q.Clusters())
+}
+
+// listFilter parses the query of the list routes: status (one of statuses), limit
+// (1–500, default 100), offset, and an address parameter.
+func listFilter(r *http.Request, statuses []string, addrParam string) (questions.Filter, int, int, error) {
+	v := r.URL.Query()
+	var f questions.Filter
+	if st := strings.ToUpper(strings.TrimSpace(v.Get("status"))); st != "" {
+		found := false
+		for _, x := range statuses {
+			found = found || x == st
+		}
+		if !found {
+			return f, 0, 0, market.Errorf(market.CodeBadRequest, "status")
+		}
+		f.Status = st
+	}
+	if a := v.Get(addrParam); addrParam != "" && a != "" {
+		addr, err := market.ParseAddress(a)
+		if err != nil {
+			return f, 0, 0, market.Errorf(market.CodeBadRequest, addrParam)
+		}
+		f.Owner = addr
+	}
+	limit, offset := 100, 0
+	if l := v.Get("limit"); l != "" {
+		n, err := strconv.Atoi(l)
+		if err != nil || n < 1 || n > 500 {
+			return f, 0, 0, market.Errorf(market.CodeBadRequest, "limit")
+		}
+		limit = n
+	}
+	if o := v.Get("offset"); o != "" {
+		n, err := strconv.Atoi(o)
+		if err != nil || n < 0 {
+			return f, 0, 0, market.Errorf(market.CodeBadRequest, "offset")
+		}
+		offset = n
+	}
+	return f, limit, offset, nil
+}
+
+var (
+	questionStatuses = []string{api.QuestionLive, api.QuestionProposed, api.QuestionDisputed, api.QuestionResolved, api.QuestionVoided}
+	bondStatuses     = []string{api.BondHeld, api.BondReturned, api.BondSlashed}
+	auctionStatuses  = []string{api.AuctionOpen, api.AuctionSettled, api.AuctionCancelled}
+)
+
+// listQuestions is GET /questions (local): status, clusterId, creator, limit, offset.
+func (s *Server) listQuestions(w http.ResponseWriter, r *http.Request) {
+	qs, err := s.questions()
+	if err != nil {
+		s.writeErr(w, err)
+		return
+	}
+	f, limit, offset, err := listFilter(r, questionStatuses, "creator")
+	if err != nil {
+		s.writeErr(w, err)
+		return
+	}
+	f.Cluster = r.URL.Query().Get("clusterId")
+	s.writeJSON(w, qs.Questions(f, offset, limit))
+}
+
+func (s *Server) getQuestion(w http.ResponseWriter, r *http.Request) {
+	qs, err := s.questions()
+	if err != nil {
+		s.writeErr(w, err)
+		return
+	}
+	q, ok := qs.Question(r.PathValue("question_id"))
+	if !ok {
+		s.writeErr(w, market.Errorf(market.CodeQuestionNotFound))
+		return
+	}
+	s.writeJSON(w, q)
+}
+
+// listAuctions is GET /questions/auctions: status, starter, limit, offset.
+func (s *Server) listAuctions(w http.ResponseWriter, r *http.Request) {
+	qs, err := s.questions()
+	if err != nil {
+		s.writeErr(w, err)
+		return
+	}
+	f, limit, offset, err := listFilter(r, auctionStatuses, "starter")
+	if err != nil {
+		s.writeErr(w, err)
+		return
+	}
+	s.writeJSON(w, qs.Auctions(f, offset, limit))
+}
+
+func (s *Server) getAuction(w http.ResponseWriter, r *http.Request) {
+	qs, err := s.questions()
+	if err != nil {
+		s.writeErr(w, err)
+		return
+	}
+	a, ok := qs.Auction(r.PathValue("auction_id"))
+	if !ok {
+		s.writeErr(w, market.Errorf(market.CodeAuctionNotFound))
+		return
+	}
+	s.writeJSON(w, a)
+}
+
+// listBonds is GET /bonds (L2): the caller's bonds; status, kind, questionId
+// (a question or an auction), limit, offset.
+func (s *Server) listBonds(w http.ResponseWriter, r *http.Request) {
+	c, ok := s.authL2(w, r, nil)
+	if !ok {
+		return
+	}
+	qs, err := s.questions()
+	if err != nil {
+		s.writeErr(w, err)
+		return
+	}
+	f, limit, offset, err := listFilter(r, bondStatuses, "")
+	if err != nil {
+		s.writeErr(w, err)
+		return
+	}
+	v := r.URL.Query()
+	f.Owner, f.ID = c.owner, v.Get("questionId")
+	if k := strings.ToUpper(v.Get("kind")); k != "" {
+		switch k {
+		case api.BondCreation, api.BondProposal, api.BondDispute, api.BondBid:
+			f.Kind = k
+		default:
+			s.writeErr(w, market.Errorf(market.CodeBadRequest, "kind"))
+			return
+		}
+	}
+	s.writeJSON(w, qs.Bonds(f, offset, limit))
+}
+
+// getBond is GET /bonds/{bond_id} (L2): one of the caller's bonds.
+func (s *Server) getBond(w http.ResponseWriter, r *http.Request) {
+	c, ok := s.authL2(w, r, nil)
+	if !ok {
+		return
+	}
+	qs, err := s.questions()
+	if err != nil {
+		s.writeErr(w, err)
+		return
+	}
+	b, ok := qs.Bond(c.owner, r.PathValue("bond_id"))
+	if !ok {
+		s.writeErr(w, market.Errorf(market.CodeBondNotFound))
+		return
+	}
+	s.writeJSON(w, b)
+}
+
+// questionOfMarket refuses to resolve a question's market directly (the internal
+// market resolution route): it would bypass the question's bonds.
+func (s *Server) questionOfMarket(c market.ConditionID) error {
+	if s.cfg.Questions == nil {
+		return nil
+	}
+	if id, ok := s.cfg.Questions.MarketQuestion(c); ok {
+		return market.Errorf(market.CodeQuestionMarket, string(c), id)
+	}
+	return nil
+}
+
+// convert answers /ctf/convert (L2): the neg-risk conversion of a market's NO
+// tokens into YES tokens of every other open market of its event.
+func (s *Server) convertCTF(w http.ResponseWriter, r *http.Request) {
+	body, c, ok := s.readL2(w, r)
+	if !ok {
+		return
+	}
+	defer putBody(body)
+	req, err := decodeQ[api.CTFRequest](body.Bytes())
+	if err != nil {
+		s.writeErr(w, err)
+		return
+	}
+	cond, err := s.ctfMarket(req, true)
+	if err != nil {
+		s.writeErr(w, err)
+		return
+	}
+	if gb := s.geoCheck(r); gb != geoAllowed {
+		s.writeErr(w, geoError(gb, c.owner))
+		return
+	}
+	var converted []market.ConditionID
+	err = s.h.Exec(r.Context(), func(tx *host.Tx) error {
+		res := tx.Apply(exchange.Command{Kind: exchange.Convert, Owner: c.owner, Market: cond, Amount: req.Size.Micros()})
+		if res.Err != nil {
+			return res.Err
+		}
+		for _, ev := range res.Events {
+			if ev.Kind == exchange.BalanceChanged && ev.Owner == c.owner && ev.Outcome == market.Yes && ev.Token != "" && ev.Market != cond {
+				converted = append(converted, ev.Market)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		s.writeErr(w, hostErr(err))
+		return
+	}
+	s.writeJSON(w, api.CTFResponse{Success: true, ConditionID: cond, Amount: req.Size, Converted: converted})
+}
+
+// ctfMarket finds the market of a conditional-token request (by condition id or one
+// of its tokens); sized says the request needs a positive size. Errors: 400
+// "tokenId and size required", 404 "market not found".
+func (s *Server) ctfMarket(req *api.CTFRequest, sized bool) (market.ConditionID, error) {
+	if req.ConditionID == "" && req.TokenID == "" || sized && req.Size <= 0 {
+		return "", market.Errorf(market.CodeTokenIDAndSizeRequired)
+	}
+	if req.ConditionID != "" {
+		if info, ok := s.st.marketByCond(market.ConditionID(req.ConditionID)); ok {
+			return info.Condition, nil
+		}
+	} else if t, ok := parseToken(req.TokenID); ok {
+		if info, ok := s.st.market(t); ok {
+			return info.Condition, nil
+		}
+	}
+	return "", market.Errorf(market.CodeMarketNotFound)
+}
