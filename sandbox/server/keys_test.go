@@ -293,14 +293,32 @@ func TestInvitationMode(t *testing.T) {
 	e.clock.advance(DefaultInvitationTTL + time.Second)
 	st, body = e.call(http.MethodPost, "/auth/api-key", nil, nil, e.l1(w2, 0, b.Code))
 	wantErr(t, st, body, 400, "invalid or expired invitation code")
-	var list []waitlistEntry
+	var page api.Page[waitlistEntry]
 	st, body = e.callURL(e.int.URL, http.MethodGet, "/internal/waitlist", nil, nil, nil)
 	if st != 200 {
 		t.Fatal(st)
 	}
-	json.Unmarshal(body, &list)
-	if len(list) != 2 || list[0].Status != "used" || list[1].Status != "expired" {
-		t.Fatalf("waitlist %+v", list)
+	json.Unmarshal(body, &page)
+	list := page.Data
+	if len(list) != 2 || list[0].Status != "used" || list[1].Status != "expired" || page.NextCursor != api.EndCursor {
+		t.Fatalf("waitlist %+v", page)
+	}
+	// Paged: one entry at a time.
+	st, body = e.callURL(e.int.URL, http.MethodGet, "/internal/waitlist?limit=1", nil, nil, nil)
+	json.Unmarshal(body, &page)
+	if st != 200 || len(page.Data) != 1 || page.Data[0].Email != "ada@example.com" || page.NextCursor != api.EncodeCursor(1) {
+		t.Fatalf("first page: %d %s", st, body)
+	}
+	st, body = e.callURL(e.int.URL, http.MethodGet, "/internal/waitlist?limit=1&next_cursor="+page.NextCursor, nil, nil, nil)
+	json.Unmarshal(body, &page)
+	if st != 200 || len(page.Data) != 1 || page.Data[0].Email != "bea@example.com" || page.NextCursor != api.EndCursor {
+		t.Fatalf("second page: %d %s", st, body)
+	}
+	for _, q := range []string{"limit=0", "limit=1001", "limit=x", "next_cursor=bm9wZQ"} {
+		st, body = e.callURL(e.int.URL, http.MethodGet, "/internal/waitlist?"+q, nil, nil, nil)
+		if st != 400 {
+			t.Fatalf("%s: %d %s", q, st, body)
+		}
 	}
 }
 

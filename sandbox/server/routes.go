@@ -2,6 +2,7 @@ package server
 
 import (
 	"net/http"
+	"strconv"
 	"strings"
 
 	"github.com/pitbossdev/pitboss/api"
@@ -134,12 +135,36 @@ type waitlistEntry struct {
 	ExpiresAt string `json:"expiresAt,omitempty"`
 }
 
-// listWaitlist is GET /internal/waitlist: every entry in arrival order.
+// Pages of GET /internal/waitlist.
+const (
+	waitlistPage    = 100
+	waitlistMaxPage = 1000
+)
+
+// listWaitlist is GET /internal/waitlist?next_cursor=&limit=: the entries in arrival
+// order, one page at a time ({data, next_cursor, limit, count}; limit 1–1000, default
+// 100; the last page's next_cursor is "LTE=").
 func (s *Server) listWaitlist(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	limit := waitlistPage
+	if v := q.Get("limit"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || n > waitlistMaxPage {
+			s.writeErr(w, market.Errorf(market.CodeBadRequest, "limit"))
+			return
+		}
+		limit = n
+	}
 	now := s.now()
 	s.st.keysMu.RLock()
-	out := make([]waitlistEntry, 0, len(s.st.waitSeq))
-	for _, e := range s.st.waitSeq {
+	page, err := api.Paginate(s.st.waitSeq, q.Get("next_cursor"), limit)
+	if err != nil {
+		s.st.keysMu.RUnlock()
+		s.writeErr(w, err)
+		return
+	}
+	out := api.Page[waitlistEntry]{Data: make([]waitlistEntry, 0, len(page.Data)), NextCursor: page.NextCursor, Limit: page.Limit, Count: page.Count}
+	for _, e := range page.Data {
 		we := s.st.waitlist[e]
 		en := waitlistEntry{Email: we.email, CreatedAt: api.ISOMillis(we.created), Status: "pending"}
 		if we.approved {
@@ -152,7 +177,7 @@ func (s *Server) listWaitlist(w http.ResponseWriter, r *http.Request) {
 				en.Status = "expired"
 			}
 		}
-		out = append(out, en)
+		out.Data = append(out.Data, en)
 	}
 	s.st.keysMu.RUnlock()
 	s.writeJSON(w, out)

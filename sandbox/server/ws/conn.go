@@ -50,6 +50,7 @@ type conn struct {
 	// slow consumer.
 	qmu     sync.Mutex
 	pending [][]byte      // guarded by qmu
+	qbytes  atomic.Int64  // bytes of the frames in pending and in the writer's batch
 	waiting bool          // guarded by qmu: the writer waits for wake
 	batched atomic.Int64  // frames of the writer's batch not yet being written
 	wake    chan struct{} // 1-buffered; a token is sent only by whoever clears waiting
@@ -79,14 +80,15 @@ func (c *conn) enqueueLocked(b []byte) {
 		return
 	}
 	c.qmu.Lock()
-	if len(c.pending)+int(c.batched.Load()) >= c.h.cfg.QueueLen {
+	if len(c.pending)+int(c.batched.Load()) >= c.h.cfg.QueueLen || c.qbytes.Load()+int64(len(b)) > int64(c.h.cfg.QueueBytes) {
 		c.qmu.Unlock()
 		c.h.stats.overflows.Add(1)
 		c.h.log.Warn("ws: slow consumer disconnected", zap.String("channel", c.kind.String()),
-			zap.Uint64("conn", c.id), zap.Int("queue", c.h.cfg.QueueLen))
+			zap.Uint64("conn", c.id), zap.Int("queue", c.h.cfg.QueueLen), zap.Int("queueBytes", c.h.cfg.QueueBytes))
 		c.h.dropLocked(c, CloseSlowConsumer, ReasonSlowConsumer)
 		return
 	}
+	c.qbytes.Add(int64(len(b)))
 	c.pending = append(c.pending, b)
 	wake := c.waiting
 	c.waiting = false
@@ -225,7 +227,9 @@ func (c *conn) writeLoop() {
 				return
 			}
 			c.batched.Add(-1)
-			if err := c.ws.Write(ctx, websocket.MessageText, b); err != nil {
+			err := c.ws.Write(ctx, websocket.MessageText, b)
+			c.qbytes.Add(-int64(len(b)))
+			if err != nil {
 				c.h.mu.Lock()
 				c.h.dropLocked(c, websocket.StatusInternalError, "write failed")
 				c.h.mu.Unlock()
@@ -369,7 +373,7 @@ var (
 func (c *conn) decodeSubscribe(b []byte) (api.WSSubscribe, bool) {
 	sub, err := api.DecodeWSSubscribe(b, c.h.cfg.MaxAssets)
 	if err == nil && sub.Type != "" && sub.Type != c.kind.String() {
-		err = market.Errorf(market.CodeWrongChannel, sub.Type, c.kind.String())
+		err = market.Errorf(market.CodeWrongChannel, clip(sub.Type), c.kind.String())
 	}
 	if err != nil {
 		c.sendError(err, false)
@@ -393,11 +397,32 @@ func (c *conn) sendError(err error, fatal bool) {
 	}
 }
 
-// errorLocked queues an error frame for err naming ids (hub.mu held); a frame that
-// does not encode is not sent.
+// Error frames never echo unbounded input (issue 20, attack 6): a client string
+// quoted in a message is clipped to maxEcho bytes, and at most maxEchoIDs of the ids
+// an error is about are named, each clipped.
+const (
+	maxEcho    = 64
+	maxEchoIDs = 8
+)
+
+// clip returns s cut to maxEcho bytes, marked with "…" when cut.
+func clip(s string) string {
+	if len(s) <= maxEcho {
+		return s
+	}
+	return s[:maxEcho] + "…"
+}
+
+// errorLocked queues an error frame for err naming ids (hub.mu held; at most
+// maxEchoIDs of them, clipped); a frame that does not encode is not sent.
 func (c *conn) errorLocked(err error, ids []market.TokenID) {
 	e := api.NewWSError(err)
-	e.AssetsIDs = ids
+	if len(ids) > maxEchoIDs {
+		ids = ids[:maxEchoIDs]
+	}
+	for _, id := range ids {
+		e.AssetsIDs = append(e.AssetsIDs, market.TokenID(clip(string(id))))
+	}
 	if b, mErr := api.MarshalWSFrame(e); mErr == nil {
 		c.enqueueLocked(b)
 	}

@@ -50,6 +50,7 @@ type Description struct {
 // Defaults of Config.
 const (
 	DefaultQueueLen     = 1024
+	DefaultQueueBytes   = 16 << 20
 	DefaultPingInterval = 20 * time.Second
 	DefaultPongTimeout  = 20 * time.Second
 	DefaultCloseGrace   = 2 * time.Second
@@ -97,6 +98,11 @@ type Config struct {
 	// Enqueuing never blocks: when the queue is full the connection is closed with
 	// CloseSlowConsumer. If zero, DefaultQueueLen.
 	QueueLen int
+	// QueueBytes bounds the same queue in bytes (the frames' sizes: a frame fanned
+	// out to many connections is stored once but counted in each queue); one more
+	// frame past it closes the connection with CloseSlowConsumer. If zero,
+	// DefaultQueueBytes.
+	QueueBytes int
 	// PingInterval is how often the hub pings each connection (WebSocket ping
 	// frames, answered by every client library); PongTimeout how long it waits for
 	// the answer before closing. If zero, the defaults; a negative PingInterval
@@ -180,6 +186,9 @@ func New(cfg Config) (*Hub, error) {
 	}
 	if cfg.QueueLen <= 0 {
 		cfg.QueueLen = DefaultQueueLen
+	}
+	if cfg.QueueBytes <= 0 {
+		cfg.QueueBytes = DefaultQueueBytes
 	}
 	if cfg.PingInterval == 0 {
 		cfg.PingInterval = DefaultPingInterval

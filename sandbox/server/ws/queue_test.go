@@ -145,3 +145,29 @@ func TestWriterWokenOnlyWhenWaiting(t *testing.T) {
 		t.Fatalf("take after the kick = %q, true", r.batch)
 	}
 }
+
+// TestQueueBoundCountsBytes: the queue is bounded in bytes too (issue 20, attack 6):
+// frames whose sizes pass QueueBytes close the connection as a slow consumer, and
+// written frames free their bytes.
+func TestQueueBoundCountsBytes(t *testing.T) {
+	h, err := New(Config{Source: noSource{}, QueueLen: 1000, QueueBytes: 100, CloseGrace: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := &conn{h: h, kind: chMarket, wake: make(chan struct{}, 1), kick: make(chan struct{})}
+	t.Cleanup(func() {
+		if c.grace != nil {
+			c.grace.Stop()
+		}
+	})
+	big := make([]byte, 40)
+	c.enqueue(big)
+	c.enqueue(big)
+	if c.isDead() || c.qbytes.Load() != 80 {
+		t.Fatalf("dead %v with %d bytes queued", c.isDead(), c.qbytes.Load())
+	}
+	c.enqueue(big) // 120 > 100
+	if !c.isDead() || c.closeCode != CloseSlowConsumer {
+		t.Fatal("120 bytes queued with QueueBytes 100 did not close the connection")
+	}
+}

@@ -78,7 +78,7 @@ func rtdsEnvelope(topic, typ string, ts int64, payload []byte, connID uint64) []
 
 // rtdsError queues a refusal: topic "subscription", type "error" (hub.mu held).
 func (c *conn) rtdsErrorLocked(err error, topic, typ string) {
-	p, mErr := api.MarshalWSFrame(api.RTDSError{Error: api.AsCatalog(err).Message, Topic: topic, Type: typ})
+	p, mErr := api.MarshalWSFrame(api.RTDSError{Error: api.AsCatalog(err).Message, Topic: clip(topic), Type: clip(typ)})
 	if mErr != nil {
 		return
 	}
@@ -138,7 +138,7 @@ func (c *conn) onRTDSMessage(b []byte) {
 		case api.RTDSTopicComments:
 			err = c.rtdsCommentsSub(req.Action, s)
 		default:
-			err = market.Errorf(market.CodeChannelUnavailable, "RTDS topic "+strconv.Quote(s.Topic))
+			err = market.Errorf(market.CodeChannelUnavailable, "RTDS topic "+strconv.Quote(clip(s.Topic)))
 		}
 		if err != nil {
 			c.rtdsErrorLocked(err, s.Topic, s.Type)
@@ -147,7 +147,7 @@ func (c *conn) onRTDSMessage(b []byte) {
 }
 
 func unavailableType(topic, typ string) error {
-	return market.Errorf(market.CodeChannelUnavailable, "RTDS type "+strconv.Quote(typ)+" of topic "+strconv.Quote(topic))
+	return market.Errorf(market.CodeChannelUnavailable, "RTDS type "+strconv.Quote(clip(typ))+" of topic "+strconv.Quote(clip(topic)))
 }
 
 func badFilters(what string) error {
@@ -198,7 +198,7 @@ func (c *conn) rtdsClobMarketSub(action string, s *api.RTDSSubscription) error {
 	}
 	if len(tokens) == 0 {
 		if s.Type != api.RTDSTypeAll && tokenTypes[s.Type] {
-			return badFilters("type " + strconv.Quote(s.Type) + " needs a JSON array of token ids")
+			return badFilters("type " + strconv.Quote(clip(s.Type)) + " needs a JSON array of token ids")
 		}
 		r.marketAll[api.RTDSTypeMarketCreated] = r.marketAll[api.RTDSTypeMarketCreated] || s.Type == api.RTDSTypeAll || s.Type == api.RTDSTypeMarketCreated
 		r.marketAll[api.RTDSTypeMarketResolved] = r.marketAll[api.RTDSTypeMarketResolved] || s.Type == api.RTDSTypeAll || s.Type == api.RTDSTypeMarketResolved
