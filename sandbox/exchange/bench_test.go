@@ -2,6 +2,7 @@ package exchange
 
 import (
 	"fmt"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -44,14 +45,6 @@ func newIDPool(n int) idPool {
 
 func (p idPool) id(i int) market.OrderID { return market.OrderID(p.s[i*p.width : (i+1)*p.width]) }
 
-func (p idPool) num(id market.OrderID) int {
-	n := 0
-	for i := 0; i < len(id); i++ {
-		n = n*10 + int(id[i]-'0')
-	}
-	return n
-}
-
 // benchVenue is a set of funded markets and accounts: makers rest orders, takers take
 // them (disjoint, so self-trade prevention never turns a taker order into a rejection).
 type benchVenue struct {
@@ -61,6 +54,7 @@ type benchVenue struct {
 	takers  []market.Address
 	now     int64
 	cmd     Command
+	setup   []Command // every command must() applied, in order
 }
 
 type benchMarket struct {
@@ -75,7 +69,7 @@ type benchMarket struct {
 }
 
 func newBenchVenue(tb testing.TB, nMarkets, nMakers, nTakers, orders int) *benchVenue {
-	v := &benchVenue{e: New(Config{ForgetFinal: benchForget, FeeAccount: feeAcct, Orders: orders, Accounts: nMakers + nTakers + 1, Markets: nMarkets}), now: 1_700_000_000_000}
+	v := &benchVenue{e: New(Config{FeeAccount: feeAcct, Orders: orders, Accounts: nMakers + nTakers + 1, Markets: nMarkets}), now: 1_700_000_000_000}
 	for i := 0; i < nMarkets; i++ {
 		tick, fee := d("0.01"), uint32(0)
 		if i%4 == 3 {
@@ -112,6 +106,7 @@ func newBenchVenue(tb testing.TB, nMarkets, nMakers, nTakers, orders int) *bench
 func (v *benchVenue) must(tb testing.TB, c Command) []Event {
 	v.now++
 	c.Time = v.now
+	v.setup = append(v.setup, c)
 	evs, err := v.e.Apply(&c)
 	if err != nil {
 		tb.Fatalf("%s: %v", c.Kind, err)
@@ -152,6 +147,12 @@ func (v *benchVenue) passive(m *benchMarket, id market.OrderID, maker market.Add
 		}
 		px = min(market.One-m.tick, top+market.Micros(k+1)*m.tick)
 	}
+	v.restAt(m, id, maker, bidSide, px, size, flip)
+}
+
+// restAt sets v.cmd to an order of maker on m at YES-book price px on the bid
+// (bidSide) or ask side, as BUY/SELL of YES or NO chosen by flip.
+func (v *benchVenue) restAt(m *benchMarket, id market.OrderID, maker market.Address, bidSide bool, px, size market.Micros, flip bool) {
 	v.cmd = Command{Kind: Place, Order: id, Owner: maker, FeeRateBps: m.fee, Size: size, Type: market.GTC}
 	switch {
 	case bidSide && !flip:
@@ -166,9 +167,10 @@ func (v *benchVenue) passive(m *benchMarket, id market.OrderID, maker market.Add
 }
 
 // marketable sets v.cmd to an order of taker that takes exactly the first k levels of
-// the bid (takeBids) or ask side of m, in YES or NO terms chosen by flip. It reports
-// false when that side is empty.
-func (v *benchVenue) marketable(m *benchMarket, id market.OrderID, taker market.Address, takeBids bool, k int, flip bool) bool {
+// the bid (takeBids) or ask side of m, in YES or NO terms chosen by flip, stopping at
+// the first level whose YES price is not strictly inside band (no limit when band is
+// zero). It reports false when there is no such level.
+func (v *benchVenue) marketable(m *benchMarket, id market.OrderID, taker market.Address, takeBids bool, k int, flip bool, band [2]market.Micros) bool {
 	tok := m.tokens[market.Yes]
 	side := market.Sell // takes the YES bids
 	if takeBids == flip {
@@ -179,6 +181,14 @@ func (v *benchVenue) marketable(m *benchMarket, id market.OrderID, taker market.
 	}
 	// the levels the order meets are the opposite side of its own token's book
 	m.levels = v.e.Levels(tok, side.Opposite(), m.levels[:0], k)
+	if band[1] != 0 {
+		for i, l := range m.levels {
+			if px := own(l.Price, market.Outcome(b2i(flip))); px <= band[0] || px >= band[1] {
+				m.levels = m.levels[:i]
+				break
+			}
+		}
+	}
 	if len(m.levels) == 0 {
 		return false
 	}
@@ -189,102 +199,6 @@ func (v *benchVenue) marketable(m *benchMarket, id market.OrderID, taker market.
 	v.cmd = Command{Kind: Place, Order: id, Owner: taker, Token: tok, Side: side, Price: m.levels[len(m.levels)-1].Price,
 		Size: size, FeeRateBps: m.fee, Type: market.GTC}
 	return true
-}
-
-// BenchmarkMixedFlow measures the engine under a realistic mix over 8 markets (6 with
-// tick 0.01, 2 with 0.001, half with a 1% taker fee) and 64 accounts: about 50%
-// passive placements near the top of the book (some post-only), 35% cancellations of
-// resting orders, 15% marketable orders (GTC, FAK, FOK) that take 1–3 levels, all
-// through the ledger. One op is one command; orders/s is commands per second.
-func BenchmarkMixedFlow(b *testing.B) {
-	const warm = 20_000
-	step, v := mixedFlow(b, b.N+warm)
-	for i := 0; i < warm; i++ {
-		step()
-	}
-	b.ReportAllocs()
-	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
-		step()
-	}
-	b.StopTimer()
-	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "orders/s")
-	if err := v.e.Check(); err != nil {
-		b.Fatal(err)
-	}
-}
-
-// mixedFlow returns the step function of BenchmarkMixedFlow for up to total steps.
-func mixedFlow(tb testing.TB, total int) (func(), *benchVenue) {
-	const nMarkets, nMakers, nTakers = 8, 48, 16
-	ids := newIDPool(total)
-	v := newBenchVenue(tb, nMarkets, nMakers, nTakers, 16_384)
-	live := make([]int32, 0, total) // order numbers believed resting
-	where := make([]int32, total)   // index in live, or -1
-	for i := range where {
-		where[i] = -1
-	}
-	remove := func(n int) {
-		if i := where[n]; i >= 0 {
-			last := live[len(live)-1]
-			live[i] = last
-			where[last] = i
-			live = live[:len(live)-1]
-			where[n] = -1
-		}
-	}
-	r := rng(0x9e3779b97f4a7c15)
-	next := 0
-	step := func() {
-		m := &v.markets[r.intn(len(v.markets))]
-		x := r.intn(100)
-		if x >= 50 && x < 85 && len(live) == 0 {
-			x = 0
-		}
-		var evs []Event
-		var err error
-		switch {
-		case x < 50: // passive
-			v.passive(m, ids.id(next), v.makers[r.intn(len(v.makers))], r.intn(2) == 0, r.intn(5),
-				market.Lot*market.Micros(100+r.intn(1900)), r.intn(2) == 0)
-			v.cmd.PostOnly = r.intn(5) == 0
-			next++
-			evs, err = v.apply()
-		case x < 85: // cancel
-			n := int(live[r.intn(len(live))])
-			remove(n)
-			v.cmd = Command{Kind: Cancel, Order: ids.id(n), Owner: market.Address{}}
-			evs, err = v.apply()
-		default: // marketable
-			if !v.marketable(m, ids.id(next), v.takers[r.intn(len(v.takers))], r.intn(2) == 0, 1+r.intn(3), r.intn(2) == 0) {
-				return
-			}
-			switch r.intn(4) {
-			case 0:
-				v.cmd.Type = market.FAK
-			case 1:
-				v.cmd.Type = market.FOK
-			}
-			next++
-			evs, err = v.apply()
-		}
-		if err != nil {
-			tb.Fatalf("%+v: %v", v.cmd, err)
-		}
-		for i := range evs {
-			switch ev := &evs[i]; ev.Kind {
-			case OrderRested:
-				n := ids.num(ev.Order)
-				where[n] = int32(len(live))
-				live = append(live, int32(n))
-			case OrderFilled:
-				if ev.Status == market.StatusMatched {
-					remove(ids.num(ev.Order))
-				}
-			}
-		}
-	}
-	return step, v
 }
 
 // BenchmarkMatchLatency measures the latency of one marketable order at a time: before
@@ -308,29 +222,19 @@ func BenchmarkMatchLatency(b *testing.B) {
 			if len(lv) > k && lv[k].Size >= 10*market.One {
 				continue
 			}
-			v.cmd = Command{Kind: Place, Order: ids.id(next), Owner: v.makers[r.intn(len(v.makers))], FeeRateBps: m.fee,
-				Size: 10 * market.One, Type: market.GTC}
+			maker := v.makers[r.intn(len(v.makers))]
 			flip := r.intn(2) == 0
 			px := market.One/2 - market.Micros(k+1)*m.tick
 			if !takeBids {
 				px = market.One/2 + market.Micros(k+1)*m.tick
 			}
-			switch {
-			case takeBids && !flip:
-				v.cmd.Token, v.cmd.Side, v.cmd.Price = m.tokens[market.Yes], market.Buy, px
-			case takeBids:
-				v.cmd.Token, v.cmd.Side, v.cmd.Price = m.tokens[market.No], market.Sell, market.One-px
-			case !flip:
-				v.cmd.Token, v.cmd.Side, v.cmd.Price = m.tokens[market.Yes], market.Sell, px
-			default:
-				v.cmd.Token, v.cmd.Side, v.cmd.Price = m.tokens[market.No], market.Buy, market.One-px
-			}
+			v.restAt(m, ids.id(next), maker, takeBids, px, 10*market.One, flip)
 			next++
 			if _, err := v.apply(); err != nil {
 				b.Fatal(err)
 			}
 		}
-		if !v.marketable(m, ids.id(next), v.takers[r.intn(len(v.takers))], takeBids, 1+r.intn(3), r.intn(2) == 0) {
+		if !v.marketable(m, ids.id(next), v.takers[r.intn(len(v.takers))], takeBids, 1+r.intn(3), r.intn(2) == 0, [2]market.Micros{}) {
 			b.Fatal("empty side")
 		}
 		next++
@@ -355,6 +259,13 @@ func unhex(c byte) int {
 	return int(c - '0')
 }
 
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
 func sideOf(bids bool) market.Side {
 	if bids {
 		return market.Buy
@@ -362,4 +273,137 @@ func sideOf(bids bool) market.Side {
 	return market.Sell
 }
 
-var benchForget = false
+// flowWarm commands run before the timer of the flow benchmarks; flowDeep is the
+// resting depth BenchmarkMixedFlowDeep keeps.
+const flowWarm, flowDeep = 20_000, 12_000
+
+// BenchmarkMixedFlow measures the engine under a realistic mix over 8 markets (6 with
+// tick 0.01, 2 with 0.001, half with a 1% taker fee) and 64 accounts: about 50%
+// passive placements near the top of the book (some post-only), 35% cancellations of
+// resting orders, 15% marketable orders (GTC, FAK, FOK) that take 1–3 levels, all
+// through the ledger and with every event produced; every accepted id is remembered,
+// as on the server. The command stream is generated ahead of the timer (flowGen), the
+// same for every run and for BenchmarkLadderReference. One op is one command;
+// orders/s is commands per second.
+func BenchmarkMixedFlow(b *testing.B) { benchFlow(b, 0) }
+
+// BenchmarkMixedFlowDeep is BenchmarkMixedFlow over deep books: at least 12,000
+// orders rest over the whole price range of the 8 markets (passive placements go
+// anywhere on their side whenever fewer rest), so the top of the book works beside
+// thousands of orders it never touches.
+func BenchmarkMixedFlowDeep(b *testing.B) { benchFlow(b, flowDeep) }
+
+func benchFlow(b *testing.B, deep int) {
+	g := newFlowGen(b, deep)
+	e := g.newFlowEngine(b)
+	apply := func(block []Command) {
+		for i := range block {
+			if _, err := e.Apply(&block[i]); err != nil {
+				b.Fatalf("%+v: %v", block[i], err)
+			}
+		}
+	}
+	block := make([]Command, 0, flowBlock)
+	for n := 0; n < flowWarm; n += flowBlock {
+		apply(g.block(b, block[:0], flowBlock, false))
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for done := 0; done < b.N; done += len(block) {
+		b.StopTimer()
+		block = g.block(b, block[:0], min(flowBlock, b.N-done), false)
+		b.StartTimer()
+		apply(block)
+	}
+	b.StopTimer()
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "orders/s")
+	if err := e.Check(); err != nil {
+		b.Fatal(err)
+	}
+}
+
+// BenchmarkLadderReference runs the reference book (ladder) on the command stream of
+// BenchmarkMixedFlow: the speed of matching alone, on this machine, now.
+func BenchmarkLadderReference(b *testing.B) {
+	g := newFlowGen(b, 0)
+	l := g.newLadder()
+	block := make([]Command, 0, flowBlock)
+	for n := 0; n < flowWarm; n += flowBlock {
+		block = g.block(b, block[:0], flowBlock, false)
+		for i := range block {
+			l.apply(&block[i])
+		}
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for done := 0; done < b.N; done += len(block) {
+		b.StopTimer()
+		block = g.block(b, block[:0], min(flowBlock, b.N-done), false)
+		b.StartTimer()
+		for i := range block {
+			l.apply(&block[i])
+		}
+	}
+	b.StopTimer()
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "orders/s")
+}
+
+// BenchmarkMixedFlowVsLadder feeds each block of the MixedFlow stream to the engine
+// and to the reference book in turn (alternating which goes first) and reports
+// ladder-ratio: the engine's orders per second of CPU over the reference's, i.e. the
+// reference's thread CPU time over the engine's on the same commands (wall clock
+// where no thread clock is read). ladder-ratio-wall is the same from the wall clock;
+// orders/s and ladder-orders/s are each side's commands per wall-clock second. One op
+// is one command applied by both.
+func BenchmarkMixedFlowVsLadder(b *testing.B) {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	g := newFlowGen(b, 0)
+	e := g.newFlowEngine(b)
+	l := g.newLadder()
+	var coreCPU, refCPU, coreWall, refWall time.Duration
+	core := func(block []Command) {
+		c0, w0 := threadCPU(), time.Now()
+		for i := range block {
+			if _, err := e.Apply(&block[i]); err != nil {
+				b.Fatalf("%+v: %v", block[i], err)
+			}
+		}
+		coreWall += time.Since(w0)
+		coreCPU += threadCPU() - c0
+	}
+	ref := func(block []Command) {
+		c0, w0 := threadCPU(), time.Now()
+		for i := range block {
+			l.apply(&block[i])
+		}
+		refWall += time.Since(w0)
+		refCPU += threadCPU() - c0
+	}
+	block := make([]Command, 0, flowBlock)
+	for n := 0; n < flowWarm; n += flowBlock {
+		block = g.block(b, block[:0], flowBlock, false)
+		core(block)
+		ref(block)
+	}
+	coreCPU, refCPU, coreWall, refWall = 0, 0, 0, 0
+	b.ReportAllocs()
+	b.ResetTimer()
+	for done, k := 0, 0; done < b.N; done, k = done+len(block), k+1 {
+		b.StopTimer()
+		block = g.block(b, block[:0], min(flowBlock, b.N-done), false)
+		b.StartTimer()
+		if k%2 == 0 {
+			core(block)
+			ref(block)
+		} else {
+			ref(block)
+			core(block)
+		}
+	}
+	b.StopTimer()
+	b.ReportMetric(refCPU.Seconds()/coreCPU.Seconds(), "ladder-ratio")
+	b.ReportMetric(refWall.Seconds()/coreWall.Seconds(), "ladder-ratio-wall")
+	b.ReportMetric(float64(b.N)/coreWall.Seconds(), "orders/s")
+	b.ReportMetric(float64(b.N)/refWall.Seconds(), "ladder-orders/s")
+}
