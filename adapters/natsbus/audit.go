@@ -182,8 +182,11 @@ type DecisionRecord struct {
 
 // OrderRecord is an order-related action and the venue's answer.
 type OrderRecord struct {
-	// Action is what happened: "place", "cancel", "replace" (sent by the agent),
-	// "placed", "rejected", "canceled", "updated", "expired" (reported by the venue).
+	// Action is what happened: "place", "cancel", "replace", "take", "flatten"
+	// (sent by the agent), "placed", "rejected", "canceled", "updated", "expired"
+	// (reported by the venue); "cancel_all" and "flatten_start" (closing a
+	// market's positions begins) name no order, only Market and, in IntentKey,
+	// why.
 	Action     string             `json:"action"`
 	ID         market.OrderID     `json:"id,omitempty"`
 	Market     market.ConditionID `json:"market,omitempty"`

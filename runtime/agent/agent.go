@@ -639,7 +639,11 @@ func (a *Agent) fail(err error) {
 func (a *Agent) onAction(act Action) {
 	a.log.Warn("kill switch tripped", zap.Int64("t", a.st.Time), zap.String("reason", act.Reason),
 		zap.Bool("cancel_all", act.CancelAll), zap.Bool("flatten", act.Flatten), zap.Bool("halt", act.Halt))
-	a.auditSimple(AuditTrip, act.Reason)
+	if a.sink != nil {
+		rec := &a.rec
+		*rec = AuditRecord{Kind: AuditTrip, Agent: a.cfg.ID, Time: a.st.Time, Reason: act.Reason, Action: act}
+		a.sink.Audit(rec)
+	}
 	if act.CancelAll || act.Flatten {
 		a.cancelAll("", "kill switch")
 	}

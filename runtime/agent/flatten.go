@@ -53,6 +53,7 @@ func (a *Agent) startFlatten(m market.ConditionID, why string) {
 		a.flatten[c] = &flattenJob{market: c, why: why}
 		a.flattenOrder = append(a.flattenOrder, c)
 		a.log.Info("flatten", zap.Int64("t", a.st.Time), zap.String("market", string(c)), zap.String("why", why))
+		a.auditSimpleOrder("flatten_start", c, why)
 	}
 	a.cancelAll(m, why)
 	a.driveFlatten()

@@ -237,3 +237,56 @@ func runToEnd(t *testing.T, ctx context.Context, a *agent.Agent, limit time.Dura
 		t.Fatal(timeout)
 	}
 }
+
+// TestTripAndFlattenAreAudited: a kill-switch trip is audited with what it asked
+// for, and closing a market's positions is audited once when it begins (an order
+// record "flatten_start" naming the market and why), whoever asked for it: the kill
+// switch here, the strategy's flatten intent below. Reports mark both on their
+// time charts.
+func TestTripAndFlattenAreAudited(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		guards  *fakeGuards
+		decider agent.Decider
+		why     string
+	}{
+		{"kill switch", &fakeGuards{flatten: true, tripOn: func(st *market.State) bool { return st.Time >= 2000 }}, bidQuoter("10"), "kill switch"},
+		{"strategy", &fakeGuards{}, flattenAt(2000), "m/stop"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			fv := newFakeVenue()
+			fv.sync = true
+			fv.positions = []market.Position{{Market: cond, Token: yes, Outcome: market.Yes, Size: 10 * market.One, Cost: 4 * market.One}}
+			v := &thinVenue{fakeVenue: fv, fresh: 100 * market.One, maxTakes: 50, t: t}
+			audit := &auditLog{}
+			feed := &scriptFeed{events: []market.Event{book(1000, "0.45", "0.50"), book(2000, "0.45", "0.50"), book(3000, "0.45", "0.50")}}
+			a := newAgent(t, baseConfig(), v, feed, tc.decider, tc.guards, func(d *agent.Deps) {
+				d.Clock = agent.EventClock
+				d.Audit = audit
+			})
+			runToEnd(t, context.Background(), a, 20*time.Second, "Run did not return")
+			var trips, flattens []agent.AuditRecord
+			audit.mu.Lock()
+			for _, r := range audit.recs {
+				switch {
+				case r.Kind == agent.AuditTrip:
+					trips = append(trips, r)
+				case r.Kind == agent.AuditOrder && r.Op == "flatten_start":
+					flattens = append(flattens, r)
+				}
+			}
+			audit.mu.Unlock()
+			if tc.guards.tripOn != nil {
+				want := agent.Action{CancelAll: true, Flatten: true, Halt: true, Reason: "test trip"}
+				if len(trips) != 1 || trips[0].Action != want || trips[0].Reason != "test trip" || trips[0].Time != 2000 {
+					t.Fatalf("trip records %+v, want one at 2000 with action %+v", trips, want)
+				}
+			} else if len(trips) != 0 {
+				t.Fatalf("trip records %+v without a trip", trips)
+			}
+			if len(flattens) != 1 || flattens[0].Order.Market != cond || flattens[0].Reason != tc.why || flattens[0].Time != 2000 {
+				t.Fatalf("flatten records %+v, want one for %s at 2000 because %q", flattens, cond, tc.why)
+			}
+		})
+	}
+}

@@ -145,7 +145,11 @@ type AuditRecord struct {
 	Guard   string
 	Code    market.Code
 
-	// AuditOrder: Op is place, cancel, cancel_all or lookup; Order is the request
+	// AuditOrder: Op is place, replace, take, flatten (a flattening order),
+	// cancel, cancel_all, flatten_start or lookup. cancel_all and flatten_start
+	// name no single order: Order.Market is their market (empty for all) and
+	// Reason says why; flatten_start is recorded once per market when closing its
+	// positions begins, whoever asked for it. Otherwise Order is the request
 	// (place: with the venue's order id whenever it is known before sending — a
 	// synchronous venue, or one that prepares on the loop, as the embedded, paper
 	// and remote venues do) or the venue's answer; Err the failure, if any.
@@ -159,6 +163,9 @@ type AuditRecord struct {
 
 	// AuditDecision (denials), AuditTrip, AuditResume, AuditControl.
 	Reason string
+
+	// AuditTrip: what the kill switch asked for (cancel all, flatten, halt).
+	Action Action
 }
 
 // Clock is the agent's source of wall time: latency measurement, and — unless it is

@@ -49,7 +49,8 @@ func (f *fleetAudit) Dropped() uint64 { return f.dropped.Load() }
 //	           intent the guards see is recorded here, so there is no separate
 //	           "intent" record)
 //	order    → "order" (the operation and the order as sent or as answered; a
-//	           rejection's message in error; for cancel_all, the reason in intent_key)
+//	           rejection's message in error; for cancel_all and flatten_start,
+//	           the reason in intent_key)
 //	fill     → "fill"
 //	trip, resume, control → "control" (kill, resume_after_kill, or the operator's op)
 func auditRecord(r *agent.AuditRecord, wallet market.Address, dry bool) natsbus.AuditRecord {
