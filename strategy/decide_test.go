@@ -230,7 +230,8 @@ func TestSweepValues(t *testing.T) {
 		{"b=x", []string{"false", "true"}, ""},
 		{"a=0.01:0.06:0.01", nil, "above the maximum"},
 		{"a=0.05:0.01:0.01", nil, "FROM <= TO"},
-		{"zz=1:2:1", nil, "no parameter"},
+		{"zz=1:2:1", nil, `no parameter "zz" (parameters: a, w, n, b)`},
+		{"nn=1:2:1", nil, `no parameter "nn" (did you mean "n"?)`},
 		{"a=0.01", nil, "NAME=FROM:TO:STEP"},
 	}
 	for _, tt := range tests {

@@ -284,10 +284,6 @@ func (s *Strategy) With(overrides []Override) (*Strategy, error) {
 		values[k] = v
 	}
 	probs := &problems{file: s.spec.file}
-	names := make([]string, len(s.spec.params))
-	for i, ps := range s.spec.params {
-		names[i] = ps.name
-	}
 	for _, o := range overrides {
 		bad := func(format string, args ...any) {
 			pr := &Problem{File: o.File, Line: o.Line, Col: o.Col, Message: fmt.Sprintf(format, args...)}
@@ -295,11 +291,7 @@ func (s *Strategy) With(overrides []Override) (*Strategy, error) {
 		}
 		ps := s.spec.param(o.Name)
 		if ps == nil {
-			if sug := exprenv.Suggest(o.Name, names); sug != "" {
-				bad("strategy %s has no parameter %q (did you mean %q?)", s.Name(), o.Name, sug)
-			} else {
-				bad("strategy %s has no parameter %q (parameters: %s)", s.Name(), o.Name, strings.Join(names, ", "))
-			}
+			bad("%s", s.noParam(o.Name))
 			continue
 		}
 		v, msg := parseValue(ps.typ, o.Value)
@@ -343,6 +335,19 @@ func sameValues(a, b map[string]pval) bool {
 	return true
 }
 
+// noParam says that the strategy has no parameter name, with the closest one
+// ("did you mean") or, when none is close, the list of its parameters.
+func (s *Strategy) noParam(name string) string {
+	names := make([]string, len(s.spec.params))
+	for i, ps := range s.spec.params {
+		names[i] = ps.name
+	}
+	if sug := exprenv.Suggest(name, names); sug != "" {
+		return fmt.Sprintf("strategy %s has no parameter %q (did you mean %q?)", s.Name(), name, sug)
+	}
+	return fmt.Sprintf("strategy %s has no parameter %q (parameters: %s)", s.Name(), name, strings.Join(names, ", "))
+}
+
 func (sp *spec) param(name string) *paramSpec {
 	for _, ps := range sp.params {
 		if ps.name == name {
@@ -363,7 +368,7 @@ func (s *Strategy) SweepValues(arg string) (name string, values []string, err er
 	}
 	ps := s.spec.param(name)
 	if ps == nil {
-		return "", nil, fmt.Errorf("sweep %q: strategy %s has no parameter %q", arg, s.Name(), name)
+		return "", nil, fmt.Errorf("sweep %q: %s", arg, s.noParam(name))
 	}
 	if ps.typ == Bool {
 		return name, []string{"false", "true"}, nil

@@ -50,7 +50,7 @@ func runAgent(ctx context.Context, args []string, io stdio) error {
 	case "new":
 		return runAgentNew(ctx, args[1:], io)
 	}
-	return usagef("unknown agent subcommand %q", args[0])
+	return usagef("unknown agent subcommand %q%s", args[0], didYouMean(args[0], []string{"new"}))
 }
 
 // templateNames lists the embedded templates, sorted.

@@ -51,7 +51,7 @@ func runBridge(ctx context.Context, args []string, io stdio) error {
 	case "status":
 		return runBridgeStatus(ctx, args[1:], io)
 	}
-	return usagef("unknown bridge subcommand %q", args[0])
+	return usagef("unknown bridge subcommand %q%s", args[0], didYouMean(args[0], []string{"deposit", "status"}))
 }
 
 func bridgeURL(flagValue string, io stdio) (string, error) {

@@ -52,7 +52,7 @@ func cliGroups() map[string][]string {
 }
 
 // helpOf runs `pitboss args... -h` in-process with an empty environment and returns
-// what it printed (groups print their usage on stdout, flag sets on stderr).
+// what it printed (on stdout; stderr is kept so that a stray line shows).
 func helpOf(t *testing.T, args ...string) string {
 	t.Helper()
 	var out, errOut bytes.Buffer
@@ -97,7 +97,7 @@ func cliReference(t *testing.T) string {
 	var b strings.Builder
 	b.WriteString("# pitboss command reference\n\n")
 	b.WriteString("Every command and subcommand of the `pitboss` binary with its synopsis and flags, exactly as\n")
-	b.WriteString("`pitboss <command> -h` prints them. This file is generated from the commands' own flag sets\n")
+	b.WriteString("`pitboss help <command>` (or `pitboss <command> -h`) prints them. This file is generated from the commands' own flag sets\n")
 	fmt.Fprintf(&b, "by `TestCLIReferenceIsCurrent` (cmd/pitboss/clidoc_test.go), which fails when it is stale;\n")
 	fmt.Fprintf(&b, "regenerate it with `%s=1 go test ./cmd/pitboss -run TestCLIReferenceIsCurrent`.\n\n", cliDocUpdateEnv)
 	b.WriteString("Venue flags (`--clob-url`, `--agent`, `--header-prefix`, …) and wallet flags (`--wallet`,\n")

@@ -158,7 +158,8 @@ func (p *pkgSource) referrers(name string) []string {
 //     file's init, which puts them in the wallet command's table;
 //   - that table (walletSubs) is read only by runWallet, runWallet is mentioned only
 //     by wallet.go's init (the command table), and the command table (commands) is
-//     read only by runMain, which only main calls.
+//     read only by runMain, which only main calls (and by commandNames, which
+//     returns the names alone, for help and suggestions).
 //
 // So `pitboss run` (and the supervisor's children, `pitboss run --supervised`)
 // cannot get there: nothing they execute dispatches on the command table.
@@ -242,7 +243,8 @@ func fundingReach(p *pkgSource) []string {
 	}
 	only("walletSubs", "runWallet", "printWalletUsage", "registerWalletSub")
 	only("runWallet", "init@wallet.go")
-	only("commands", "runMain", "printUsage", "register")
+	// commandNames returns the names only (for help and suggestions): nothing to run.
+	only("commands", "runMain", "printUsage", "register", "commandNames")
 	only("runMain", "main")
 	sort.Strings(problems)
 	return problems

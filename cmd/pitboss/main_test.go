@@ -52,3 +52,23 @@ func TestVersionFlags(t *testing.T) {
 		t.Fatalf("bad flag: code %d", code)
 	}
 }
+
+// TestUserMessage: the prefixes dropped and kept.
+func TestUserMessage(t *testing.T) {
+	for _, tt := range []struct{ in, want string }{
+		{"backtest: tape: open x: no such file", "open x: no such file"},
+		{"agents: open a.yaml: denied", "open a.yaml: denied"},
+		{"x509: certificate signed by unknown authority", "certificate signed by unknown authority"},
+		{"dial tcp 127.0.0.1:1: connect: refused", "dial tcp 127.0.0.1:1: connect: refused"},
+		{"agent.yaml:3:1: name: required", "agent.yaml:3:1: name: required"},
+		{"agent: ", "agent: "},
+	} {
+		if got := userMessage(errString(tt.in)); got != tt.want {
+			t.Errorf("userMessage(%q) = %q, want %q", tt.in, got, tt.want)
+		}
+	}
+}
+
+type errString string
+
+func (e errString) Error() string { return string(e) }

@@ -51,8 +51,9 @@ type subGroup struct {
 }
 
 // dispatch runs the subcommand of g that args[0] names: help (and -h, --help when g
-// has no default) prints g's usage, no subcommand prints it on stderr (exit 2), an
-// interrupt exits 130.
+// has no default) prints g's usage, no subcommand prints it on stderr (exit 2), a
+// flag or an unknown name where the subcommand goes is a usage error naming the
+// subcommands (or the closest one), an interrupt exits 130.
 func dispatch(ctx context.Context, g *subGroup, args []string, io stdio) error {
 	var sub *subcommand
 	switch {
@@ -60,11 +61,15 @@ func dispatch(ctx context.Context, g *subGroup, args []string, io stdio) error {
 		g.usage(io.stdout)
 		return nil
 	case len(args) == 0 || (!g.secret && strings.HasPrefix(args[0], "-")):
-		if g.def == nil {
+		switch {
+		case g.def != nil:
+			sub = g.def
+		case len(args) > 0:
+			return usagef("%s: name a subcommand first (%s)", args[0], strings.Join(g.names(), ", "))
+		default:
 			g.usage(io.stderr)
 			return &exitError{code: 2}
 		}
-		sub = g.def
 	default:
 		for i := range g.subs {
 			if g.subs[i].name == args[0] {
@@ -75,7 +80,7 @@ func dispatch(ctx context.Context, g *subGroup, args []string, io stdio) error {
 			if g.secret && secrets.LooksLikeKey(args[0]) {
 				return errKeyArgument
 			}
-			return usagef("unknown %s subcommand %q", g.name, args[0])
+			return usagef("unknown %s subcommand %q%s", g.name, args[0], didYouMean(args[0], g.names()))
 		}
 		args = args[1:]
 	}
@@ -86,6 +91,15 @@ func dispatch(ctx context.Context, g *subGroup, args []string, io stdio) error {
 		return &exitError{code: 130}
 	}
 	return err
+}
+
+// names returns the names of g's subcommands, in their order.
+func (g *subGroup) names() []string {
+	names := make([]string, len(g.subs))
+	for i := range g.subs {
+		names[i] = g.subs[i].name
+	}
+	return names
 }
 
 // newTable returns the writer of the commands' tables: columns aligned with
@@ -448,7 +462,7 @@ func matchesSearch(info *market.Info, words []string) bool {
 
 func runMarketsList(ctx context.Context, args []string, io stdio) error {
 	fs := newFlagSet("markets", synMarketsList, io)
-	fs.Usage = func() { printMarketsUsage(io.stderr); fmt.Fprintln(io.stderr); fs.PrintDefaults() }
+	fs.Usage = func() { printMarketsUsage(fs.Output()); fmt.Fprintln(fs.Output()); fs.PrintDefaults() }
 	var vf venueFlags
 	vf.register(fs)
 	search := fs.String("search", "", "only markets whose slug, question or ids contain every word of `TEXT` (any case)")

@@ -347,7 +347,7 @@ func TestOrderCommandLineRefusals(t *testing.T) {
 		{"FOK buy notional off the lot", append(place, "--price", "0.33", "--size", "5.01", "--type", "FOK"), 2, "not a whole 0.01"},
 		{"market order type GTC", []string{"order", "market", "--side", "buy", "--amount", "5", "--type", "GTC"}, 2, "a market order is FOK or FAK"},
 		{"market amount off the lot", []string{"order", "market", "--side", "buy", "--amount", "5.001"}, 2, "not a multiple of 0.01"},
-		{"signing with only an address", append(place, "--price", "0.4", "--size", "5", "--address", testAddress), 2, "flag provided but not defined: -address"},
+		{"signing with only an address", append(place, "--price", "0.4", "--size", "5", "--address", testAddress), 2, "unknown flag --address"},
 		{"token and market", []string{"order", "place", "--token", "1", "--market", fedSlug, "--side", "buy", "--price", "0.4", "--size", "5"}, 2, "not both"},
 		{"neither token nor market", []string{"order", "place", "--side", "buy", "--price", "0.4", "--size", "5"}, 2, "name what to trade"},
 		{"token not a token id", []string{"order", "market", "--token", "yes", "--side", "buy", "--amount", "5"}, 2, `--token "yes" is not a token id`},

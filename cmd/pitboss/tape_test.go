@@ -261,7 +261,7 @@ func TestTapeCommandsRefuseBadArguments(t *testing.T) {
 			{"an empty directory", []string{empty}, "no *.tape file in " + empty},
 			{"a glob matching nothing", []string{filepath.Join(dir, "z*.tape")}, "no file matches"},
 			{"a file twice", []string{btSample, btSample}, "given twice"},
-			{"an unknown flag", []string{"--nope", btSample}, "flag provided but not defined: -nope"},
+			{"an unknown flag", []string{"--nope", btSample}, "unknown flag --nope"},
 		} {
 			t.Run(sub+" "+tc.name, func(t *testing.T) {
 				code, out, errOut := runCLI(t, append([]string{"tape", sub}, tc.args...)...)

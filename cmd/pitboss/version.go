@@ -25,7 +25,7 @@ func runVersion(_ context.Context, args []string, io stdio) error {
 	if ok && bi.Main.Version != "" {
 		v = bi.Main.Version
 	}
-	fmt.Fprintf(io.stdout, "pitboss %s\n", v)
+	fmt.Fprintf(io.stdout, "pitboss %s%s\n", v, vcsSuffix(bi, ok))
 	if *verbose {
 		fmt.Fprintf(io.stdout, "go %s %s/%s\n", runtime.Version(), runtime.GOOS, runtime.GOARCH)
 		if ok {
@@ -35,4 +35,27 @@ func runVersion(_ context.Context, args []string, io stdio) error {
 		}
 	}
 	return nil
+}
+
+// vcsSuffix is " (commit 1858a05c4e2f, modified)" for a binary built from a
+// checkout (go build and go install stamp the revision), else "".
+func vcsSuffix(bi *debug.BuildInfo, ok bool) string {
+	if !ok {
+		return ""
+	}
+	var rev, dirty string
+	for _, s := range bi.Settings {
+		switch s.Key {
+		case "vcs.revision":
+			rev = s.Value
+		case "vcs.modified":
+			if s.Value == "true" {
+				dirty = ", modified"
+			}
+		}
+	}
+	if rev == "" {
+		return ""
+	}
+	return " (commit " + rev[:min(12, len(rev))] + dirty + ")"
 }

@@ -38,7 +38,7 @@ func runWaitlist(ctx context.Context, args []string, io stdio) error {
 	case "join":
 		return runWaitlistJoin(ctx, args[1:], io)
 	}
-	return usagef("unknown waitlist subcommand %q", args[0])
+	return usagef("unknown waitlist subcommand %q%s", args[0], didYouMean(args[0], []string{"join"}))
 }
 
 // waitlistAnswer is the part of the venue's answer we read; the specification shows

@@ -148,7 +148,7 @@ func TestWalletWithdrawWithoutATerminal(t *testing.T) {
 		if !strings.Contains(errOut, "there is no --yes") || !strings.Contains(errOut, "--preview") {
 			t.Fatalf("%s", errOut)
 		}
-		c.fails(2, "flag provided but not defined: -yes", append(base, "--amount", "12.5", "--yes")...)
+		c.fails(2, "unknown flag --yes", append(base, "--amount", "12.5", "--yes")...)
 	})
 	t.Run("preview", func(t *testing.T) {
 		out := c.must(append(base, "--amount", "12.5", "--preview")...)
