@@ -27,6 +27,12 @@ var _ agent.AuditSink = (*fleetAudit)(nil)
 
 // Audit implements agent.AuditSink (on the agent's loop; copies what it keeps).
 func (f *fleetAudit) Audit(r *agent.AuditRecord) {
+	if f.next != nil {
+		f.next.Audit(r)
+	}
+	if duplicateControl(r) {
+		return
+	}
 	rec := auditRecord(r, f.wallet, f.dry)
 	if err := f.w.Enqueue(rec); err != nil {
 		f.dropped.Add(1)
@@ -35,9 +41,19 @@ func (f *fleetAudit) Audit(r *agent.AuditRecord) {
 		default:
 		}
 	}
-	if f.next != nil {
-		f.next.Audit(r)
+}
+
+// duplicateControl reports the agent's control record of a kill or a re-arm: the
+// agent records an operator's kill as a trip followed by a control record, and a
+// re-arm as a resume followed by one, with the same reason. In the fleet's trail
+// the trip or resume already is that control record (op kill or
+// resume_after_kill), so the second is left out: one command, one record.
+func duplicateControl(r *agent.AuditRecord) bool {
+	if r.Kind != agent.AuditControl {
+		return false
 	}
+	op, _, _ := strings.Cut(r.Reason, ": ")
+	return op == string(agent.OpKill) || op == string(agent.OpResumeAfterKill)
 }
 
 // Dropped returns how many records the full queue refused.

@@ -271,6 +271,9 @@ func TestRunSupervisedJoinsTheFleet(t *testing.T) {
 	if !errors.Is(err, market.Errorf(market.CodeKillSwitchTripped, "", "")) {
 		t.Fatalf("resume of a killed agent: %v", err)
 	}
+	if rep, err := f.bus.Control(ctx, natsbus.ControlRequest{Op: natsbus.OpResumeAfterKill, Target: "q-1", From: "test"}); err != nil || rep.State != natsbus.StateRunning {
+		t.Fatalf("resume_after_kill: %+v %v", rep, err)
+	}
 	if err := s.stop(t); err != nil {
 		t.Fatal(err)
 	}
@@ -292,11 +295,23 @@ func TestRunSupervisedJoinsTheFleet(t *testing.T) {
 			t.Fatalf("record %+v", rec)
 		}
 	}
-	for _, want := range []string{"pause", "resume", "kill"} {
-		if !slices.Contains(ops, want) {
-			t.Fatalf("control records %v lack %s", ops, want)
+	// One record per command: the agent's trip (or re-arm) and its control
+	// record are one record in the fleet's trail.
+	for _, want := range []string{"pause", "resume", "kill", "resume_after_kill"} {
+		if n := count(ops, want); n != 1 {
+			t.Fatalf("control records %v: %d of %s, want 1", ops, n, want)
 		}
 	}
+}
+
+func count[T comparable](s []T, v T) int {
+	n := 0
+	for _, x := range s {
+		if x == v {
+			n++
+		}
+	}
+	return n
 }
 
 // TestRunSupervisedAppliesTheDesiredStateBeforeTrading: a kill switch or pause
