@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
+	"syscall"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -171,6 +173,15 @@ func (b *Bus) withTimeout(ctx context.Context) (context.Context, context.CancelF
 		return ctx, func() {}
 	}
 	return context.WithTimeout(ctx, b.timeout)
+}
+
+// Unreachable reports whether a failed Connect found no server to talk to (none
+// listening, none answering in time): worth retrying, unlike refused credentials
+// or an invalid endpoint.
+func Unreachable(err error) bool {
+	var ne net.Error
+	return errors.Is(err, nats.ErrNoServers) || isTimeout(err) || errors.Is(err, syscall.ECONNREFUSED) ||
+		errors.As(err, &ne) && ne.Timeout()
 }
 
 // isTimeout reports whether err is a request that got no answer in time.

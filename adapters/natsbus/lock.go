@@ -188,6 +188,20 @@ func (l *Locks) Holder(ctx context.Context, key string) (Holder, bool, error) {
 	return h, true, nil
 }
 
+// Check returns a *LockHeldError naming the holder when someone holds key, and nil
+// when nobody does. It only reads: a caller that would be refused finds out without
+// writing (Acquire may still be refused by a holder that came in between).
+func (l *Locks) Check(ctx context.Context, key string) error {
+	cur, held, err := l.Holder(ctx, key)
+	if err != nil {
+		return err
+	}
+	if held {
+		return lockHeld(key, cur)
+	}
+	return nil
+}
+
 // Acquire takes the lock key for h, if nobody holds it (an atomic create-if-absent on
 // the server). When someone does, it fails with a *LockHeldError naming the holder
 // (errors.Is(err, market.ErrLockHeld)). The caller owns the returned Lease: it must

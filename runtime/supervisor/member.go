@@ -130,7 +130,7 @@ func (m *member) effectiveDesired() natsbus.DesiredState {
 // that of two agents of one supervisor on one wallet the first listed wins.
 func (m *member) prepare(ctx context.Context) {
 	var err error
-	m.audit, err = m.s.bus.AuditLog(m.a.ID, m.a.Wallet, "sup-"+m.s.cfg.Name)
+	m.audit, err = m.s.bus.AuditLog(m.a.ID, m.a.Wallet, "sup-"+m.s.cfg.Name+"-"+m.s.start)
 	if err != nil {
 		m.log.Error("no audit log", zap.Error(err))
 	}
@@ -471,6 +471,14 @@ func (m *member) lock(ctx context.Context) error {
 	}
 	actx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
+	// Read before writing: an agent whose wallet (or id) someone else holds is
+	// refused without taking and releasing the other lock every retry (a KV
+	// write and two log lines each time, forever).
+	for _, k := range []string{natsbus.WalletLockKey(m.a.Wallet), key} {
+		if err := m.s.locks.Check(actx, k); err != nil {
+			return err
+		}
+	}
 	al, err := m.s.locks.Acquire(actx, key, h)
 	if err != nil {
 		return err

@@ -150,6 +150,10 @@ type Supervisor struct {
 	out   *output
 	host  string
 	ready chan struct{}
+	// start identifies this start of the supervisor in its lifecycle records' ids
+	// (a restart under the same name must not repeat them: the AUDIT stream would
+	// drop the new records as duplicates of the old ones for two minutes).
+	start string
 
 	members []*member
 	byID    map[market.AgentID]*member
@@ -237,7 +241,8 @@ func New(cfg Config) (*Supervisor, error) {
 		return nil, errors.New("supervisor: the embedded NATS server needs a store directory")
 	}
 	s := &Supervisor{cfg: cfg, log: cfg.Logger.With(zap.String("supervisor", cfg.Name)), out: newOutput(cfg.Output),
-		host: host, ready: make(chan struct{}), byID: map[market.AgentID]*member{}, rand: cfg.Rand}
+		host: host, ready: make(chan struct{}), byID: map[market.AgentID]*member{}, rand: cfg.Rand,
+		start: strconv.FormatInt(time.Now().UnixMilli(), 36)}
 	for _, kv := range cfg.Environ {
 		s.envGoMaxProcs = s.envGoMaxProcs || strings.HasPrefix(kv, "GOMAXPROCS=")
 	}
@@ -445,7 +450,7 @@ func (s *Supervisor) connect(ctx context.Context) error {
 		}
 		s.bus, s.agentEP = bus, srv.Endpoint(natsbus.RoleAgent)
 	} else {
-		bus, err := natsbus.Connect(ctx, nc.Endpoint, copts)
+		bus, err := s.dial(ctx, nc.Endpoint, copts)
 		if err != nil {
 			return fmt.Errorf("supervisor: %w", err)
 		}
@@ -482,6 +487,35 @@ func (s *Supervisor) connect(ctx context.Context) error {
 		}
 	}
 	return nil
+}
+
+// dial connects to an existing cluster, retrying with a backoff (250 ms doubling
+// to 5 s) while no server of it answers — a supervisor started with its machine
+// may come up before the cluster does — and saying so in its log. Refused
+// credentials, a missing credentials file or a bad URL fail at once.
+func (s *Supervisor) dial(ctx context.Context, ep natsbus.Endpoint, copts natsbus.ConnectOptions) (*natsbus.Bus, error) {
+	wait := 250 * time.Millisecond
+	for attempt := 1; ; attempt++ {
+		bus, err := natsbus.Connect(ctx, ep, copts)
+		if err == nil {
+			if attempt > 1 {
+				s.log.Info("connected to the fleet's NATS", zap.Int("attempts", attempt))
+			}
+			return bus, nil
+		}
+		if !natsbus.Unreachable(err) || ctx.Err() != nil {
+			return nil, err
+		}
+		s.log.Warn("the fleet's NATS is not reachable; retrying", zap.Int("attempt", attempt), zap.Duration("in", wait), zap.Error(err))
+		t := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return nil, fmt.Errorf("%w (gave up: %v)", err, ctx.Err())
+		case <-t.C:
+		}
+		wait = min(2*wait, 5*time.Second)
+	}
 }
 
 func (s *Supervisor) disconnect() {

@@ -1,7 +1,9 @@
 package supervisor_test
 
 import (
+	"context"
 	"errors"
+	"net"
 	"os"
 	"runtime"
 	"slices"
@@ -12,6 +14,8 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"go.uber.org/zap"
+	"go.uber.org/zap/zaptest/observer"
 
 	"github.com/pitbossdev/pitboss/adapters/natsbus"
 	"github.com/pitbossdev/pitboss/market"
@@ -460,4 +464,93 @@ func TestTwoSupervisorsOneFleet(t *testing.T) {
 		t.Fatal(err)
 	}
 	f2.WaitAgent("b", "stopped", 20*time.Second, func(v AgentView) bool { return v.Process == ProcStopped })
+}
+
+// TestARefusedAgentDoesNotChurnLocks: an agent refused because another holds its
+// wallet retries every TTL/2 by reading the locks, without taking and releasing
+// its own id's lock each time (which logged "lock acquired" and "lock released"
+// every 7.5 s forever).
+func TestARefusedAgentDoesNotChurnLocks(t *testing.T) {
+	core, logs := observer.New(zap.InfoLevel)
+	f := supervisortest.Start(t, []Agent{supervisortest.AgentSpec("first", 9, "run"), supervisortest.AgentSpec("second", 9, "run")},
+		func(c *Config) { c.Logger = zap.New(core) })
+	f.WaitAgent("second", "refused", 20*time.Second, func(v AgentView) bool { return v.Process == ProcRefused })
+	time.Sleep(4 * time.Second) // two retries at least (TTL 3 s, one every TTL/2)
+	if v := f.Agent("second"); v.Process != ProcRefused {
+		t.Fatalf("second: %+v", v)
+	}
+	n := 0
+	for _, e := range logs.All() {
+		if e.Message == "lock acquired" || e.Message == "lock released" {
+			if k, _ := e.ContextMap()["key"].(string); k == "agent.second" {
+				n++
+			}
+		}
+	}
+	if n != 0 {
+		t.Fatalf("%d lock acquisitions or releases of the refused agent's id logged", n)
+	}
+}
+
+// TestARestartedSupervisorKeepsItsLifecycleRecords: a supervisor restarted under
+// the same name within the stream's duplicate window records its agents' new
+// lives (their record ids used to repeat the previous start's, and the stream
+// dropped them as duplicates).
+func TestARestartedSupervisorKeepsItsLifecycleRecords(t *testing.T) {
+	store := t.TempDir()
+	useStore := func(c *Config) { c.NATS.StoreDir = store }
+	f := supervisortest.Start(t, []Agent{supervisortest.AgentSpec("a", 1, "run")}, useStore)
+	f.WaitAgent("a", "heartbeats", 20*time.Second, supervisortest.Alive)
+	f.Stop()
+	g := supervisortest.Start(t, []Agent{supervisortest.AgentSpec("a", 1, "run")}, useStore)
+	g.WaitAgent("a", "heartbeats", 20*time.Second, supervisortest.Alive)
+	ev := supervisortest.AuditEvents(t, g.Client, "a")
+	if n := count(ev, "started"); n != 2 {
+		t.Fatalf("lifecycle records %v: %d started, want 2 (one per supervisor start)", ev, n)
+	}
+}
+
+func count[T comparable](s []T, v T) int {
+	n := 0
+	for _, x := range s {
+		if x == v {
+			n++
+		}
+	}
+	return n
+}
+
+// TestSupervisorWaitsForItsCluster: a supervisor started before the cluster it
+// joins keeps trying (and says so) instead of exiting, and runs its agents once
+// the server is up.
+func TestSupervisorWaitsForItsCluster(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := ln.Addr().(*net.TCPAddr).Port
+	ln.Close()
+	scfg := natsbus.ServerConfig{StoreDir: t.TempDir(), Port: port, SupervisorPassword: "sup-secret-for-the-test", AgentPassword: "agent-secret-for-the-test"}
+	url := "nats://127.0.0.1:" + strconv.Itoa(port)
+	core, logs := observer.New(zap.InfoLevel)
+	var srv *natsbus.Server
+	started := make(chan error, 1)
+	time.AfterFunc(1500*time.Millisecond, func() {
+		var err error
+		srv, err = natsbus.StartServer(context.Background(), scfg)
+		started <- err
+	})
+	f := supervisortest.Start(t, []Agent{supervisortest.AgentSpec("a", 1, "run")}, func(c *Config) {
+		c.Logger = zap.New(core)
+		c.NATS = NATSConfig{Endpoint: natsbus.Endpoint{URL: url, User: natsbus.UserSupervisor, Password: scfg.SupervisorPassword},
+			AgentEndpoint: natsbus.Endpoint{URL: url, User: natsbus.UserAgent, Password: scfg.AgentPassword}}
+	})
+	if err := <-started; err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { f.Stop(); srv.Shutdown() })
+	f.WaitAgent("a", "heartbeats", 20*time.Second, supervisortest.Alive)
+	if n := logs.FilterMessage("the fleet's NATS is not reachable; retrying").Len(); n == 0 {
+		t.Fatal("the supervisor did not say it was waiting for NATS")
+	}
 }
