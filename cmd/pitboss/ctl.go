@@ -196,7 +196,7 @@ func runCtl(ctx context.Context, args []string, io stdio) error {
 		if r.OK {
 			fmt.Fprintf(io.stdout, "%s: ok (%s)\n", r.Agent, r.State)
 		} else {
-			fmt.Fprintf(io.stdout, "%s: %s\n", r.Agent, r.Error)
+			fmt.Fprintf(io.stdout, "%s: %s\n", r.Agent, ctlSpelling(r.Agent, r.Code, r.Error))
 		}
 	}
 	if len(res.Missing) > 0 {
@@ -214,12 +214,26 @@ func runCtl(ctx context.Context, args []string, io stdio) error {
 		if errors.As(cerr, &me) {
 			return &exitError{code: 1}
 		}
-		return cerr
+		if len(res.Replies) == 1 && !res.Replies[0].OK {
+			return &exitError{code: 1} // printed above
+		}
+		return errors.New(ctlSpelling(target, "", cerr.Error()))
 	}
 	if failed(res) {
 		return &exitError{code: 1}
 	}
 	return nil
+}
+
+// ctlSpelling writes the fleet's op names in a message as the commands that send
+// them (resume_after_kill → resume-after-kill, cancel_all → cancel-all), and tells
+// how to re-arm an agent whose kill switch refused a command.
+func ctlSpelling(agent market.AgentID, code market.Code, msg string) string {
+	msg = strings.NewReplacer("resume_after_kill", "resume-after-kill", "cancel_all", "cancel-all").Replace(msg)
+	if code == market.CodeKillSwitchTripped && agent != "" {
+		msg += " (pitboss ctl resume-after-kill " + string(agent) + ")"
+	}
+	return msg
 }
 
 func failed(res supervisor.ControlResult) bool {

@@ -122,6 +122,11 @@ func (c *Client) Control(ctx context.Context, op Op, target market.AgentID, reas
 	if err != nil {
 		return ControlResult{}, err
 	}
+	if target != "" {
+		if err := c.checkTarget(ctx, target, desired); err != nil {
+			return ControlResult{}, err
+		}
+	}
 	now := time.Now().UnixMilli()
 	set := func(id market.AgentID, st natsbus.DesiredState) error {
 		return desired.Set(ctx, id, natsbus.Desired{State: st, By: c.From, Reason: reason, Time: now})
@@ -218,6 +223,38 @@ func (c *Client) Control(ctx context.Context, op Op, target market.AgentID, reas
 		return res, fmt.Errorf("%w", err)
 	}
 	return res, err
+}
+
+// checkTarget refuses a command for an agent the fleet does not know — no desired
+// state of it, no lock held for it, no supervisor listing it — naming the agents it
+// does know, before anything is recorded for it. The cheap reads come first; the
+// list (which waits for the supervisors' answers) only for an id they do not know.
+func (c *Client) checkTarget(ctx context.Context, target market.AgentID, desired *natsbus.DesiredStore) error {
+	if _, ok, err := desired.Get(ctx, target); err != nil || ok {
+		return nil // unreadable: the command itself will say what is wrong
+	}
+	if locks, err := c.bus.OpenLocks(ctx); err == nil {
+		key, _ := natsbus.AgentLockKey(target)
+		if _, held, err := locks.Holder(ctx, key); err != nil || held {
+			return nil
+		}
+	}
+	fl, err := c.List(ctx, 500*time.Millisecond)
+	if err != nil {
+		return nil
+	}
+	var known []string
+	for _, a := range fl.Agents() {
+		if a.ID == target {
+			return nil
+		}
+		known = append(known, string(a.ID))
+	}
+	known = slices.Compact(known)
+	if len(known) == 0 {
+		return fmt.Errorf("%w: the fleet has no agent of that name (no supervisor answered)", market.Errorf(market.CodeAgentNotRunning, target))
+	}
+	return fmt.Errorf("%w: the fleet has no agent of that name; its agents: %s", market.Errorf(market.CodeAgentNotRunning, target), strings.Join(known, ", "))
 }
 
 // Tail calls fn with the audit records matching f (see natsbus.Bus.TailAudit).
