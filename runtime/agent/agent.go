@@ -95,7 +95,8 @@ type Agent struct {
 	scratch result      // the answer of a synchronous call being made
 	free    []*orderRec // final orders, recycled by place
 
-	queue   *eventQueue
+	queue   *eventQueue // the feed's events (nil when inline)
+	inline  bool        // the loop runs the feed itself (InlineFeed)
 	ops     chan op
 	answers chan *result
 	control chan controlMsg
@@ -209,30 +210,37 @@ func (a *Agent) Run(ctx context.Context) error {
 			}()
 		}
 	}
-	// Feed.
-	a.queue = newEventQueue(a.cfg.QueueSize)
+	// Feed: on its own goroutine through the queue, or run by the loop (InlineFeed).
 	feedCtx, stopFeed := context.WithCancel(ctx)
-	feedErr := make(chan error, 1)
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		feedErr <- a.feed.Run(feedCtx, func(ev *market.Event) bool {
-			var at time.Time // unobserved: see noArrival
-			if !a.noArrival {
-				at = a.clock.Now()
-			}
-			return a.queue.put(feedCtx, ev, at)
-		})
-	}()
+	var feedErr chan error
+	if f, ok := a.feed.(InlineFeed); ok && f.Inline() {
+		a.inline = true
+	} else {
+		a.queue = newEventQueue(a.cfg.QueueSize)
+		feedErr = make(chan error, 1)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			feedErr <- a.feed.Run(feedCtx, func(ev *market.Event) bool {
+				var at time.Time // unobserved: see noArrival
+				if !a.noArrival {
+					at = a.clock.Now()
+				}
+				return a.queue.put(feedCtx, ev, at)
+			})
+		}()
+	}
 
 	a.setState(a.runState(), "")
-	err := a.loop(ctx, feedErr)
+	err := a.loop(ctx, feedCtx, feedErr)
 
 	// Shutdown: no more feed events; cancel, wait, checkpoint, stop goroutines.
 	a.stopping = true
 	a.setState(StateStopping, "")
 	stopFeed()
-	a.queue.close()
+	if a.queue != nil {
+		a.queue.close()
+	}
 	a.shutdown()
 	if !a.sync {
 		close(a.ops)
@@ -273,7 +281,7 @@ const feedBatch = 64
 // errStop ends the loop without an error (MaxEvents reached, feed ended).
 var errStop = errors.New("stop")
 
-func (a *Agent) loop(ctx context.Context, feedErr <-chan error) error {
+func (a *Agent) loop(ctx, feedCtx context.Context, feedErr <-chan error) error {
 	var tick <-chan time.Time
 	stopTick := func() {}
 	if !a.evTime {
@@ -288,10 +296,13 @@ func (a *Agent) loop(ctx context.Context, feedErr <-chan error) error {
 		}
 	}
 	defer stopTick()
-	var lastTimer, lastBeat, lastStatus time.Time
 	now := a.clock.Now()
-	lastTimer, lastBeat, lastStatus, a.lastCPWall = now, now, now, now
+	ticks := ticks{c: tick, timer: now, beat: now, status: now}
+	a.lastCPWall = now
 	a.heartbeat() // start the venue's heartbeat chain at once
+	if a.inline {
+		return a.loopInline(ctx, feedCtx, &ticks)
+	}
 	for {
 		a.drainLocal(ctx)
 		select {
@@ -313,7 +324,7 @@ func (a *Agent) loop(ctx context.Context, feedErr <-chan error) error {
 					return stopErr(err)
 				}
 			}
-			a.log.Info("feed ended", zap.Int64("t", a.st.Time))
+			a.feedEnded()
 			return nil
 		case <-a.queue.ready:
 			// A bounded batch of events, each followed by the answers and own
@@ -348,35 +359,117 @@ func (a *Agent) loop(ctx context.Context, feedErr <-chan error) error {
 				a.queue.rearm()
 			}
 		case r := <-a.answers:
-			a.inflight--
-			a.handleResult(r)
-			a.afterPass()
+			a.onAnswer(r)
 		case m := <-a.control:
-			a.handleControl(m)
-			a.afterPass()
+			a.onControl(m)
 		case t := <-tick:
-			// A timer event when nothing happened for a timer interval (and after
-			// the first event: before it there is nothing to time).
-			if d := a.cfg.TimerInterval; d > 0 && a.st.Time != 0 && t.Sub(lastTimer) >= d && t.Sub(a.lastEvWall) >= d {
-				lastTimer = t
-				ev := market.Event{Kind: market.EventTimer, Time: max(a.st.Time, t.UnixMilli())}
-				a.arrived = t
-				a.handleEvent(&ev)
-			}
-			if d := a.cfg.Heartbeat; d > 0 && t.Sub(lastBeat) >= d {
-				lastBeat = t
-				a.heartbeat()
-			}
-			if d := a.cfg.StatusInterval; t.Sub(lastStatus) >= d {
-				lastStatus = t
-				a.publishStatus()
-				a.logStatus("status")
-			}
-			if t.Sub(a.lastCPWall) >= a.cfg.CheckpointInterval {
-				a.maybeCheckpoint(t)
-			}
-			a.afterPass()
+			a.onTick(t, &ticks)
 		}
+	}
+}
+
+// ticks are the loop's wall-clock ticker (nil with the event clock) and when it
+// last ran each periodic duty.
+type ticks struct {
+	c                   <-chan time.Time
+	timer, beat, status time.Time
+}
+
+func (a *Agent) onAnswer(r *result) {
+	a.inflight--
+	a.handleResult(r)
+	a.afterPass()
+}
+
+func (a *Agent) onControl(m controlMsg) {
+	a.handleControl(m)
+	a.afterPass()
+}
+
+func (a *Agent) onTick(t time.Time, tk *ticks) {
+	// A timer event when nothing happened for a timer interval (and after the
+	// first event: before it there is nothing to time).
+	if d := a.cfg.TimerInterval; d > 0 && a.st.Time != 0 && t.Sub(tk.timer) >= d && t.Sub(a.lastEvWall) >= d {
+		tk.timer = t
+		ev := market.Event{Kind: market.EventTimer, Time: max(a.st.Time, t.UnixMilli())}
+		a.arrived = t
+		a.handleEvent(&ev)
+	}
+	if d := a.cfg.Heartbeat; d > 0 && t.Sub(tk.beat) >= d {
+		tk.beat = t
+		a.heartbeat()
+	}
+	if d := a.cfg.StatusInterval; t.Sub(tk.status) >= d {
+		tk.status = t
+		a.publishStatus()
+		a.logStatus("status")
+	}
+	if t.Sub(a.lastCPWall) >= a.cfg.CheckpointInterval {
+		a.maybeCheckpoint(t)
+	}
+	a.afterPass()
+}
+
+// feedEnded logs the feed's end, once the loop handled all it delivered.
+func (a *Agent) feedEnded() {
+	a.log.Info("feed ended", zap.Int64("t", a.st.Time))
+}
+
+// inlinePoll is how many of an inline feed's events the loop handles between two
+// looks at its other inputs (the queue's loop looks after each batch of 64).
+const inlinePoll = 16
+
+// loopInline is the loop of an InlineFeed: the loop runs the feed, and its emit
+// handles each event in place, followed by the answers and own events it caused,
+// exactly as the queue's loop handles a queued one; every inlinePoll events it
+// gives the other inputs (ctx, answers, control, the ticker) their turn, as the
+// queue's loop does between batches.
+func (a *Agent) loopInline(ctx, feedCtx context.Context, tk *ticks) error {
+	a.drainLocal(ctx)
+	var stop error // an event stopped the agent (errStop: MaxEvents)
+	n := 0
+	err := a.feed.Run(feedCtx, func(ev *market.Event) bool {
+		if n++; n%inlinePoll == 0 && a.poll(ctx, tk) {
+			return false
+		}
+		if !a.noArrival {
+			a.arrived = a.clock.Now()
+			a.lastEvWall = a.arrived
+		}
+		stop = a.handleFeedEvent(ev)
+		a.drainLocal(ctx)
+		return stop == nil
+	})
+	switch {
+	case stop != nil:
+		return stopErr(stop)
+	case ctx.Err() != nil:
+		return nil
+	case err != nil:
+		a.log.Error("feed failed", zap.Error(err))
+		return fmt.Errorf("agent: feed: %w", err)
+	}
+	a.feedEnded()
+	return nil
+}
+
+// poll handles the loop's other inputs that are ready, without waiting, and
+// reports whether ctx ended.
+func (a *Agent) poll(ctx context.Context, tk *ticks) bool {
+	for {
+		select {
+		case <-ctx.Done():
+			return true
+		case r := <-a.answers:
+			a.onAnswer(r)
+		case m := <-a.control:
+			a.onControl(m)
+		case t := <-tk.c:
+			a.onTick(t, tk)
+		default:
+			return false
+		}
+		a.drainLocal(ctx)
 	}
 }
 

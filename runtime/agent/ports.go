@@ -19,6 +19,22 @@ type Feed interface {
 	Run(ctx context.Context, emit func(ev *market.Event) bool) error
 }
 
+// InlineFeed is implemented by a Feed whose events are at hand — a recording, a
+// synthetic flow — and never waits for the outside world. When Inline reports
+// true the loop runs the feed itself, on its own goroutine, and emit handles each
+// event in place (with the answers and own events it caused) before it returns:
+// no goroutine hands events over, nothing is queued or copied, and the agent keeps
+// to one core (a sweep runs one backtest per core). The events, their order and
+// how each is handled are those of the queue, whose depth only decides when a
+// feed's goroutine waits; between events the loop gives its other inputs (ctx,
+// control, answers, its ticker) their turn, as it does between batches taken from
+// the queue. A feed that may wait for a network must not be inline: the loop
+// would wait with it.
+type InlineFeed interface {
+	Feed
+	Inline() bool
+}
+
 // Decider is the strategy: given an event already applied to st, it appends the
 // intents it wants to out and returns the extended slice. strategy.Instance has this
 // method (runtime/wire passes it as is). An error stops the agent from opening

@@ -48,6 +48,11 @@ type Config struct {
 	Progress *Progress
 	// Logger receives the agent's log. If nil, nothing is logged.
 	Logger *zap.Logger
+
+	// viaQueue hands the events to the agent through its queue, from the feed's
+	// own goroutine, instead of inline (agent.InlineFeed): the way of the dry
+	// run's live feeds, for the tests that check both give the same results.
+	viaQueue bool
 }
 
 // Progress counts a run's events as it goes. Its methods are safe from any
@@ -115,7 +120,8 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	}
 	_, _, total := cfg.Source.Span()
 	progress.total.Store(total)
-	feed := &feed{src: &window{src: cfg.Source, from: cfg.From, to: cfg.To}, progress: progress, filter: parts.filter()}
+	feed := &feed{src: &window{src: cfg.Source, from: cfg.From, to: cfg.To}, progress: progress, filter: parts.filter(),
+		queued: cfg.viaQueue}
 	a, err := parts.agent(feed, obs)
 	if err != nil {
 		return nil, err
@@ -162,10 +168,16 @@ type feed struct {
 	src      *window
 	progress *Progress
 	filter   *marketFilter
+	queued   bool  // not inline (Config.viaQueue)
 	n        int64 // events read
 	sent     int64 // events delivered to the agent
 	err      error
 }
+
+// Inline implements agent.InlineFeed: the data is at hand, so the agent's loop
+// reads it on its own goroutine (a run keeps to one core, and each event reaches
+// the agent without a copy or a hand-over between goroutines).
+func (f *feed) Inline() bool { return !f.queued }
 
 // Run implements agent.Feed.
 func (f *feed) Run(ctx context.Context, emit func(ev *market.Event) bool) error {
