@@ -19,6 +19,7 @@ type MarketEnv struct {
 	MinSize         float64 `expr:"min_size"`         // minimum order size in shares
 	FeeBps          int     `expr:"fee_bps"`          // fee rate in basis points
 	NegRisk         bool    `expr:"neg_risk"`         //
+	NegRiskID       string  `expr:"neg_risk_id"`      // the neg-risk event's id, shared by its markets; "" if none
 	EndDate         int64   `expr:"end_date"`         // Unix seconds; 0 when none
 	Now             int64   `expr:"now"`              // the venue's time, Unix seconds (never the local clock)
 	Active          bool    `expr:"active"`           //
@@ -64,7 +65,7 @@ func (s *Selector) Match(ev *exprenv.Evaluator, m *market.Info, now int64) (bool
 		YesToken: string(m.Tokens[market.Yes]), NoToken: string(m.Tokens[market.No]),
 		YesLabel: m.Outcomes[market.Yes], NoLabel: m.Outcomes[market.No],
 		Tick: float64(m.TickSize) / float64(market.One), MinSize: float64(m.MinSize) / float64(market.One),
-		FeeBps: int(m.FeeBps), NegRisk: m.NegRisk, EndDate: m.EndDate, Now: now,
+		FeeBps: int(m.FeeBps), NegRisk: m.NegRisk, NegRiskID: m.NegRiskID, EndDate: m.EndDate, Now: now,
 		Active: m.Active, Closed: m.Closed, Archived: m.Archived, AcceptingOrders: m.AcceptingOrders, Resolved: m.Resolved,
 	}
 	return ev.Bool(s.prog, env)

@@ -71,11 +71,14 @@ type Market struct {
 	MakerBaseFee     uint32             `json:"maker_base_fee"`
 	TakerBaseFee     uint32             `json:"taker_base_fee"`
 	NegRisk          bool               `json:"neg_risk"`
-	EnableOrderBook  bool               `json:"enable_order_book"`
-	Active           bool               `json:"active"`
-	Closed           bool               `json:"closed"`
-	Archived         bool               `json:"archived"`
-	AcceptingOrders  bool               `json:"accepting_orders"`
+	// NegRiskMarketID groups the markets of one neg-risk event (the dialect's
+	// neg_risk_market_id); absent for other markets.
+	NegRiskMarketID string `json:"neg_risk_market_id,omitempty"`
+	EnableOrderBook bool   `json:"enable_order_book"`
+	Active          bool   `json:"active"`
+	Closed          bool   `json:"closed"`
+	Archived        bool   `json:"archived"`
+	AcceptingOrders bool   `json:"accepting_orders"`
 }
 
 // SimplifiedMarketFrom renders info with the current prices of its YES and NO
@@ -93,8 +96,8 @@ func MarketFrom(info *market.Info, prices [2]market.Micros, endDateISO string) M
 	return Market{
 		ConditionID: info.Condition, Question: info.Question, MarketSlug: info.Slug, EndDateISO: endDateISO,
 		Tokens: tokensOf(info, prices), MinimumOrderSize: Number(info.MinSize), MinimumTickSize: Number(info.TickSize),
-		MakerBaseFee: info.FeeBps, TakerBaseFee: info.FeeBps, NegRisk: info.NegRisk, EnableOrderBook: true,
-		Active: info.Active, Closed: info.Closed, Archived: info.Archived, AcceptingOrders: info.AcceptingOrders,
+		MakerBaseFee: info.FeeBps, TakerBaseFee: info.FeeBps, NegRisk: info.NegRisk, NegRiskMarketID: info.NegRiskID,
+		EnableOrderBook: true, Active: info.Active, Closed: info.Closed, Archived: info.Archived, AcceptingOrders: info.AcceptingOrders,
 	}
 }
 
@@ -122,7 +125,7 @@ func (m *Market) Info() (market.Info, error) {
 	}
 	info := market.Info{
 		Condition: m.ConditionID, Question: m.Question, Slug: m.MarketSlug, TickSize: market.Micros(m.MinimumTickSize),
-		MinSize: market.Micros(m.MinimumOrderSize), FeeBps: m.TakerBaseFee, NegRisk: m.NegRisk, Active: m.Active,
+		MinSize: market.Micros(m.MinimumOrderSize), FeeBps: m.TakerBaseFee, NegRisk: m.NegRisk, NegRiskID: m.NegRiskMarketID, Active: m.Active,
 		Closed: m.Closed, Archived: m.Archived, AcceptingOrders: m.AcceptingOrders,
 		EndDate: parseEndDate(m.EndDateISO),
 	}

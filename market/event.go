@@ -13,9 +13,11 @@ const (
 	EventOrder                            // an order of this wallet changed (Order, OrderUpdate)
 	EventFill                             // an order of this wallet traded (Fill)
 	EventTimer                            // time advanced with no market data (Time only)
+	EventFeed                             // a price of an underlying from a real-time feed (Name, Value)
+	EventSignal                           // a value of an outside signal (Name, Value)
 )
 
-var eventKindNames = [...]string{"invalid", "book", "price_change", "last_trade_price", "tick_size_change", "market_resolved", "order", "fill", "timer"}
+var eventKindNames = [...]string{"invalid", "book", "price_change", "last_trade_price", "tick_size_change", "market_resolved", "order", "fill", "timer", "feed", "signal"}
 
 // String returns a short lower-case name ("book", "price_change", ...).
 func (k EventKind) String() string {
@@ -105,4 +107,11 @@ type Event struct {
 
 	// EventFill.
 	Fill Fill
+
+	// EventFeed: Name is the feed's symbol ("crypto:btcusdt") and Value its price.
+	// EventSignal: Name is the signal's name and Value its number. These are
+	// outside measurements that expressions read, never amounts of money, so they
+	// are float64 (docs/design/0133-strategy-inputs.md).
+	Name  string
+	Value float64
 }

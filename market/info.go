@@ -12,6 +12,9 @@ type Info struct {
 	MinSize   Micros     // minimum order size in shares
 	FeeBps    uint32     // fee rate in basis points (formula: docs/design/0010-exchange-core.md)
 	NegRisk   bool
+	// NegRiskID is the id shared by the markets of one neg-risk event (the
+	// service's neg_risk_market_id); "" when unknown or not neg-risk.
+	NegRiskID string
 	EndDate   int64 // Unix seconds; 0 if none
 
 	Active          bool

@@ -94,10 +94,21 @@ type State struct {
 	// Last is the last public trade printed for each token (see Apply); nil until
 	// the first trade event.
 	Last map[TokenID]LastTrade
+	// Feeds and Signals are the last value of each real-time feed (by symbol) and
+	// outside signal (by name), with its time (EventFeed, EventSignal); nil until
+	// the first.
+	Feeds   map[string]Input
+	Signals map[string]Input
 
 	// spare holds orders Apply removed from Orders, reused for the next ones
 	// (readers keep no references past an evaluation, so none is still read).
 	spare []*Order
+}
+
+// Input is the last value of a feed or a signal and its time (Unix ms).
+type Input struct {
+	Value float64
+	Time  int64
 }
 
 // maxSpareOrders bounds State.spare.

@@ -29,6 +29,8 @@ type LastTrade struct {
 //     order's reservation comes with its EventOrder, in either order, so the net effect
 //     of a buy filled at a better price than its limit is exactly the fill's cost.
 //   - EventTimer: only advances s.Time.
+//   - EventFeed, EventSignal: record Value with the event's time (s.Time when the
+//     event has none) in s.Feeds or s.Signals under Name.
 //
 // Events for unknown markets update what they can (books, prints, orders, fills) and
 // ignore the rest. For book events Apply does not allocate once the token's book
@@ -72,6 +74,16 @@ func (s *State) Apply(ev *Event) {
 		s.applyOrder(&ev.Order, ev.OrderUpdate)
 	case EventFill:
 		s.applyFill(&ev.Fill)
+	case EventFeed:
+		if s.Feeds == nil {
+			s.Feeds = make(map[string]Input)
+		}
+		s.Feeds[ev.Name] = Input{Value: ev.Value, Time: s.Time}
+	case EventSignal:
+		if s.Signals == nil {
+			s.Signals = make(map[string]Input)
+		}
+		s.Signals[ev.Name] = Input{Value: ev.Value, Time: s.Time}
 	}
 }
 

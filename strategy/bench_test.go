@@ -34,12 +34,19 @@ func BenchmarkEvaluate(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	st := newTestState()
+	benchBookEvents(b, in, newTestState(), 3)
+}
+
+// benchBookEvents applies a snapshot of the YES book of benchCond, then measures
+// level changes at its top, each applied to st and decided by in, which must
+// give want intents.
+func benchBookEvents(b *testing.B, in *Instance, st *market.State, want int) {
 	snap := market.Event{Kind: market.EventBook, Time: 1_700_000_000_000, Market: benchCond, Token: benchYes,
 		Bids: []market.Level{{Price: 450_000, Size: 100 * market.One}, {Price: 440_000, Size: 200 * market.One}},
 		Asks: []market.Level{{Price: 480_000, Size: 100 * market.One}, {Price: 490_000, Size: 200 * market.One}}}
 	st.Apply(&snap)
 	out := make([]market.Intent, 0, 16)
+	var err error
 	if out, err = in.Decide(&snap, st, out[:0]); err != nil {
 		b.Fatal(err)
 	}
@@ -56,7 +63,52 @@ func BenchmarkEvaluate(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
-	if len(out) != 3 {
-		b.Fatalf("%d intents, want 3: %+v", len(out), out)
+	if len(out) != want {
+		b.Fatalf("%d intents, want %d: %+v", len(out), want, out)
 	}
+}
+
+// BenchmarkEvaluateCrossMarket is BenchmarkEvaluate for a strategy that reads
+// another market: a hedge slot quoting around the main slot's mid (markets.main),
+// with main's own quotes. A level change at the top of main's YES book evaluates
+// both markets (main's own, and hedge, which reads it): two fills of the
+// environment, the cross read and six intents per event.
+func BenchmarkEvaluateCrossMarket(b *testing.B) {
+	s, err := Parse("cross.yaml", []byte(`
+markets: [main, hedge]
+params:
+  half_spread: 0.02
+  size: 10
+vars:
+  fair: nz(markets.main.yes.mid, 0.5)
+  skew: (markets.main.yes.position - markets.hedge.yes.position) / 1000
+quotes:
+  bid:
+    side: BUY
+    price: fair - half_spread - skew
+    size: size
+  ask:
+    side: SELL
+    price: fair + half_spread - skew
+    size: size
+  hedge_bid:
+    market: hedge
+    side: BUY
+    price: 1 - fair - half_spread
+    size: size
+    when: markets.main.yes.two_sided
+`))
+	if err != nil {
+		b.Fatal(err)
+	}
+	const hedgeCond market.ConditionID = "0x00000000000000000000000000000000000000000000000000000000000000c2"
+	in, err := s.NewInstance([]Binding{{Name: "main", Market: benchCond}, {Name: "hedge", Market: hedgeCond}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	st := newTestState()
+	h := *st.Markets[benchCond]
+	h.Condition, h.Tokens = hedgeCond, [2]market.TokenID{"1003", "1004"}
+	st.Markets[hedgeCond] = &h
+	benchBookEvents(b, in, st, 5)
 }

@@ -15,6 +15,13 @@ import (
 //	time, inventory, upnl, rpnl, balance, reserved, mode, orders
 //	               top-level names, from Account
 //	params, indicators and vars of the file, by their names
+//	markets.NAME   another market slot of the file: .yes, .no (Token), .market
+//	event.markets, event.yes_sum, ...
+//	               aggregates over the bound markets of the current market's
+//	               neg-risk event (EventAgg)
+//	feeds.NAME     a feed the agent binds to a real-time price (Feed), and its
+//	               methods: feeds.NAME.change(60s), .vol(30m), ...
+//	signals.NAME   a signal the agent binds to an outside source (a number)
 //
 // Prices, sizes and amounts are float64 inside expressions only (see
 // docs/design/0030-strategy-numbers.md); results are converted back to exact
@@ -31,7 +38,41 @@ type Env struct {
 	Event   *EventInfo  `expr:"event"`
 	Account *Account    `expr:"@a"`
 	Slots   *Slots      `expr:"@s"`
+	Inputs  *Inputs     `expr:"@x"`
+	Agg     *EventAgg   `expr:"@e"`
 }
+
+// Other is what expressions see of another market slot (markets.NAME): its tokens
+// and metadata, filled exactly as the current market's are when the market is
+// evaluated itself.
+type Other struct {
+	Yes    *Token      `expr:"yes"`
+	No     *Token      `expr:"no"`
+	Market *MarketInfo `expr:"market"`
+}
+
+// Feed is what expressions see of a feed (feeds.NAME): the last price of the
+// underlying the agent binds the name to, and its time.
+type Feed struct {
+	Price float64 `expr:"price"` // last price; NaN if none yet, or older than the binding's staleness limit
+	Time  int64   `expr:"time"`  // its time, Unix ms; 0 if none
+}
+
+// EventAgg are aggregates over the markets of the current market's neg-risk event
+// that the agent binds (event.markets, event.yes_sum, ...). A sum is NaN unless
+// every one of those markets has the figure it sums; every figure is NaN (markets
+// 0) for a market that is not part of a neg-risk event.
+type EventAgg struct {
+	Markets    int64   `expr:"markets"`      // the bound markets of the event, this one included
+	YesSum     float64 `expr:"yes_sum"`      // Σ yes.mid
+	YesBidSum  float64 `expr:"yes_bid_sum"`  // Σ yes.bid: what selling one YES of each pays
+	YesAskSum  float64 `expr:"yes_ask_sum"`  // Σ yes.ask: what buying one YES of each costs
+	YesBidSize float64 `expr:"yes_bid_size"` // the least yes.bid_size among them
+	YesAskSize float64 `expr:"yes_ask_size"` // the least yes.ask_size among them
+}
+
+// aggNames are EventAgg's names, read as event.NAME.
+var aggNames = []string{"markets", "yes_sum", "yes_bid_sum", "yes_ask_sum", "yes_bid_size", "yes_ask_size"}
 
 // Depth is the number of book levels for which depth and imbalance are given: index n
 // of Token.BidDepth, AskDepth and Imbalance covers the best n levels, index 0 the whole
@@ -136,7 +177,7 @@ type OrderInfo struct {
 var topNames = []string{"time", "inventory", "upnl", "rpnl", "balance", "reserved", "mode", "orders"}
 
 // reservedNames are names the file may not use for params, indicators and vars.
-var reservedNames = []string{"yes", "no", "market", "event", "true", "false", "nil", "let", "if", "else", "in", "not", "and", "or", "matches", "contains", "startsWith", "endsWith"}
+var reservedNames = []string{"yes", "no", "market", "event", "markets", "feeds", "signals", "true", "false", "nil", "let", "if", "else", "in", "not", "and", "or", "matches", "contains", "startsWith", "endsWith"}
 
 var nan = math.NaN()
 

@@ -1,6 +1,10 @@
 package strategy
 
-import "strconv"
+import (
+	"reflect"
+	"strconv"
+	"unsafe"
+)
 
 // fieldReader is the reader strategies are compiled with (a variable for tests).
 var fieldReader = envField
@@ -9,6 +13,9 @@ var fieldReader = envField
 // an expression may name (arrays and orders are left to reflection), so that the
 // fast path reads the environment without reflect (docs/design/0106).
 func envField(path []string) any {
+	if len(path) > 2 && path[0] == "@x" {
+		return inputField(path[1:])
+	}
 	if len(path) != 2 {
 		return nil
 	}
@@ -24,6 +31,10 @@ func envField(path []string) any {
 		return eventField(name)
 	case "@a":
 		return accountField(name)
+	case "@e":
+		return aggField(name)
+	case "@x":
+		return inputField(path[1:])
 	case "@s":
 		if len(name) < 2 {
 			return nil
@@ -227,6 +238,118 @@ func accountField(name string) any {
 		return func(e any) float64 { return e.(Env).Account.Reserved }
 	case "mode":
 		return func(e any) string { return e.(Env).Account.Mode }
+	}
+	return nil
+}
+
+// inputField reads a field below Env.Inputs: m<i>.yes.bid, f<i>.price, s<i>, c<i>.
+// Reads of other markets and feeds go through the mirrors Inputs.m and Inputs.f and
+// a getter (one call more than a field of the current market).
+func inputField(path []string) any {
+	name := path[0]
+	if len(name) < 2 {
+		return nil
+	}
+	i, err := strconv.Atoi(name[1:])
+	if err != nil || i < 0 {
+		return nil
+	}
+	switch {
+	case name[0] == 's' && len(path) == 1 && i < MaxSignals:
+		return signalReads[i]
+	case name[0] == 'c' && len(path) == 1 && i < MaxFeedCalls:
+		return callReads[i]
+	case name[0] == 'f' && len(path) == 2 && i < MaxFeeds:
+		switch path[1] {
+		case "price":
+			return func(e any) float64 { return e.(Env).Inputs.f[i].Price }
+		case "time":
+			return func(e any) int64 { return e.(Env).Inputs.f[i].Time }
+		}
+	case name[0] == 'm' && len(path) == 3 && i < MaxCrossSlots:
+		switch path[1] {
+		case "yes":
+			return otherTokenField(i, false, path[2])
+		case "no":
+			return otherTokenField(i, true, path[2])
+		case "market":
+			return otherMarketField(i, path[2])
+		}
+	}
+	return nil
+}
+
+// otherTokenField reads field name of a token of other market i.
+func otherTokenField(i int, no bool, name string) any {
+	tok := func(e any) *Token { return e.(Env).Inputs.m[i].Yes }
+	if no {
+		tok = func(e any) *Token { return e.(Env).Inputs.m[i].No }
+	}
+	return through(tok, name)
+}
+
+// otherMarketField reads field name of the metadata of other market i.
+func otherMarketField(i int, name string) any {
+	return through(func(e any) *MarketInfo { return e.(Env).Inputs.m[i].Market }, name)
+}
+
+// through returns the typed read of field name of the struct T that get finds in
+// an environment.
+func through[T any](get func(e any) *T, name string) any {
+	switch g := getter[T](name).(type) {
+	case func(*T) float64:
+		return func(e any) float64 { return g(get(e)) }
+	case func(*T) int64:
+		return func(e any) int64 { return g(get(e)) }
+	case func(*T) bool:
+		return func(e any) bool { return g(get(e)) }
+	case func(*T) string:
+		return func(e any) string { return g(get(e)) }
+	}
+	return nil
+}
+
+func aggField(name string) any {
+	switch name {
+	case "markets":
+		return func(e any) int64 { return e.(Env).Agg.Markets }
+	case "yes_sum":
+		return func(e any) float64 { return e.(Env).Agg.YesSum }
+	case "yes_bid_sum":
+		return func(e any) float64 { return e.(Env).Agg.YesBidSum }
+	case "yes_ask_sum":
+		return func(e any) float64 { return e.(Env).Agg.YesAskSum }
+	case "yes_bid_size":
+		return func(e any) float64 { return e.(Env).Agg.YesBidSize }
+	case "yes_ask_size":
+		return func(e any) float64 { return e.(Env).Agg.YesAskSize }
+	}
+	return nil
+}
+
+// getter returns a func(*T) float64, int64, bool or string reading the scalar field
+// of struct T whose expr name is name (nil for none, or a field of another kind).
+// Reflection runs once, when the read is built; the read is a load at the field's
+// offset, which reflect gives for exactly this type (so the unsafe.Add stays in the
+// struct, and the kind is checked).
+func getter[T any](name string) any {
+	t := reflect.TypeFor[T]()
+	for i := 0; i < t.NumField(); i++ {
+		f := t.Field(i)
+		if f.Tag.Get("expr") != name {
+			continue
+		}
+		off := f.Offset
+		switch f.Type.Kind() {
+		case reflect.Float64:
+			return func(p *T) float64 { return *(*float64)(unsafe.Add(unsafe.Pointer(p), off)) }
+		case reflect.Int64:
+			return func(p *T) int64 { return *(*int64)(unsafe.Add(unsafe.Pointer(p), off)) }
+		case reflect.Bool:
+			return func(p *T) bool { return *(*bool)(unsafe.Add(unsafe.Pointer(p), off)) }
+		case reflect.String:
+			return func(p *T) string { return *(*string)(unsafe.Add(unsafe.Pointer(p), off)) }
+		}
 	}
 	return nil
 }

@@ -18,30 +18,52 @@ func TestEveryFieldHasATypedRead(t *testing.T) {
 	var evi EventInfo
 	var acct Account
 	var slots Slots
-	env := Env{Yes: &yes, No: &no, Market: &mkt, Event: &evi, Account: &acct, Slots: &slots}
+	var agg EventAgg
+	var x Inputs
+	var others [MaxCrossSlots]Other
+	var otherParts [MaxCrossSlots]struct {
+		yes, no Token
+		mkt     MarketInfo
+	}
+	var feeds [MaxFeeds]Feed
+	var op []*Other
+	var fp []*Feed
+	for i := range others {
+		others[i] = Other{Yes: &otherParts[i].yes, No: &otherParts[i].no, Market: &otherParts[i].mkt}
+		op = append(op, &others[i])
+	}
+	for i := range feeds {
+		fp = append(fp, &feeds[i])
+	}
+	x.setPointers(op, fp)
+	env := Env{Yes: &yes, No: &no, Market: &mkt, Event: &evi, Account: &acct, Slots: &slots, Inputs: &x, Agg: &agg}
 	var boxed any = env
 	n := 0
-	envT := reflect.TypeOf(env)
-	for i := 0; i < envT.NumField(); i++ {
-		top := envT.Field(i)
-		sv := reflect.ValueOf(env).Field(i).Elem()
-		for j := 0; j < sv.NumField(); j++ {
-			f := sv.Type().Field(j)
+	// walk checks every scalar field below v (a struct) at path.
+	var walk func(v reflect.Value, path []string)
+	walk = func(v reflect.Value, path []string) {
+		for j := 0; j < v.NumField(); j++ {
+			f := v.Type().Field(j)
 			if !f.IsExported() {
 				continue
 			}
-			path := []string{top.Tag.Get("expr"), f.Tag.Get("expr")}
-			t.Run(path[0]+"."+path[1], func(t *testing.T) {
+			fv := v.Field(j)
+			p := append(append([]string(nil), path...), f.Tag.Get("expr"))
+			if fv.Kind() == reflect.Pointer {
+				walk(fv.Elem(), p)
+				continue
+			}
+			t.Run(strings.Join(p, "."), func(t *testing.T) {
 				n++
-				fv := sv.Field(j)
-				r := envField(path)
+				r := envField(p)
 				if !exprenvtest.CheckRead(t, fv, r, boxed, n) && r != nil {
 					t.Fatalf("a read for a %s field", fv.Kind())
 				}
 			})
 		}
 	}
-	if n < 150 {
+	walk(reflect.ValueOf(env), nil)
+	if n < 150+MaxCrossSlots*(2*25+12)+MaxFeeds*2+MaxSignals+MaxFeedCalls {
 		t.Fatalf("only %d fields checked", n)
 	}
 }

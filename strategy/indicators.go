@@ -3,6 +3,7 @@ package strategy
 import (
 	"math"
 	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/pitbossdev/pitboss/market"
@@ -23,12 +24,13 @@ const (
 	fnSum
 	fnChange
 	fnReturns
+	fnVol
 )
 
-var indFns = map[string]indFn{"ema": fnEMA, "sma": fnSMA, "stdev": fnStdev, "zscore": fnZscore, "min": fnMin, "max": fnMax, "sum": fnSum, "change": fnChange, "returns": fnReturns}
+var indFns = map[string]indFn{"ema": fnEMA, "sma": fnSMA, "stdev": fnStdev, "zscore": fnZscore, "min": fnMin, "max": fnMax, "sum": fnSum, "change": fnChange, "returns": fnReturns, "vol": fnVol}
 
 func indFnList() []string {
-	return []string{"ema", "sma", "stdev", "zscore", "min", "max", "sum", "change", "returns"}
+	return []string{"ema", "sma", "stdev", "zscore", "min", "max", "sum", "change", "returns", "vol"}
 }
 
 // series is a value the runtime maintains for each token.
@@ -43,6 +45,8 @@ const (
 	serImbalance
 	serLast
 	serVolume
+	serFeed   // a feed's price (feeds.NAME), sampled on its updates
+	serSignal // a signal's value (signals.NAME), sampled on its updates
 )
 
 var seriesNames = map[string]series{"mid": serMid, "microprice": serMicroprice, "bid": serBid, "ask": serAsk, "spread": serSpread, "imbalance": serImbalance, "last": serLast, "volume": serVolume}
@@ -72,6 +76,7 @@ type indSpec struct {
 	fn     indFn
 	token  market.Outcome
 	series series
+	input  int // serFeed, serSignal: the feed's or signal's index
 	window ref
 }
 
@@ -103,21 +108,39 @@ func (p *parser) indicators(n *yaml.Node) {
 			p.at(at.Line, col, "%s: unknown function %s%s", what, fn, suggestion(fn, indFnList(), "functions"))
 			ok = false
 		}
+		ser, scol := group(4)
+		input := false
 		if m[6] >= 0 {
 			tok, col := group(3)
 			switch strings.ToLower(tok) {
 			case "yes":
 			case "no":
 				is.token = market.No
+			case "feeds", "signals":
+				input = true
+				names, kind := p.s.feeds, "feed"
+				is.series = serFeed
+				if tok == "signals" {
+					names, kind, is.series = p.s.signals, "signal", serSignal
+				}
+				if is.input = slices.Index(names, ser); is.input < 0 {
+					if len(names) == 0 {
+						p.at(at.Line, scol, "%s: %s.%s: no %s is declared (add %s: [%s])", what, tok, ser, kind, tok, ser)
+					} else {
+						p.at(at.Line, scol, "%s: unknown %s %s%s", what, kind, ser, suggestion(ser, names, tok))
+					}
+					ok = false
+				}
 			default:
-				p.at(at.Line, col, "%s: %s is not a token; write yes.%s or no.%s", what, tok, text[m[8]:m[9]], text[m[8]:m[9]])
+				p.at(at.Line, col, "%s: %s is not a token; write yes.%s or no.%s (or feeds.NAME, signals.NAME)", what, tok, text[m[8]:m[9]], text[m[8]:m[9]])
 				ok = false
 			}
 		}
-		ser, col := group(4)
-		if is.series = seriesNames[ser]; is.series == 0 {
-			p.at(at.Line, col, "%s: unknown series %s%s", what, ser, suggestion(ser, seriesList(), "series"))
-			ok = false
+		if !input {
+			if is.series = seriesNames[ser]; is.series == 0 {
+				p.at(at.Line, scol, "%s: unknown series %s%s", what, ser, suggestion(ser, seriesList(), "series"))
+				ok = false
+			}
 		}
 		win, col := group(5)
 		switch {
@@ -219,10 +242,13 @@ type indicator struct {
 	// removals so that rounding errors cannot accumulate
 	shift, sum, sumsq float64
 	errq              float64 // bound on the rounding error accumulated in sumsq
-	removed           int
-	ema               float64
-	emaT              int64
-	emaOK             bool
+	// rv (vol): the sum of the squared log changes between consecutive samples of
+	// the window, recomputed with the running sums
+	rv      float64
+	removed int
+	ema     float64
+	emaT    int64
+	emaOK   bool
 	// ver changes with every change of the samples or the running sums; value
 	// keeps its last result with the version and readiness it was computed at
 	// (see value)
@@ -266,11 +292,16 @@ func (x *indicator) add(t int64, v float64) {
 	if x.win.n == len(x.win.buf) && x.win.n >= x.win.limit {
 		x.removeOldest() // event window full, or time window at its sample limit
 	}
+	if x.fn == fnVol && v <= 0 {
+		return // a log change needs positive values
+	}
 	x.seq++
 	x.ver++
 	s := sample{seq: x.seq, t: t, v: v}
 	if x.win.n == 0 {
-		x.shift, x.sum, x.sumsq, x.errq = v, 0, 0, 0
+		x.shift, x.sum, x.sumsq, x.errq, x.rv = v, 0, 0, 0, 0
+	} else if x.fn == fnVol {
+		x.rv += logChange2(x.win.back().v, v)
 	}
 	x.win.push(s)
 	x.accumulate(float64(v-x.shift), 1)
@@ -325,8 +356,11 @@ func (x *indicator) removeOldest() {
 		x.maxq.popFront()
 	}
 	if x.win.n == 0 {
-		x.sum, x.sumsq, x.errq, x.removed = 0, 0, 0, 0
+		x.sum, x.sumsq, x.errq, x.removed, x.rv = 0, 0, 0, 0, 0
 		return
+	}
+	if x.fn == fnVol {
+		x.rv = max(x.rv-logChange2(s.v, x.win.front().v), 0)
 	}
 	x.accumulate(float64(s.v-x.shift), -1)
 	x.removed++
@@ -348,10 +382,19 @@ func (x *indicator) recompute() {
 	x.ver++
 	x.removed = 0
 	x.shift = x.win.front().v
-	x.sum, x.sumsq, x.errq = 0, 0, 0
+	x.sum, x.sumsq, x.errq, x.rv = 0, 0, 0, 0
 	for i := 0; i < x.win.n; i++ {
 		x.accumulate(float64(x.win.at(i).v-x.shift), 1)
+		if x.fn == fnVol && i > 0 {
+			x.rv += logChange2(x.win.at(i-1).v, x.win.at(i).v)
+		}
 	}
+}
+
+// logChange2 is the squared log change from a to b (both positive).
+func logChange2(a, b float64) float64 {
+	r := math.Log(b / a)
+	return float64(r * r)
 }
 
 // squares returns the sum of squared deviations from the mean. When it is within the
@@ -433,6 +476,13 @@ func (x *indicator) compute(ready bool) float64 {
 			return nan
 		}
 		return float64(x.win.back().v/x.win.front().v) - 1
+	case fnVol:
+		// realized volatility per √hour: √(Σ r² / hours the window's samples span)
+		span := x.win.back().t - x.win.front().t
+		if n < 2 || span <= 0 {
+			return nan
+		}
+		return math.Sqrt(float64(x.rv*3_600_000) / float64(span))
 	}
 	if n < 2 {
 		return nan

@@ -27,6 +27,8 @@ type Instance struct {
 	byCond map[market.ConditionID]*mstate
 	last   *mstate // the market find returned last
 	eval   exprenv.Evaluator
+	x      xstate // the inputs every market shares (inputs_cross.go)
+	epoch  uint64 // Decide calls, for filling each market at most once per call
 }
 
 // mstate is an instance's state for one bound market.
@@ -60,11 +62,24 @@ type mstate struct {
 	dirty bool     // an input changed since the last complete evaluation (reuse.go)
 	snap  snapshot // the last complete evaluation (reuse.go)
 	h     handles  // its entries of the state's maps (handles.go)
+
+	agg    EventAgg // event.markets, event.yes_sum, ...
+	rd     reads    // what its expressions read beyond the market (deps.go)
+	gen    uint64   // changes whenever fill recomputes a part of its environment
+	filled uint64   // the Decide call (Instance.epoch) it was last filled as another market's input
+	seen   []uint64 // the cross stamp of its last evaluation (refreshReads)
+	stamp  []uint64
 }
 
 // NewInstance binds s to markets. Names must be unique and non-empty; for a strategy
-// with named slots, every slot must be bound exactly once and nothing else.
+// with named slots, every slot must be bound exactly once and nothing else. A
+// strategy that declares feeds or signals needs NewInstanceWith.
 func (s *Strategy) NewInstance(bindings []Binding) (*Instance, error) {
+	return s.NewInstanceWith(bindings, Sources{})
+}
+
+// NewInstanceWith is NewInstance that also binds the strategy's feeds and signals.
+func (s *Strategy) NewInstanceWith(bindings []Binding, src Sources) (*Instance, error) {
 	if len(bindings) == 0 {
 		return nil, fmt.Errorf("strategy %s: no market bound", s.Name())
 	}
@@ -94,11 +109,17 @@ func (s *Strategy) NewInstance(bindings []Binding) (*Instance, error) {
 	in := &Instance{s: s, byCond: make(map[market.ConditionID]*mstate, len(bindings))}
 	for _, b := range bindings {
 		m := &mstate{b: b}
-		m.env = Env{Yes: &m.yes, No: &m.no, Market: &m.mkt, Event: &m.evi, Account: &m.acct, Slots: &m.slots}
+		m.env = Env{Yes: &m.yes, No: &m.no, Market: &m.mkt, Event: &m.evi, Account: &m.acct, Slots: &m.slots,
+			Inputs: &in.x.x, Agg: &m.agg}
+		m.rd = s.marketReads(b.Name)
 		m.boxed = m.env
 		m.f, m.bl = m.slots.floats(), m.slots.bools()
 		for _, ci := range s.indicators {
-			m.ind = append(m.ind, newIndicator(ci.fn, ci.events, ci.span))
+			var x *indicator // feed and signal series: one for the instance (xstate.ind)
+			if ci.series != serFeed && ci.series != serSignal {
+				x = newIndicator(ci.fn, ci.events, ci.span)
+			}
+			m.ind = append(m.ind, x)
 		}
 		for i, q := range s.quotes {
 			if q.slot == "" || q.slot == b.Name {
@@ -119,6 +140,9 @@ func (s *Strategy) NewInstance(bindings []Binding) (*Instance, error) {
 		m.acct.Orders = make([]OrderInfo, 0, 8)
 		in.ms = append(in.ms, m)
 		in.byCond[b.Market] = m
+	}
+	if err := in.bindSources(src); err != nil {
+		return nil, err
 	}
 	return in, nil
 }
@@ -155,20 +179,49 @@ func (in *Instance) Strategy() *Strategy { return in.s }
 func (in *Instance) Decide(ev *market.Event, st *market.State, out []market.Intent) ([]market.Intent, error) {
 	n0 := len(out)
 	var err error
-	if ev.Kind == market.EventTimer {
+	in.epoch++
+	if in.s.hasInputs() {
+		now := ev.Time
+		if now == 0 {
+			now = st.Time
+		}
+		in.updateInputs(ev, st, now)
+	}
+	switch ev.Kind {
+	case market.EventTimer:
 		for _, m := range in.ms {
 			if out, err = in.evalMarket(m, ev, st, out); err != nil {
 				return out[:n0], err
 			}
 		}
 		return out, nil
-	}
-	m := in.find(ev, st)
-	if m == nil {
+	case market.EventFeed, market.EventSignal:
+		mask := in.inputMask(ev)
+		for _, m := range in.ms {
+			if m.rd.feeds&mask.feeds != 0 || m.rd.signals&mask.signals != 0 {
+				if out, err = in.evalMarket(m, ev, st, out); err != nil {
+					return out[:n0], err
+				}
+			}
+		}
 		return out, nil
 	}
-	if out, err = in.evalMarket(m, ev, st, out); err != nil {
-		return out[:n0], err
+	e := in.find(ev, st)
+	if e == nil {
+		return out, nil
+	}
+	if !in.s.cross {
+		if out, err = in.evalMarket(e, ev, st, out); err != nil {
+			return out[:n0], err
+		}
+		return out, nil
+	}
+	for _, m := range in.ms {
+		if in.evaluates(m, e, st) {
+			if out, err = in.evalMarket(m, ev, st, out); err != nil {
+				return out[:n0], err
+			}
+		}
 	}
 	return out, nil
 }
@@ -240,11 +293,19 @@ func (in *Instance) evalMarket(m *mstate, ev *market.Event, st *market.State, ou
 		m.start, m.started = now, true
 	}
 	bit, touched, mirrored := in.fill(m, h, ev, st, now)
+	if m.rd != (reads{}) {
+		in.refreshReads(m, ev, st, now)
+	}
 
 	// indicators
 	for i := range s.indicators {
 		ci := &s.indicators[i]
 		x := m.ind[i]
+		if ci.series == serFeed || ci.series == serSignal {
+			// sampled once for every market, on the input's updates (sampleInput)
+			*m.f[ci.slot] = in.x.ind[i].value(now, in.x.start)
+			continue
+		}
 		if ci.series.fromTrades() {
 			if ev.Kind == market.EventLastTrade && ev.Token == info.Tokens[ci.token] {
 				v := f(ev.Price)
@@ -532,6 +593,7 @@ func (in *Instance) fill(m *mstate, h *handles, ev *market.Event, st *market.Sta
 	}
 	if changed {
 		m.dirty = true
+		m.gen++
 	}
 
 	bit, name := kindBit(ev.Kind)

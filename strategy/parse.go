@@ -21,6 +21,10 @@ type spec struct {
 	description string
 	slots       []string
 	slotNodes   []*yaml.Node
+	feeds       []string // feeds: the names the agent binds to real-time feeds
+	feedNodes   []*yaml.Node
+	signals     []string // signals: the names the agent binds to signal sources
+	signalNodes []*yaml.Node
 	params      []*paramSpec
 	indicators  []*indSpec
 	vars        []*varSpec
@@ -116,12 +120,14 @@ const (
 	onOrder
 	onFill
 	onTimer
+	onFeed
+	onSignal
 )
 
-var onNames = map[string]uint16{"book": onBook, "trade": onTrade, "tick_size": onTickSize, "resolved": onResolved, "order": onOrder, "fill": onFill, "timer": onTimer}
+var onNames = map[string]uint16{"book": onBook, "trade": onTrade, "tick_size": onTickSize, "resolved": onResolved, "order": onOrder, "fill": onFill, "timer": onTimer, "feed": onFeed, "signal": onSignal}
 
 func onList() []string {
-	return []string{"book", "trade", "tick_size", "resolved", "order", "fill", "timer"}
+	return []string{"book", "trade", "tick_size", "resolved", "order", "fill", "timer", "feed", "signal"}
 }
 
 // kindBit maps an event to its `on:` bit and its event.kind name.
@@ -141,11 +147,15 @@ func kindBit(k market.EventKind) (uint16, string) {
 		return onFill, "fill"
 	case market.EventTimer:
 		return onTimer, "timer"
+	case market.EventFeed:
+		return onFeed, "feed"
+	case market.EventSignal:
+		return onSignal, "signal"
 	}
 	return 0, ""
 }
 
-var topFields = []string{"name", "description", "markets", "params", "indicators", "vars", "quotes", "rules"}
+var topFields = []string{"name", "description", "markets", "feeds", "signals", "params", "indicators", "vars", "quotes", "rules"}
 
 // parser walks a YAML document into a spec, recording every problem.
 type parser struct {
@@ -177,6 +187,12 @@ func parse(file string, src []byte) (*spec, *problems) {
 	}
 	if n := fields["markets"]; n != nil {
 		p.markets(n)
+	}
+	if n := fields["feeds"]; n != nil {
+		p.s.feeds, p.s.feedNodes = p.names(n, "feeds", "feed", MaxFeeds)
+	}
+	if n := fields["signals"]; n != nil {
+		p.s.signals, p.s.signalNodes = p.names(n, "signals", "signal", MaxSignals)
 	}
 	if n := fields["params"]; n != nil {
 		p.params(n)
@@ -274,6 +290,35 @@ var (
 	reIdent = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 	reID    = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_-]*$`)
 )
+
+// names parses a list of input names (feeds: [btc], signals: [model]): identifiers,
+// each once, at most max.
+func (p *parser) names(n *yaml.Node, field, what string, max int) ([]string, []*yaml.Node) {
+	if n.Kind != yaml.SequenceNode {
+		p.node(n, "%s must be a list of names, e.g. [%s]", field, map[string]string{"feeds": "btc, eth", "signals": "model"}[field])
+		return nil, nil
+	}
+	var names []string
+	var nodes []*yaml.Node
+	for _, c := range n.Content {
+		name, ok := p.scalar(c, "a "+what+" name")
+		if !ok {
+			continue
+		}
+		switch {
+		case !reIdent.MatchString(name) || len(name) > 64:
+			p.node(c, "%s %q must be a name of at most 64 letters, digits and _, not starting with a digit", what, name)
+		case slices.Contains(names, name):
+			p.node(c, "%s %q is listed twice", what, name)
+		case len(names) == max:
+			p.node(c, "more than %d %ss", max, what)
+		default:
+			names = append(names, name)
+			nodes = append(nodes, c)
+		}
+	}
+	return names, nodes
+}
 
 func (p *parser) markets(n *yaml.Node) {
 	if n.Kind != yaml.SequenceNode {

@@ -2,7 +2,6 @@ package strategy
 
 import (
 	"math"
-	"strings"
 
 	"github.com/pitbossdev/pitboss/market"
 	"github.com/pitbossdev/pitboss/sandbox/exprenv"
@@ -24,7 +23,9 @@ import (
 // Program.Names — no closures, no let), none reads time, orders (their ages), the
 // event or market.ends_in (all change with every event), and no quote is GTD (its
 // expiration follows the event time). A token's last trade is an input only when an
-// expression reads one of its fields.
+// expression reads one of its fields. What a market reads beyond itself — other
+// slots, the event's aggregates, feeds, signals, feed methods — is compared too
+// (inputs_cross.go: the cross stamp).
 
 // reusable reports whether a strategy with these expressions and quotes may reuse,
 // and whether its expressions read a token's last trade.
@@ -47,7 +48,7 @@ func reusable(progs []*exprenv.Program, quotes []compiledQuote) (ok, readsLast b
 		}
 		for _, n := range p.Names() {
 			switch {
-			case n == "time", n == "orders", n == "event", strings.HasPrefix(n, "event."), n == "market.ends_in":
+			case n == "time", n == "orders", eventFieldRead(n), marketFieldRead(n, "ends_in"):
 				ok = false
 			case lastField(n):
 				readsLast = true
@@ -57,10 +58,15 @@ func reusable(progs []*exprenv.Program, quotes []compiledQuote) (ok, readsLast b
 	return ok, readsLast
 }
 
-// lastField reports whether name is a token's last-trade field (yes.last, ...).
+// lastField reports whether name is a token's last-trade field (yes.last,
+// markets.hedge.no.last_time, ...).
 func lastField(name string) bool {
-	_, f, ok := strings.Cut(name, ".")
-	return ok && (f == "last" || f == "last_size" || f == "last_side" || f == "last_time")
+	for _, f := range []string{"last", "last_size", "last_side", "last_time"} {
+		if tokenFieldRead(name, f) {
+			return true
+		}
+	}
+	return false
 }
 
 // snapshot is what the last complete evaluation of a market left: its indicator

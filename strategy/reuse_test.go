@@ -313,8 +313,9 @@ func bitDiff(a, b reflect.Value, path string) string {
 // be placed in inputs.go (compared, or known not to be read) before this passes.
 func TestInputsCoverEveryField(t *testing.T) {
 	want := map[string][]string{
-		// read through marketIn (Tokens: the handles and last-trade lookups, fixed per market)
-		"Info": {"Condition", "Question", "Slug", "Tokens", "Outcomes", "TickSize", "MinSize", "FeeBps", "NegRisk", "EndDate",
+		// read through marketIn (Tokens: the handles and last-trade lookups, fixed per market;
+		// NegRiskID: by the event's aggregates, compared in the cross stamp)
+		"Info": {"Condition", "Question", "Slug", "Tokens", "Outcomes", "TickSize", "MinSize", "FeeBps", "NegRisk", "NegRiskID", "EndDate",
 			"Active", "Closed", "Archived", "AcceptingOrders", "Resolved", "Winner"},
 		// read through posIn
 		"Position": {"Market", "Token", "Outcome", "Size", "Cost", "Realized", "Fees", "Bought", "Sold"},

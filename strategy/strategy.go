@@ -5,6 +5,7 @@ import (
 	"math"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
 
 	yaml "go.yaml.in/yaml/v3"
@@ -45,6 +46,16 @@ type Strategy struct {
 	// full: every evaluation recomputes the whole environment and evaluates every
 	// expression (no reuse); the reference the reuse tests compare with.
 	full bool
+
+	// calls are the distinct feed method calls (feeds.btc.change(60s)), whose
+	// values expressions read from Inputs.C<i>.
+	calls []feedCall
+	// varReads is what the vars read (every market evaluates every var); a
+	// market's reads are these and those of its quotes and rules (deps.go).
+	varReads reads
+	// cross: some expression reads another market slot or the event's aggregates,
+	// so an event of one market may evaluate others (deps.go).
+	cross bool
 }
 
 type compiledInd struct {
@@ -52,9 +63,17 @@ type compiledInd struct {
 	fn     indFn
 	token  market.Outcome
 	series series
+	input  int // serFeed, serSignal: the feed's or signal's index
 	events int
 	span   int64
 	slot   int
+}
+
+// feedCall is a feed method call: indicator fn of feed's price over span ms.
+type feedCall struct {
+	feed int
+	fn   indFn
+	span int64
 }
 
 type compiledVar struct {
@@ -261,7 +280,7 @@ func compileSpec(sp *spec, values map[string]pval) (*Strategy, *problems) {
 			probs.node(is.key, "indicator %s: more than %d indicators and number vars", is.name, MaxNumberNames)
 			continue
 		}
-		ci := compiledInd{name: is.name, fn: is.fn, token: is.token, series: is.series, slot: nf}
+		ci := compiledInd{name: is.name, fn: is.fn, token: is.token, series: is.series, input: is.input, slot: nf}
 		w, ok := s.resolveWindow(is, probs)
 		if !ok {
 			continue
@@ -281,7 +300,7 @@ func compileSpec(sp *spec, values map[string]pval) (*Strategy, *problems) {
 		// The typed reads never panic: every Env an Instance evaluates with is
 		// m.boxed, whose pointers are set once in NewInstance and never nil.
 		env, err := exprenv.New(exprenv.Config{Env: Env{}, Consts: consts, Aliases: aliases, TickField: "market.tick",
-			Fields: fieldReader, FieldsNeverPanic: true})
+			Fields: fieldReader, FieldsNeverPanic: true, Durations: true, Namespaces: s.namespaces()})
 		if err != nil { // names were checked above; this is a programmer error
 			panic("strategy: " + err.Error())
 		}
@@ -325,6 +344,12 @@ func compileSpec(sp *spec, values map[string]pval) (*Strategy, *problems) {
 			if p, err := newEnv().Compile(v.expr.text, v.expr.at, exprenv.Float); err == nil {
 				prog = p
 			} else if p, err := newEnv().Compile(v.expr.text, v.expr.at, exprenv.Bool); err == nil {
+				prog = p
+			}
+		} else if prog.Kind() == exprenv.Int {
+			// its slot holds a float64 anyway; as a Float program it may run on
+			// the fast path (an int one never does)
+			if p, err := newEnv().Compile(v.expr.text, v.expr.at, exprenv.Float); err == nil {
 				prog = p
 			}
 		}
@@ -433,6 +458,67 @@ func compileSpec(sp *spec, values map[string]pval) (*Strategy, *problems) {
 	return s, probs
 }
 
+// hasInputs reports whether the strategy reads feeds or signals (directly, by a
+// method or through an indicator).
+func (s *Strategy) hasInputs() bool {
+	return len(s.spec.feeds) > 0 || len(s.spec.signals) > 0
+}
+
+// namespaces are the names expressions read beyond the current market: markets.NAME
+// (the first MaxCrossSlots slots), feeds.NAME (and its methods), signals.NAME and
+// the event's aggregates.
+func (s *Strategy) namespaces() map[string]exprenv.Namespace {
+	sp := s.spec
+	mk, fd, sg, ev := map[string]string{}, map[string]string{}, map[string]string{}, map[string]string{}
+	for i, n := range sp.slots {
+		if i < MaxCrossSlots {
+			mk[n] = fmt.Sprintf("@x.m%d", i)
+		}
+	}
+	for i, n := range sp.feeds {
+		fd[n] = fmt.Sprintf("@x.f%d", i)
+	}
+	for i, n := range sp.signals {
+		sg[n] = fmt.Sprintf("@x.s%d", i)
+	}
+	for _, n := range aggNames {
+		ev[n] = "@e." + n
+	}
+	return map[string]exprenv.Namespace{
+		"markets": {Members: mk, What: "market slot", Declare: "markets: [NAME, …]"},
+		"feeds":   {Members: fd, What: "feed", Declare: "feeds: [NAME, …], bound to a price in the agent file", Methods: s.feedMethod},
+		"signals": {Members: sg, What: "signal", Declare: "signals: [NAME, …], bound to a source in the agent file"},
+		"event":   {Members: ev, Open: true},
+	}
+}
+
+// feedMethod resolves feeds.NAME.fn(window): any indicator function of the feed's
+// price over a window of time (a duration; a bare number is milliseconds), read
+// from a slot of Inputs that every evaluation fills (feedCall).
+func (s *Strategy) feedMethod(target, name string, args []float64) (string, error) {
+	feed, err := strconv.Atoi(strings.TrimPrefix(target, "@x.f"))
+	if err != nil {
+		return "", fmt.Errorf("%s is not a feed", target)
+	}
+	fn := indFns[name]
+	if fn == 0 {
+		return "", fmt.Errorf("feeds have no method %s%s", name, suggestion(name, indFnList(), "methods"))
+	}
+	if len(args) != 1 || args[0] != math.Trunc(args[0]) || args[0] < 1 || args[0] > exprenv.MaxDuration {
+		return "", fmt.Errorf("%s(window) takes one window, a duration such as 60s", name)
+	}
+	c := feedCall{feed: feed, fn: fn, span: int64(args[0])}
+	i := slices.Index(s.calls, c)
+	if i < 0 {
+		if len(s.calls) == MaxFeedCalls {
+			return "", fmt.Errorf("more than %d distinct feed methods", MaxFeedCalls)
+		}
+		i = len(s.calls)
+		s.calls = append(s.calls, c)
+	}
+	return fmt.Sprintf("@x.c%d", i), nil
+}
+
 // programs returns every compiled expression of the strategy: vars, quotes and
 // rules (nil where one is absent, as a quote without when).
 func (s *Strategy) programs() []*exprenv.Program {
@@ -452,23 +538,27 @@ func (s *Strategy) programs() []*exprenv.Program {
 	return progs
 }
 
-// scanNeeds records which costly parts of the environment any expression reads.
+// scanNeeds records which costly parts of the environment any expression reads,
+// and what each reads beyond its market (deps.go).
 func (s *Strategy) scanNeeds() {
 	progs := s.programs()
 	for _, p := range progs {
 		if p == nil {
 			continue
 		}
-		for _, tok := range []string{"yes.", "no."} {
-			if p.Uses(tok+"bid_depth") || p.Uses(tok+"ask_depth") || p.Uses(tok+"imbalance") {
+		for _, n := range p.Names() {
+			switch {
+			case tokenFieldRead(n, "bid_depth"), tokenFieldRead(n, "ask_depth"), tokenFieldRead(n, "imbalance"):
 				s.needDepth = true
-			}
-			if p.Uses(tok+"open_buy") || p.Uses(tok+"open_sell") {
+			case tokenFieldRead(n, "open_buy"), tokenFieldRead(n, "open_sell"):
 				s.needOpen = true
+			case n == "orders":
+				s.needOrders = true
+			case eventFieldRead(n):
+				s.needEvent = true
+			case marketFieldRead(n, "ends_in"):
+				s.needEndsIn = true
 			}
-		}
-		if p.Uses("orders") {
-			s.needOrders = true
 		}
 	}
 	s.reuse, s.needLast = reusable(progs, s.quotes) // needLast so far: some expression reads a last trade
@@ -479,13 +569,8 @@ func (s *Strategy) scanNeeds() {
 		if _, c := p.Constant(); !c && !p.Fast() {
 			s.needLast, s.needEvent, s.needEndsIn = true, true, true
 		}
-		if p.Uses("event") {
-			s.needEvent = true
-		}
-		if p.Uses("market.ends_in") {
-			s.needEndsIn = true
-		}
 	}
+	s.scanReads()
 }
 
 // resolveWindow returns an indicator's window: events (num) or a duration (dur, ms).

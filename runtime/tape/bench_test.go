@@ -50,7 +50,7 @@ func benchEvents(n int) []market.Event {
 
 func benchTape(b *testing.B, evs []market.Event, codec Codec) []byte {
 	var buf bytes.Buffer
-	w, err := NewWriter(&buf, Session{}, WriterOptions{Codec: codec})
+	w, err := NewWriter(&buf, Session{Feeds: genFeeds, Signals: genSignals}, WriterOptions{Codec: codec})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -104,7 +104,7 @@ func BenchmarkRead(b *testing.B) {
 // BenchmarkWrite encodes and compresses events (what a recorder spends per event).
 func BenchmarkWrite(b *testing.B) {
 	evs := benchEvents(100_000)
-	w, err := NewWriter(io.Discard, Session{}, WriterOptions{})
+	w, err := NewWriter(io.Discard, Session{Feeds: genFeeds, Signals: genSignals}, WriterOptions{})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -124,7 +124,7 @@ func BenchmarkWrite(b *testing.B) {
 // the writer goroutine, encoding, zstd): what `pitboss record` spends per event.
 func BenchmarkRecorder(b *testing.B) {
 	evs := benchEvents(100_000)
-	w, err := NewWriter(io.Discard, Session{}, WriterOptions{})
+	w, err := NewWriter(io.Discard, Session{Feeds: genFeeds, Signals: genSignals}, WriterOptions{})
 	if err != nil {
 		b.Fatal(err)
 	}

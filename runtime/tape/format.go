@@ -29,7 +29,8 @@ import (
 //
 // Block body: records back to back, each:
 //
-//	kind   1 byte: 1 book, 2 price_change, 3 last_trade, 4 tick_size, 5 resolved, 31 gap
+//	kind   1 byte: 1 book, 2 price_change, 3 last_trade, 4 tick_size, 5 resolved,
+//	       9 feed, 10 signal (version 2), 31 gap
 //	time   zigzag varint: venue time − the previous record's (the block's first time
 //	       for the first record)
 //	recv   zigzag varint: receive time − the previous record's (likewise)
@@ -43,6 +44,9 @@ import (
 //	  last_trade    price, size (amounts), taker side (1 byte)
 //	  tick_size     old tick, new tick (amounts)
 //	  resolved      winner symbol
+//	  feed, signal  value: 8 bytes, the IEEE-754 bits of the float64, little-endian
+//	                (the market symbol is empty, the token symbol is the feed's
+//	                symbol or the signal's name)
 //	  gap           reason (string)
 //
 // Symbols (market and token ids) are interned per block, so that every block can be
@@ -60,8 +64,10 @@ var Kind = journal.Kind{'T', 'A', 'P', 'E'}
 
 // Version is the tape format version written in every session frame. Readers refuse
 // a session of a newer version: a change of layout bumps it, and a reader for the old
-// layout is kept beside the new one.
-const Version = 1
+// layout is kept beside the new one. Version 2 added the feed and signal records
+// (docs/design/0135-tape-version-2.md); a block of a version 1 session holding one
+// is refused, so version 1 is read exactly as before.
+const Version = 2
 
 // FormatName is the "format" field of every session frame.
 const FormatName = "pitboss-tape"
@@ -123,7 +129,7 @@ var (
 	// version). A file written by this package never produces it.
 	ErrFormat = errors.New("tape: invalid format")
 	// ErrNotMarketData: Writer.Write was given an event that is not public market
-	// data (the wallet's orders and fills, timers).
+	// data, a feed or a signal (the wallet's orders and fills, timers).
 	ErrNotMarketData = errors.New("tape: not a market-data event")
 	// ErrClosed: the Writer was closed.
 	ErrClosed = errors.New("tape: writer closed")
@@ -261,6 +267,17 @@ var pow10e = [8]int64{1, 10, 100, 1_000, 10_000, 100_000, 1_000_000, 0}
 // is below 2^18 and 10^6 < 2^20, so the product cannot overflow and needs no
 // check. Everything else, errors included, goes through amountSlow, which
 // decodes the same bytes to the same value.
+// float reads the 8 bytes of a float64 (feed and signal values).
+func (d *dec) float() float64 {
+	if d.err != nil || len(d.b)-d.i < 8 {
+		d.fail("value")
+		return 0
+	}
+	v := math.Float64frombits(binary.LittleEndian.Uint64(d.b[d.i:]))
+	d.i += 8
+	return v
+}
+
 func (d *dec) amount() market.Micros {
 	b, i := d.b, d.i
 	var x uint64

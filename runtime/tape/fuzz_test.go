@@ -59,7 +59,7 @@ func FuzzReader(f *testing.F) {
 
 // FuzzBlockBody decodes arbitrary bytes as the raw body of a well-framed block.
 func FuzzBlockBody(f *testing.F) {
-	w, _ := NewWriter(io.Discard, Session{}, WriterOptions{Codec: CodecRaw, BlockSpan: -1})
+	w, _ := NewWriter(io.Discard, Session{Feeds: genFeeds, Signals: genSignals}, WriterOptions{Codec: CodecRaw, BlockSpan: -1})
 	writeItems(f, w, genItems(13, 40))
 	f.Add(bytes.Clone(w.body), uint8(w.count))
 	f.Add([]byte{1, 0, 0, 0, 1, 1, 'c', 1, 1, 't', 0, 0, 0}, uint8(1))

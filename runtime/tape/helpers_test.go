@@ -98,7 +98,13 @@ func genItems(seed uint64, n int) []item {
 			tok, cond = noB, condB
 		}
 		ev := market.Event{Seq: seq, Time: t, Market: cond, Token: tok}
-		switch k := r.IntN(12); {
+		switch k := r.IntN(14); {
+		case k >= 12:
+			ev = market.Event{Kind: market.EventFeed, Seq: seq, Time: t, Name: []string{"crypto:btcusdt", "equity:aapl"}[r.IntN(2)],
+				Value: []float64{101_234.56, 1e-9, math.Inf(1), math.Copysign(0, -1), r.Float64() * 1e6}[r.IntN(5)]}
+			if k == 13 {
+				ev.Kind, ev.Name = market.EventSignal, []string{"model", "score_home"}[r.IntN(2)]
+			}
 		case k < 2:
 			ev.Kind = market.EventBook
 			ev.Bids, ev.Asks = levels(true), levels(false)
@@ -225,7 +231,7 @@ func sameItems(t testing.TB, got, want []item) {
 func encodeTape(t testing.TB, items []item, opts WriterOptions) []byte {
 	t.Helper()
 	var buf bytes.Buffer
-	w, err := NewWriter(&buf, Session{Source: "test"}, opts)
+	w, err := NewWriter(&buf, Session{Feeds: genFeeds, Signals: genSignals, Source: "test"}, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -235,3 +241,10 @@ func encodeTape(t testing.TB, items []item, opts WriterOptions) []byte {
 	}
 	return buf.Bytes()
 }
+
+// genFeeds and genSignals are the feeds and signals genItems writes: the sessions
+// of the tests declare them.
+var (
+	genFeeds   = []string{"crypto:btcusdt", "equity:aapl"}
+	genSignals = []string{"model", "score_home"}
+)

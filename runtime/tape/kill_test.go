@@ -28,7 +28,7 @@ func TestMain(m *testing.M) {
 // killChild records synthetic events through a Recorder, flushing small blocks,
 // until the parent kills it (or a minute passes).
 func killChild(path string) int {
-	w, _, err := Append(path, Session{Source: "kill test"}, WriterOptions{BlockBytes: 512, NoSync: true})
+	w, _, err := Append(path, Session{Feeds: genFeeds, Signals: genSignals, Source: "kill test"}, WriterOptions{BlockBytes: 512, NoSync: true})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 2

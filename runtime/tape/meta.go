@@ -22,6 +22,10 @@ type Session struct {
 	Tool string `json:"tool,omitempty"`
 	// Tokens are the tokens subscribed in this session.
 	Tokens []market.TokenID `json:"tokens,omitempty"`
+	// Feeds are the real-time feeds (symbols: "crypto:btcusdt") and Signals the
+	// outside signals (names) recorded in this session (version 2).
+	Feeds   []string `json:"feeds,omitempty"`
+	Signals []string `json:"signals,omitempty"`
 	// Started is the receive clock (Unix ms) when the session started; 0 if unknown.
 	Started int64 `json:"started_ms,omitempty"`
 	// Resumed is true when the session continues an existing file.
@@ -50,6 +54,7 @@ type marketJSON struct {
 	MinSize         string             `json:"min_size"`
 	FeeBps          uint32             `json:"fee_bps"`
 	NegRisk         bool               `json:"neg_risk,omitempty"`
+	NegRiskID       string             `json:"neg_risk_id,omitempty"`
 	EndDate         int64              `json:"end_date,omitempty"`
 	Active          bool               `json:"active"`
 	Closed          bool               `json:"closed,omitempty"`
@@ -63,7 +68,7 @@ func encodeMarket(m *market.Info) ([]byte, error) {
 	j := marketJSON{
 		Condition: m.Condition, Question: m.Question, Slug: m.Slug, Tokens: m.Tokens, Outcomes: m.Outcomes,
 		TickSize: m.TickSize.String(), MinSize: m.MinSize.String(), FeeBps: m.FeeBps, NegRisk: m.NegRisk,
-		EndDate: m.EndDate, Active: m.Active, Closed: m.Closed, Archived: m.Archived,
+		NegRiskID: m.NegRiskID, EndDate: m.EndDate, Active: m.Active, Closed: m.Closed, Archived: m.Archived,
 		AcceptingOrders: m.AcceptingOrders, Resolved: m.Resolved,
 	}
 	if m.Resolved {
@@ -90,7 +95,7 @@ func decodeMarket(b []byte, m *market.Info) error {
 	}
 	*m = market.Info{
 		Condition: j.Condition, Question: j.Question, Slug: j.Slug, Tokens: j.Tokens, Outcomes: j.Outcomes,
-		TickSize: tick, MinSize: minSize, FeeBps: j.FeeBps, NegRisk: j.NegRisk, EndDate: j.EndDate,
+		TickSize: tick, MinSize: minSize, FeeBps: j.FeeBps, NegRisk: j.NegRisk, NegRiskID: j.NegRiskID, EndDate: j.EndDate,
 		Active: j.Active, Closed: j.Closed, Archived: j.Archived, AcceptingOrders: j.AcceptingOrders,
 		Resolved: j.Resolved,
 	}

@@ -113,6 +113,7 @@ type Reader struct {
 	frameOff int64
 	summary  Summary
 	sessions int
+	version  int // of the latest session
 }
 
 // NewReader reads a tape from r, checking each frame's checksum and sequence. It
@@ -381,6 +382,7 @@ func (r *Reader) nextFrame(rec *Record) error {
 			return bad(err)
 		}
 		r.sessions++
+		r.version = s.Version
 		rec.Type, rec.Session = RecordSession, s
 	case frameMarket:
 		if r.sessions == 0 {
@@ -461,6 +463,7 @@ func (r *Reader) record(rec *Record) error {
 	ev.Kind, ev.Seq, ev.Time, ev.Market, ev.Token = market.EventKind(kind), r.seq, r.time, market.ConditionID(mkt), market.TokenID(tok)
 	ev.Bids, ev.Asks, ev.Hash, ev.Changes = bids, asks, "", changes
 	ev.Price, ev.Size, ev.Side, ev.OldTick, ev.NewTick, ev.Winner = 0, 0, 0, 0, 0, ""
+	ev.Name, ev.Value = "", 0
 	if !walletZero(ev) {
 		ev.Order, ev.OrderUpdate, ev.Fill = market.Order{}, 0, market.Fill{}
 	}
@@ -503,6 +506,15 @@ func (r *Reader) record(rec *Record) error {
 		ev.NewTick = d.amount()
 	case market.EventResolved:
 		ev.Winner = market.TokenID(r.sym())
+	case market.EventFeed, market.EventSignal:
+		if r.version < 2 {
+			return formatErr("%s record in a version %d session", ev.Kind, r.version)
+		}
+		if mkt != "" || tok == "" {
+			return formatErr("%s record without a name", ev.Kind)
+		}
+		ev.Name, ev.Token = tok, ""
+		ev.Value = d.float()
 	default:
 		return formatErr("unknown record kind %d", kind)
 	}

@@ -15,7 +15,7 @@ import (
 
 func TestRecorderWritesWhatProducersHandIt(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "rec.tape")
-	w, _, err := Append(path, Session{Source: "test"}, WriterOptions{NoSync: true})
+	w, _, err := Append(path, Session{Feeds: genFeeds, Signals: genSignals, Source: "test"}, WriterOptions{NoSync: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -106,7 +106,7 @@ func (f *failWriter) Write(p []byte) (int, error) {
 }
 
 func TestRecorderStopsAtAWriteError(t *testing.T) {
-	w, err := NewWriter(&failWriter{}, Session{}, WriterOptions{BlockBytes: 64})
+	w, err := NewWriter(&failWriter{}, Session{Feeds: genFeeds, Signals: genSignals}, WriterOptions{BlockBytes: 64})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -136,7 +136,7 @@ func TestRecorderStopsAtAWriteError(t *testing.T) {
 }
 
 func TestRecorderNeedsAClock(t *testing.T) {
-	w, _ := NewWriter(os.Stdout, Session{}, WriterOptions{})
+	w, _ := NewWriter(os.Stdout, Session{Feeds: genFeeds, Signals: genSignals}, WriterOptions{})
 	if _, err := NewRecorder(w, RecorderConfig{}); err == nil {
 		t.Fatal("a recorder without a receive clock")
 	}

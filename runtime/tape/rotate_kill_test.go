@@ -31,7 +31,7 @@ func rotateKillChild(prefix string) int {
 	if err != nil {
 		return 2
 	}
-	set, _, err := OpenSet(prefix, Session{Source: "rotate kill test", Started: t}, WriterOptions{BlockBytes: 512, NoSync: true},
+	set, _, err := OpenSet(prefix, Session{Feeds: genFeeds, Signals: genSignals, Source: "rotate kill test", Started: t}, WriterOptions{BlockBytes: 512, NoSync: true},
 		RotateOptions{Size: 8 << 10})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)

@@ -51,7 +51,7 @@ func recordSet(t *testing.T, prefix string, items []item, ropts RotateOptions, w
 	if err != nil {
 		t.Fatal(err)
 	}
-	set, _, err := OpenSet(prefix, Session{Source: "test", Started: clock.Load()}, wopts, ropts)
+	set, _, err := OpenSet(prefix, Session{Feeds: genFeeds, Signals: genSignals, Source: "test", Started: clock.Load()}, wopts, ropts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -237,7 +237,7 @@ func TestOpenSetContinuesTheNewestFileOfItsPeriod(t *testing.T) {
 			prefix := filepath.Join(t.TempDir(), "p")
 			recordSet(t, prefix, liveStream(50, t0, 10), tc.ropts, WriterOptions{})
 			first := filepath.Join(filepath.Dir(prefix), "p-20260301T101500Z.tape")
-			set, op, err := OpenSet(prefix, Session{Source: "again", Started: tc.reopenAt}, WriterOptions{NoSync: true}, tc.reopen)
+			set, op, err := OpenSet(prefix, Session{Feeds: genFeeds, Signals: genSignals, Source: "again", Started: tc.reopenAt}, WriterOptions{NoSync: true}, tc.reopen)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -265,10 +265,10 @@ func TestOpenSetRefusesBadOptions(t *testing.T) {
 		ropts RotateOptions
 		s     Session
 	}{
-		{"no clock", RotateOptions{Every: time.Hour}, Session{}},
-		{"fractional period", RotateOptions{Every: 1500 * time.Millisecond}, Session{Started: 1}},
-		{"negative size", RotateOptions{Size: -1}, Session{Started: 1}},
-		{"negative keep", RotateOptions{Keep: -1}, Session{Started: 1}},
+		{"no clock", RotateOptions{Every: time.Hour}, Session{Feeds: genFeeds, Signals: genSignals}},
+		{"fractional period", RotateOptions{Every: 1500 * time.Millisecond}, Session{Feeds: genFeeds, Signals: genSignals, Started: 1}},
+		{"negative size", RotateOptions{Size: -1}, Session{Feeds: genFeeds, Signals: genSignals, Started: 1}},
+		{"negative keep", RotateOptions{Keep: -1}, Session{Feeds: genFeeds, Signals: genSignals, Started: 1}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if _, _, err := OpenSet(filepath.Join(t.TempDir(), "x"), tc.s, WriterOptions{}, tc.ropts); err == nil {
@@ -345,7 +345,7 @@ func TestOpenSetDeletesFilesAKillLeftUnfinished(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	set, op, err := OpenSet(filepath.Join(dir, "p"), Session{Started: time.Date(2026, 3, 1, 10, 16, 0, 0, time.UTC).UnixMilli()},
+	set, op, err := OpenSet(filepath.Join(dir, "p"), Session{Feeds: genFeeds, Signals: genSignals, Started: time.Date(2026, 3, 1, 10, 16, 0, 0, time.UTC).UnixMilli()},
 		WriterOptions{NoSync: true}, RotateOptions{Every: time.Hour})
 	if err != nil {
 		t.Fatal(err)
@@ -372,17 +372,17 @@ func TestTwoRecordersNeverWriteOneSet(t *testing.T) {
 	t0 := time.Date(2026, 3, 1, 10, 15, 0, 0, time.UTC).UnixMilli()
 	// A size of one byte: the second would start a new file rather than append.
 	ropts := RotateOptions{Size: 1}
-	set, _, err := OpenSet(prefix, Session{Started: t0}, WriterOptions{NoSync: true}, ropts)
+	set, _, err := OpenSet(prefix, Session{Feeds: genFeeds, Signals: genSignals, Started: t0}, WriterOptions{NoSync: true}, ropts)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := OpenSet(prefix, Session{Started: t0 + 5000}, WriterOptions{NoSync: true}, ropts); !errors.Is(err, ErrLocked) {
+	if _, _, err := OpenSet(prefix, Session{Feeds: genFeeds, Signals: genSignals, Started: t0 + 5000}, WriterOptions{NoSync: true}, ropts); !errors.Is(err, ErrLocked) {
 		t.Fatalf("a second recorder on the set: %v, want ErrLocked", err)
 	}
 	if err := set.Close(); err != nil {
 		t.Fatal(err)
 	}
-	again, _, err := OpenSet(prefix, Session{Started: t0 + 5000}, WriterOptions{NoSync: true}, ropts)
+	again, _, err := OpenSet(prefix, Session{Feeds: genFeeds, Signals: genSignals, Started: t0 + 5000}, WriterOptions{NoSync: true}, ropts)
 	if err != nil {
 		t.Fatalf("after the first closed: %v", err)
 	}

@@ -61,7 +61,7 @@ func TestAmountsRoundTripExactly(t *testing.T) {
 }
 
 func TestWriteRefusesWhatIsNotMarketData(t *testing.T) {
-	w, err := NewWriter(io.Discard, Session{}, WriterOptions{})
+	w, err := NewWriter(io.Discard, Session{Feeds: genFeeds, Signals: genSignals}, WriterOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -93,7 +93,7 @@ func TestBlocksSealBySizeAndReceiveSpan(t *testing.T) {
 		{"flush only at close", WriterOptions{BlockSpan: -1}, 100, 1000, 1},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			w, err := NewWriter(io.Discard, Session{}, tc.opts)
+			w, err := NewWriter(io.Discard, Session{Feeds: genFeeds, Signals: genSignals}, tc.opts)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -117,7 +117,7 @@ func TestBlocksSealBySizeAndReceiveSpan(t *testing.T) {
 // returns its bytes and the number of leading items each prefix of frames holds.
 func writeFile(t *testing.T, path string, items []item, opts WriterOptions) []byte {
 	t.Helper()
-	w, err := Create(path, Session{Source: "test"}, opts)
+	w, err := Create(path, Session{Feeds: genFeeds, Signals: genSignals, Source: "test"}, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -216,7 +216,7 @@ func TestDamageBeforeLaterWritesIsCorruption(t *testing.T) {
 				}
 				t.Fatalf("Open: %v, want ErrCorrupt", err)
 			}
-			if _, _, err := Append(p, Session{}, WriterOptions{}); !errors.Is(err, journal.ErrCorrupt) {
+			if _, _, err := Append(p, Session{Feeds: genFeeds, Signals: genSignals}, WriterOptions{}); !errors.Is(err, journal.ErrCorrupt) {
 				t.Fatalf("Append: %v, want ErrCorrupt", err)
 			}
 			after, _ := os.ReadFile(p)
@@ -245,7 +245,7 @@ func TestAppendCutsATornTailAndContinues(t *testing.T) {
 	if sum.Torn == nil {
 		t.Fatal("torn tail not reported")
 	}
-	w, res, err := Append(path, Session{Source: "again"}, WriterOptions{BlockBytes: 400, BlockSpan: -1, NoSync: true})
+	w, res, err := Append(path, Session{Feeds: genFeeds, Signals: genSignals, Source: "again"}, WriterOptions{BlockBytes: 400, BlockSpan: -1, NoSync: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -295,7 +295,7 @@ func TestAppendStartsAFileWithNothingValid(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			w, res, err := Append(path, Session{Source: "s"}, WriterOptions{NoSync: true})
+			w, res, err := Append(path, Session{Feeds: genFeeds, Signals: genSignals, Source: "s"}, WriterOptions{NoSync: true})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -323,7 +323,7 @@ func TestAppendNeverOverwritesAFileThatIsNotATape(t *testing.T) {
 		if err := os.WriteFile(path, []byte(data), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		if _, _, err := Append(path, Session{}, WriterOptions{}); !errors.Is(err, ErrFormat) {
+		if _, _, err := Append(path, Session{Feeds: genFeeds, Signals: genSignals}, WriterOptions{}); !errors.Is(err, ErrFormat) {
 			t.Fatalf("%q: %v, want ErrFormat", data, err)
 		}
 		if got, _ := os.ReadFile(path); string(got) != data {
@@ -334,20 +334,20 @@ func TestAppendNeverOverwritesAFileThatIsNotATape(t *testing.T) {
 
 func TestOneWriterPerFile(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "t.tape")
-	w, _, err := Append(path, Session{}, WriterOptions{NoSync: true})
+	w, _, err := Append(path, Session{Feeds: genFeeds, Signals: genSignals}, WriterOptions{NoSync: true})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := Append(path, Session{}, WriterOptions{}); !errors.Is(err, ErrLocked) {
+	if _, _, err := Append(path, Session{Feeds: genFeeds, Signals: genSignals}, WriterOptions{}); !errors.Is(err, ErrLocked) {
 		t.Fatalf("second Append: %v, want ErrLocked", err)
 	}
-	if _, err := Create(path, Session{}, WriterOptions{}); err == nil {
+	if _, err := Create(path, Session{Feeds: genFeeds, Signals: genSignals}, WriterOptions{}); err == nil {
 		t.Fatal("Create over an existing file succeeded")
 	}
 	if err := w.Close(); err != nil {
 		t.Fatal(err)
 	}
-	w2, _, err := Append(path, Session{}, WriterOptions{NoSync: true})
+	w2, _, err := Append(path, Session{Feeds: genFeeds, Signals: genSignals}, WriterOptions{NoSync: true})
 	if err != nil {
 		t.Fatalf("Append after Close: %v", err)
 	}

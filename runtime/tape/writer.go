@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"time"
 
@@ -86,6 +87,9 @@ type Writer struct {
 	frame []byte
 	syms  map[string]uint64
 	nsym  uint64
+	// inputs are the feeds ("F" + symbol) and signals ("S" + name) the session
+	// declares: the only ones Write takes
+	inputs []string
 
 	count                int
 	firstTime, firstRecv int64
@@ -273,8 +277,21 @@ func tornTapeStart(f *os.File, size int64) bool {
 	return string(b[:n]) == string(start[:n])
 }
 
+// session writes a session frame. Its version is the lowest that holds what the
+// session declares: 1 without feeds and signals (a tape of market data alone is
+// what it was before version 2, and older builds read it), else 2.
 func (w *Writer) session(s Session) error {
-	s.Format, s.Version = FormatName, Version
+	s.Format, s.Version = FormatName, 1
+	w.inputs = w.inputs[:0]
+	if len(s.Feeds)+len(s.Signals) > 0 {
+		s.Version = 2
+		for _, f := range s.Feeds {
+			w.inputs = append(w.inputs, "F"+f)
+		}
+		for _, g := range s.Signals {
+			w.inputs = append(w.inputs, "S"+g)
+		}
+	}
 	b, err := json.Marshal(s)
 	if err != nil {
 		return fmt.Errorf("tape: %w", err)
@@ -309,14 +326,28 @@ func (w *Writer) Market(m *market.Info) error {
 }
 
 // Write records one market-data event (book, price_change, last_trade, tick_size,
-// resolved) received at recv (Unix ms, the recorder's clock). ev.Time is the venue's
-// time. Other kinds are refused with ErrNotMarketData. ev is not retained.
+// resolved), a feed's price or a signal's value received at recv (Unix ms, the
+// recorder's clock). ev.Time is the venue's time (the feed's or signal's own). Other
+// kinds are refused with ErrNotMarketData. ev is not retained.
 func (w *Writer) Write(ev *market.Event, recv int64) error {
 	if err := w.check(); err != nil {
 		return err
 	}
 	switch ev.Kind {
 	case market.EventBook, market.EventPriceChange, market.EventLastTrade, market.EventTickSize, market.EventResolved:
+	case market.EventFeed, market.EventSignal:
+		if ev.Name == "" || len(ev.Name) > MaxString {
+			return fmt.Errorf("tape: %s with a name of %d bytes", ev.Kind, len(ev.Name))
+		}
+		if !w.declared(ev) {
+			return fmt.Errorf("%w: %s %q is not declared by the session (Session.Feeds, Session.Signals)", ErrNotMarketData, ev.Kind, ev.Name)
+		}
+		if err := w.maybeSealBefore(recv); err != nil {
+			return err
+		}
+		b := w.recordHeader(byte(ev.Kind), ev.Time, recv, ev.Seq, "", ev.Name)
+		w.body = binary.LittleEndian.AppendUint64(b, math.Float64bits(ev.Value))
+		return w.afterRecord()
 	default:
 		return fmt.Errorf("%w: %s", ErrNotMarketData, ev.Kind)
 	}
@@ -373,6 +404,20 @@ func (w *Writer) Gap(recv int64, reason string) error {
 	b := w.recordHeader(recGap, t, recv, w.prevSeq, "", "")
 	w.body = appendString(b, reason)
 	return w.afterRecord()
+}
+
+// declared reports whether the session declares the feed or signal of ev.
+func (w *Writer) declared(ev *market.Event) bool {
+	k := byte('F')
+	if ev.Kind == market.EventSignal {
+		k = 'S'
+	}
+	for _, s := range w.inputs {
+		if s[0] == k && s[1:] == ev.Name {
+			return true
+		}
+	}
+	return false
 }
 
 func (w *Writer) check() error {

@@ -407,7 +407,7 @@ func (m *Market) Outcome(t market.TokenID) (market.Outcome, bool) {
 func (m *Market) Info() market.Info {
 	return market.Info{
 		Condition: m.Condition, Question: m.Question, Slug: m.Slug, Tokens: m.Tokens, Outcomes: m.Outcomes,
-		TickSize: m.TickSize, MinSize: m.MinSize, FeeBps: m.FeeBps, NegRisk: m.NegRisk, EndDate: m.EndDate,
+		TickSize: m.TickSize, MinSize: m.MinSize, FeeBps: m.FeeBps, NegRisk: m.NegRisk, NegRiskID: m.NegRiskID, EndDate: m.EndDate,
 		Active: m.Active, Closed: m.Closed, Archived: m.Archived, AcceptingOrders: m.AcceptingOrders,
 	}
 }

@@ -14,7 +14,16 @@ func (e *Engine) Market(id market.ConditionID) (market.Info, bool) {
 	if !ok {
 		return market.Info{}, false
 	}
-	return e.markets[mi].info(), true
+	return e.marketInfo(mi), true
+}
+
+// marketInfo is the market's info with its neg-risk event's id.
+func (e *Engine) marketInfo(mi int32) market.Info {
+	info := e.markets[mi].info()
+	if g := e.markets[mi].group; g >= 0 {
+		info.NegRiskID = e.groups[g].id
+	}
+	return info
 }
 
 func (m *mkt) info() market.Info {
@@ -53,7 +62,7 @@ func (e *Engine) MarketNegRiskID(id market.ConditionID) string {
 // Markets appends the Info of every market, in creation order, to dst.
 func (e *Engine) Markets(dst []market.Info) []market.Info {
 	for i := range e.markets {
-		dst = append(dst, e.markets[i].info())
+		dst = append(dst, e.marketInfo(int32(i)))
 	}
 	return dst
 }

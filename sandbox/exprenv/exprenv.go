@@ -93,6 +93,13 @@ type Config struct {
 	// Fields, if set, gives the fast path typed reads of the environment's fields,
 	// so that it does not read them through reflection (see FieldReader).
 	Fields FieldReader
+	// Namespaces are names whose members stand for fields (see Namespace):
+	// markets.hedge, feeds.btc. A closed namespace's name must not be a field, a
+	// function, a constant or an alias; an open one's must be a field of Env.
+	Namespaces map[string]Namespace
+	// Durations lets expressions write durations: a number directly followed by
+	// ms, s, m, h or d (30s, 1.5m, 1h30m) is that many milliseconds, an int.
+	Durations bool
 	// FieldsNeverPanic promises that no read Fields gives panics for the
 	// environments the programs are evaluated with (no nil pointer on a read's way).
 	// A fast-path program whose every field read is such a read then runs without
@@ -124,6 +131,8 @@ type Env struct {
 	fields  map[string][]string // struct type string -> visible field names
 	short   map[string]string   // struct type string -> unqualified name
 	hidden  map[string]bool     // hidden field names (aliases' targets)
+	// methods resolve calls of namespace members with methods, by target path
+	methods map[string]func(target, name string, args []float64) (string, error)
 }
 
 // New validates cfg and returns an Env.
@@ -177,8 +186,16 @@ func New(cfg Config) (*Env, error) {
 		}
 		e.hidden[strings.SplitN(target, ".", 2)[0]] = true
 	}
+	if err := e.checkNamespaces(top); err != nil {
+		return nil, err
+	}
 	for n := range top {
 		e.names = append(e.names, n)
+	}
+	for n, ns := range cfg.Namespaces {
+		if !ns.Open {
+			e.names = append(e.names, n)
+		}
 	}
 	for n := range cfg.Consts {
 		e.names = append(e.names, n)
@@ -332,6 +349,15 @@ func (e *Env) Compile(src string, at Origin, want Kind) (*Program, error) {
 	}
 	rec := recorder{}
 	pt := &patcher{env: e}
+	parsed := src
+	if e.cfg.Durations {
+		var off int
+		var err error
+		if parsed, pt.durations, off, err = scanDurations(src); err != nil {
+			line, col := lineCol(src, off)
+			return nil, newError(at, src, line, col, err.Error())
+		}
+	}
 	opts := make([]expr.Option, 0, len(e.opts)+1)
 	opts = append(opts, e.opts...)
 	switch want {
@@ -344,7 +370,7 @@ func (e *Env) Compile(src string, at Origin, want Kind) (*Program, error) {
 	case String:
 		opts = append(opts, expr.AsKind(reflect.String))
 	}
-	prog, err := compileSafe(src, opts, rec, pt)
+	prog, err := compileSafe(parsed, opts, rec, pt)
 	if pt.err != nil {
 		line, col := lineCol(src, pt.errOff)
 		return nil, newError(at, src, line, col, pt.err.Error())
@@ -475,17 +501,17 @@ func kindOf(t reflect.Type) Kind {
 	return Any
 }
 
-// recorder records the names an expression reads, before any substitution.
+// recorder records the names an expression reads, before any substitution: every
+// identifier and every chain of constant member accesses from one
+// ("markets.hedge.yes.bid" records markets.hedge, markets.hedge.yes and the whole).
 type recorder map[string]bool
 
 // Visit implements ast.Visitor.
 func (r recorder) Visit(node *ast.Node) {
 	switch n := (*node).(type) {
 	case *ast.MemberNode:
-		if id, ok := n.Node.(*ast.IdentifierNode); ok {
-			if s, ok := n.Property.(*ast.StringNode); ok {
-				r[id.Value+"."+s.Value] = true
-			}
+		if path, ok := nodePath(n); ok && !strings.HasPrefix(path, "@") {
+			r[path] = true
 		}
 	case *ast.IdentifierNode:
 		if !strings.HasPrefix(n.Value, "@") {
@@ -497,9 +523,10 @@ func (r recorder) Visit(node *ast.Node) {
 // patcher substitutes constants and aliases, completes the one-argument tick helpers
 // and refuses `let` bindings that shadow user names.
 type patcher struct {
-	env    *Env
-	err    error
-	errOff int // rune offset of the offending node
+	env       *Env
+	durations map[int]int64 // duration literals' values by rune offset (scanDurations)
+	err       error
+	errOff    int // rune offset of the offending node
 }
 
 func (p *patcher) fail(n ast.Node, msg string) {
@@ -520,6 +547,16 @@ func (p *patcher) Visit(node *ast.Node) {
 		if _, a := p.env.cfg.Aliases[n.Name]; a {
 			p.fail(n, fmt.Sprintf("let %s: %s is already a parameter or variable name", n.Name, n.Name))
 		}
+		if _, ns := p.env.cfg.Namespaces[n.Name]; ns {
+			p.fail(n, fmt.Sprintf("let %s: %s is a built-in name", n.Name, n.Name))
+		}
+	case *ast.IntegerNode:
+		if ms, ok := p.durations[n.Location().From]; ok {
+			ast.Patch(node, &ast.IntegerNode{Value: int(ms)})
+			delete(p.durations, n.Location().From) // visitors may run more than once
+		}
+	case *ast.MemberNode:
+		p.patchNamespace(node, n)
 	case *ast.IdentifierNode:
 		name := n.Value
 		if p.env.hidden[name] {
@@ -534,6 +571,9 @@ func (p *patcher) Visit(node *ast.Node) {
 			ast.Patch(node, pathNode(target))
 		}
 	case *ast.CallNode:
+		if p.patchMethod(node, n) {
+			return
+		}
 		id, ok := n.Callee.(*ast.IdentifierNode)
 		if !ok || len(n.Arguments) != 1 {
 			return

@@ -18,6 +18,19 @@ func (e *Env) explain(msg string) string {
 		if hint, ok := disabledHints[m[1]]; ok {
 			return hint
 		}
+		if ns, ok := e.cfg.Namespaces[m[1]]; ok && !ns.Open {
+			what := ns.What
+			if what == "" {
+				what = "member"
+			}
+			msg := m[1] + " is read by name: " + m[1] + ".NAME, NAME a " + what
+			if len(ns.Members) > 0 {
+				msg += " (" + strings.Join(ns.memberNames(), ", ") + ")"
+			} else if ns.Declare != "" {
+				msg += " (none is declared: " + ns.Declare + ")"
+			}
+			return msg
+		}
 		if s := Suggest(m[1], e.names); s != "" {
 			return msg + " (did you mean " + s + "?)"
 		}
