@@ -70,7 +70,8 @@ func runBacktest(ctx context.Context, args []string, io stdio) error {
 	fs.Var(&sweeps, "sweep", "sweep a strategy parameter: NAME=FROM:TO:STEP (repeatable; the grid is every combination)")
 	metric := fs.String("metric", "pnl", "sort the sweep by: "+metricNames())
 	top := fs.Int("top", 20, "with --sweep: print the best N rows (0: all)")
-	workers := fs.Int("workers", 0, "with --sweep: runs in parallel (default: GOMAXPROCS)")
+	parallel := fs.Int("parallel", 0, "with --sweep: runs at once, one per core (default: every core the process may use, GOMAXPROCS)")
+	workers := fs.Int("workers", 0, "with --sweep: the older name of --parallel")
 	folds := fs.Int("walk-forward", 0, "with --sweep: N folds — fit each period, report the best point on the next")
 	quiet := fs.Bool("q", false, "no progress bar")
 	logPath := fs.String("log", "", "write the agent's log (event time, one line per decision that acts, order and fill) to this file")
@@ -99,9 +100,13 @@ func runBacktest(ctx context.Context, args []string, io stdio) error {
 	if err != nil || bal <= 0 {
 		return usagef("--balance must be a positive decimal amount, not %q", *balance)
 	}
-	if *latency < 0 || *feeBps < -1 || *feeBps > 10_000 || *top < 0 || *workers < 0 || *folds < 0 {
-		return usagef("--latency, --top, --workers and --walk-forward must not be negative; --fee-bps is -1 or 0 to 10000")
+	if *latency < 0 || *feeBps < -1 || *feeBps > 10_000 || *top < 0 || *parallel < 0 || *workers < 0 || *folds < 0 {
+		return usagef("--latency, --top, --parallel and --walk-forward must not be negative; --fee-bps is -1 or 0 to 10000")
 	}
+	if *parallel != 0 && *workers != 0 && *parallel != *workers {
+		return usagef("--workers is the older name of --parallel: give one of them")
+	}
+	*parallel = max(*parallel, *workers)
 	m, err := backtest.ParseMetric(*metric)
 	if err != nil {
 		return usagef("--metric: %v", err)
@@ -187,7 +192,7 @@ func runBacktest(ctx context.Context, args []string, io stdio) error {
 			return usagef("%v", err)
 		}
 		cfg.Strategy = st
-		sc := backtest.SweepConfig{Base: cfg, Axes: axes, Metric: m, Workers: *workers, Folds: *folds}
+		sc := backtest.SweepConfig{Base: cfg, Axes: axes, Metric: m, Workers: *parallel, Folds: *folds}
 		var bar *progressBar
 		if showProgress {
 			bar = newProgressBar(io.stderr, "runs")

@@ -82,11 +82,22 @@ func TestBacktestSweepPrintsATable(t *testing.T) {
 	if len(lines) != 4 || !strings.Contains(lines[0], "sorted by sharpe") || !strings.Contains(lines[1], "half_spread") {
 		t.Fatalf("table:\n%s", out)
 	}
-	code, out, _ = runCLI(t, "backtest", "--json", "--data", btSample, "--to", "1700003600000",
-		"--sweep", "size=5:10:5", btQuoter)
-	var res backtest.SweepResult
-	if code != 0 || json.Unmarshal([]byte(out), &res) != nil || len(res.Rows) != 2 {
-		t.Fatalf("code %d, json %s", code, out)
+	// The table is the same whatever the runs at once (--parallel, or its older
+	// name --workers).
+	var tables []string
+	for _, par := range [][]string{nil, {"--parallel", "1"}, {"--parallel", "3"}, {"--workers", "2"}} {
+		args := append([]string{"backtest", "--json", "--data", btSample, "--to", "1700003600000", "--sweep", "size=5:10:5"}, par...)
+		code, out, _ = runCLI(t, append(args, btQuoter)...)
+		var res backtest.SweepResult
+		if code != 0 || json.Unmarshal([]byte(out), &res) != nil || len(res.Rows) != 2 {
+			t.Fatalf("%v: code %d, json %s", par, code, out)
+		}
+		tables = append(tables, out)
+	}
+	for i := range tables {
+		if tables[i] != tables[0] {
+			t.Fatalf("the sweep's table depends on --parallel:\n%s\n%s", tables[0], tables[i])
+		}
 	}
 }
 
@@ -117,6 +128,8 @@ func TestBacktestUsageMistakes(t *testing.T) {
 		{"bad sweep", []string{"--data", btSample, "--sweep", "nope=1:2:1", btQuoter}, "no parameter"},
 		{"bad seed", []string{"--sim", "x", btQuoter}, "seed"},
 		{"bad balance", []string{"--data", btSample, "--balance", "-5", btQuoter}, "--balance"},
+		{"negative parallel", []string{"--data", btSample, "--sweep", "size=5:10:5", "--parallel", "-1", btQuoter}, "--parallel"},
+		{"parallel and workers", []string{"--data", btSample, "--sweep", "size=5:10:5", "--parallel", "2", "--workers", "3", btQuoter}, "older name"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			code, _, errOut := runCLI(t, append([]string{"backtest"}, tc.args...)...)

@@ -3,6 +3,7 @@ package backtest
 import (
 	"bytes"
 	"context"
+	"runtime"
 	"syscall"
 	"testing"
 	"time"
@@ -98,4 +99,44 @@ func BenchmarkBacktest(b *testing.B) {
 	b.ReportMetric(readRate, "read-events/s")
 	b.ReportMetric(rate/readRate, "read-ratio")
 	b.ReportMetric((float64(readCPU)/float64(read))/(float64(cpu)/float64(events)), "read-cpu-ratio")
+}
+
+// BenchmarkSweep runs a 16-point sweep (the quoter over the bundled sample, 4 × 4
+// values of half_spread and size) once one run at a time and once on GOMAXPROCS
+// workers, in every iteration, and reports parallel-ratio, the parallel sweep's
+// wall time divided by the serial one's (the same runs, measured in the same
+// iteration), and its inverse, speedup. Run it with -cpu N for N cores.
+func BenchmarkSweep(b *testing.B) {
+	spec := loadAgent(b, quoterAgent)
+	src := sample(b)
+	st, err := spec.LoadStrategy()
+	if err != nil {
+		b.Fatal(err)
+	}
+	axes, err := ParseSweeps(st, []string{"half_spread=0.01:0.04:0.01", "size=5:20:5"})
+	if err != nil {
+		b.Fatal(err)
+	}
+	workers := runtime.GOMAXPROCS(0)
+	var serial, parallel time.Duration
+	for b.Loop() {
+		for _, w := range []int{1, workers} {
+			t0 := time.Now()
+			res, err := Sweep(context.Background(), SweepConfig{Base: Config{Spec: spec, Source: src, Strategy: st}, Axes: axes, Workers: w})
+			if err != nil {
+				b.Fatal(err)
+			}
+			if len(res.Rows) != 16 || res.Rows[0].Err != "" {
+				b.Fatalf("%d rows, first %q", len(res.Rows), res.Rows[0].Err)
+			}
+			if w == 1 {
+				serial += time.Since(t0)
+			} else {
+				parallel += time.Since(t0)
+			}
+		}
+	}
+	b.ReportMetric(parallel.Seconds()/serial.Seconds(), "parallel-ratio")
+	b.ReportMetric(serial.Seconds()/parallel.Seconds(), "speedup")
+	b.ReportMetric(float64(workers), "workers")
 }
