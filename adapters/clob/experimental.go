@@ -11,10 +11,10 @@ import (
 	"github.com/pitbossdev/pitboss/market"
 )
 
-// Builder orders, conditional-token operations, account extras, and the routes the
-// specification names without shapes (questions, bonds, RFQ). Where the
-// specification shows no shape, the typed ones follow the local exchange
-// (sandbox/server); the others take and return raw JSON.
+// Builder orders, conditional-token operations, account extras, and the RFQ routes
+// the specification names without shapes. Where the specification shows no shape,
+// the typed ones follow the local exchange (sandbox/server); the RFQ ones take and
+// return raw JSON.
 
 // BuilderOrder posts an order through a builder (POST /builder/order, L2 plus the
 // builder id header; experimental). The service signs and salts the order; the
@@ -63,11 +63,13 @@ type CTFRequest struct {
 }
 
 // CTFResult is the answer of the conditional-token operations (the local
-// exchange's shape): the market and the amount moved (for redeem, the payout).
+// exchange's shape, api.CTFResponse): the market and the amount moved (for redeem,
+// the payout; for convert, the markets whose YES tokens were credited).
 type CTFResult struct {
-	Success     bool               `json:"success"`     // true on success
-	ConditionID market.ConditionID `json:"conditionId"` // the market
-	Amount      decimal.Decimal    `json:"amount"`      // moved (redeem: paid out)
+	Success     bool                 `json:"success"`             // true on success
+	ConditionID market.ConditionID   `json:"conditionId"`         // the market
+	Amount      decimal.Decimal      `json:"amount"`              // moved (redeem: paid out)
+	Converted   []market.ConditionID `json:"converted,omitempty"` // convert: the markets credited
 }
 
 func (c *Client) ctf(ctx context.Context, path string, req CTFRequest) (*CTFResult, error) {
@@ -213,10 +215,11 @@ func (c *Client) DeleteNotifications(ctx context.Context) error {
 	return c.do(ctx, &call{svc: svcCLOB, method: "DELETE", path: "/notifications", auth: authL2}, nil)
 }
 
-// Raw routes: questions, bonds and RFQ. The specification names their paths but
-// not their bodies or answers, and the local exchange does not serve them, so
-// these methods send the caller's body as JSON and return the answer as raw JSON.
-// Reads are retried; writes only when they provably did not arrive.
+// Raw routes: RFQ. The specification names their paths but not their bodies or
+// answers, and the local exchange does not serve them, so these methods send the
+// caller's body as JSON and return the answer as raw JSON. Reads are retried;
+// writes only when they provably did not arrive. (Questions, bonds and auctions
+// are typed: questions.go.)
 
 func (c *Client) rawCall(ctx context.Context, method, path string, auth authKind, q url.Values, body any) (json.RawMessage, error) {
 	cl := &call{svc: svcCLOB, method: method, path: path, query: q, auth: auth}
@@ -238,42 +241,6 @@ func (c *Client) rawCall(ctx context.Context, method, path string, auth authKind
 		return nil, errBadJSON(method + " " + path)
 	}
 	return raw, nil
-}
-
-// QuestionTemplates returns GET /questions/templates (public).
-func (c *Client) QuestionTemplates(ctx context.Context) (json.RawMessage, error) {
-	return c.rawCall(ctx, "GET", "/questions/templates", authNone, nil, nil)
-}
-
-// QuestionClusters returns GET /questions/clusters (public).
-func (c *Client) QuestionClusters(ctx context.Context) (json.RawMessage, error) {
-	return c.rawCall(ctx, "GET", "/questions/clusters", authNone, nil, nil)
-}
-
-// CreateQuestion posts body to POST /questions/create (L2).
-func (c *Client) CreateQuestion(ctx context.Context, body any) (json.RawMessage, error) {
-	return c.rawCall(ctx, "POST", "/questions/create", authL2, nil, body)
-}
-
-// ResolveQuestion posts body to POST /questions/resolve (L2).
-func (c *Client) ResolveQuestion(ctx context.Context, body any) (json.RawMessage, error) {
-	return c.rawCall(ctx, "POST", "/questions/resolve", authL2, nil, body)
-}
-
-// ProposeQuestion posts body to POST /questions/propose (L2; experimental).
-func (c *Client) ProposeQuestion(ctx context.Context, body any) (json.RawMessage, error) {
-	return c.rawCall(ctx, "POST", "/questions/propose", authL2, nil, body)
-}
-
-// QuestionAuction calls /questions/auctions/<sub> (L2; experimental) with method,
-// query q and body (nil for none).
-func (c *Client) QuestionAuction(ctx context.Context, method, sub string, q url.Values, body any) (json.RawMessage, error) {
-	return c.rawCall(ctx, method, "/questions/auctions/"+sub, authL2, q, body)
-}
-
-// Bond calls /bonds/<sub> (L2; agent workflows) with method, query q and body.
-func (c *Client) Bond(ctx context.Context, method, sub string, q url.Values, body any) (json.RawMessage, error) {
-	return c.rawCall(ctx, method, "/bonds/"+sub, authL2, q, body)
 }
 
 // RFQ routes, as the upstream service names them (the specification lists the

@@ -24,6 +24,7 @@ import (
 	"github.com/pitbossdev/pitboss/sandbox/data"
 	"github.com/pitbossdev/pitboss/sandbox/host"
 	"github.com/pitbossdev/pitboss/sandbox/journal"
+	"github.com/pitbossdev/pitboss/sandbox/questions"
 	"github.com/pitbossdev/pitboss/sandbox/server"
 )
 
@@ -40,6 +41,7 @@ type local struct {
 	data     *httptest.Server
 	bridge   *httptest.Server
 	cata     *httptest.Server
+	qs       *questions.State
 	now      func() int64 // the exchange's clock (Unix ms)
 
 	keys sync.Map // API key → *auth.L2Key, for the bridge's L2 checks
@@ -94,13 +96,24 @@ func openLocal(log *zap.Logger, opts ...localOpt) (l *local, stop func() error, 
 		l.now = func() int64 { return time.Now().UnixMilli() }
 	}
 	st := server.NewState(server.StateConfig{})
+	// Questions on the wall clock: end dates need no lead, dispute windows 300 ms.
+	ts := questions.DefaultTemplates()
+	for i := range ts {
+		ts[i].Window = 300
+	}
+	if l.qs, err = questions.New(questions.Config{Templates: ts, MinLead: -1}); err != nil {
+		return nil, nil, err
+	}
+	if cfg.Questions == nil {
+		cfg.Questions = l.qs
+	}
 	ix := data.New(data.Config{Catalog: l.cat})
 	br := bridge.New(bridge.Config{Simulation: true, SimToken: localOperatorToken, Logger: log.Named("bridge")})
 	cs := catalogue.New(catalogue.Config{Catalog: l.cat, Data: ix, Auth: l, Clock: l.now, Logger: log.Named("catalogue")})
 	ctx, cancel := context.WithCancel(context.Background())
 	h, err := host.Open(ctx, host.Config{
 		Clock: l.now, Logger: log.Named("host"), Sync: journal.SyncNone,
-		Genesis: catalog.Genesis(l.cat, l.now()), Extensions: []host.Extension{st.Extension(), ix, br, cs.Posts()},
+		Genesis: catalog.Genesis(l.cat, l.now()), Extensions: []host.Extension{st.Extension(), ix, br, cs.Posts(), l.qs},
 	})
 	if err != nil {
 		cancel()

@@ -16,7 +16,7 @@ import (
 )
 
 // The routes below have no shape in the specification and are not served by the
-// local exchange (questions, bonds, RFQ, order scoring). They are tested against a
+// local exchange (RFQ, order scoring). They are tested against a
 // loopback server that checks method, path, authentication and body, and answers
 // as the upstream service would.
 
@@ -60,15 +60,6 @@ func TestRawRoutesSendWhatTheyName(t *testing.T) {
 		call func() (json.RawMessage, error)
 		want recordedRequest
 	}{
-		{"QuestionTemplates", func() (json.RawMessage, error) { return c.QuestionTemplates(ctx) }, recordedRequest{method: "GET", path: "/questions/templates"}},
-		{"QuestionClusters", func() (json.RawMessage, error) { return c.QuestionClusters(ctx) }, recordedRequest{method: "GET", path: "/questions/clusters"}},
-		{"CreateQuestion", func() (json.RawMessage, error) { return c.CreateQuestion(ctx, body) }, recordedRequest{method: "POST", path: "/questions/create", body: `{"k":"v"}`, l2: true}},
-		{"ResolveQuestion", func() (json.RawMessage, error) { return c.ResolveQuestion(ctx, body) }, recordedRequest{method: "POST", path: "/questions/resolve", body: `{"k":"v"}`, l2: true}},
-		{"ProposeQuestion", func() (json.RawMessage, error) { return c.ProposeQuestion(ctx, body) }, recordedRequest{method: "POST", path: "/questions/propose", body: `{"k":"v"}`, l2: true}},
-		{"QuestionAuction", func() (json.RawMessage, error) {
-			return c.QuestionAuction(ctx, "GET", "list", url.Values{"x": {"1"}}, nil)
-		}, recordedRequest{method: "GET", path: "/questions/auctions/list", query: "x=1", l2: true}},
-		{"Bond", func() (json.RawMessage, error) { return c.Bond(ctx, "POST", "post", nil, body) }, recordedRequest{method: "POST", path: "/bonds/post", body: `{"k":"v"}`, l2: true}},
 		{"CreateRFQRequest", func() (json.RawMessage, error) { return c.CreateRFQRequest(ctx, body) }, recordedRequest{method: "POST", path: "/rfq/request", body: `{"k":"v"}`, l2: true}},
 		{"CancelRFQRequest", func() (json.RawMessage, error) { return c.CancelRFQRequest(ctx, "r1") }, recordedRequest{method: "DELETE", path: "/rfq/request", body: `{"rfqId":"r1"}`, l2: true}},
 		{"RFQRequests", func() (json.RawMessage, error) { return c.RFQRequests(ctx, url.Values{"state": {"active"}}) }, recordedRequest{method: "GET", path: "/rfq/data/requests", query: "state=active", l2: true}},

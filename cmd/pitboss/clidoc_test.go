@@ -48,6 +48,11 @@ func cliGroups() map[string][]string {
 	for _, s := range tapeSubs {
 		groups["tape"] = append(groups["tape"], s.name)
 	}
+	for name, subs := range map[string][]subcommand{"question": questionSubs, "bond": bondSubs, "ctf": ctfSubs} {
+		for _, s := range subs {
+			groups[name] = append(groups[name], s.name)
+		}
+	}
 	return groups
 }
 

@@ -130,6 +130,7 @@ type exchangeFlags struct {
 	snapshotEvery                                int
 	trustedProxies                               string
 	connsPerIP                                   int
+	disputeWindow, questionLead                  time.Duration
 }
 
 func runExchange(ctx context.Context, args []string, io stdio) error {
@@ -158,6 +159,8 @@ func runExchange(ctx context.Context, args []string, io stdio) error {
 	fs.IntVar(&f.snapshotEvery, "snapshot-every", host.DefaultSnapshotEvery, "journal records between snapshots")
 	fs.StringVar(&f.trustedProxies, "trusted-proxies", "", "comma-separated CIDR prefixes of proxies whose client and country headers are believed (default: none; see docs/exchange.md)")
 	fs.IntVar(&f.connsPerIP, "max-conns-per-ip", server.DefaultConnsPerIP, "open connections per client address on the public listeners (trusted proxies exempt; negative: no cap)")
+	fs.DurationVar(&f.disputeWindow, "dispute-window", 0, "dispute window of agent-created questions (default: each template's, 2h); shorten it to try a question's life quickly")
+	fs.DurationVar(&f.questionLead, "question-min-lead", questions.DefaultMinLead, "how far ahead a new question's end date must be (0: none)")
 	for _, s := range parts.Services {
 		if s.Flags != nil {
 			s.Flags(fs)
@@ -239,6 +242,9 @@ func (f *exchangeFlags) configs(io stdio) (server.Config, host.Config, error) {
 	if f.snapshotEvery <= 0 {
 		return cfg, hcfg, usagef("--snapshot-every must be positive")
 	}
+	if f.disputeWindow < 0 || f.disputeWindow > 0 && f.disputeWindow < time.Millisecond || f.questionLead < 0 {
+		return cfg, hcfg, usagef("--dispute-window and --question-min-lead must not be negative (the window at least 1ms)")
+	}
 	hcfg.SnapshotEvery = f.snapshotEvery
 	switch {
 	case f.ephemeral && f.dataDir != "":
@@ -315,13 +321,28 @@ func newExchangeLogger(io stdio, lvl zapcore.Level) *zap.Logger {
 	return zap.New(core).Named("exchange")
 }
 
+// questionsConfig is the configuration of agent-created questions the flags ask for.
+func (f *exchangeFlags) questionsConfig() questions.Config {
+	cfg := questions.Config{MinLead: f.questionLead}
+	if f.questionLead == 0 {
+		cfg.MinLead = -1
+	}
+	if f.disputeWindow > 0 {
+		cfg.Templates = questions.DefaultTemplates()
+		for i := range cfg.Templates {
+			cfg.Templates[i].Window = f.disputeWindow.Milliseconds()
+		}
+	}
+	return cfg
+}
+
 // serveExchange opens the store, starts every part and serves until ctx ends; then
 // it stops accepting, drains in-flight requests, stops the simulator, and stops the
 // host (final snapshot, journal flushed).
 func serveExchange(ctx context.Context, io stdio, f exchangeFlags, parts exchangeParts, cfg server.Config, hcfg host.Config) error {
 	log := cfg.Logger
 	st := server.NewState(server.StateConfig{})
-	qs, err := questions.New(questions.Config{})
+	qs, err := questions.New(f.questionsConfig())
 	if err != nil {
 		return err
 	}

@@ -2,6 +2,7 @@ package data
 
 import (
 	"errors"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -125,6 +126,7 @@ const (
 	kindSplit
 	kindMerge
 	kindRedeem
+	kindConversion
 )
 
 // row is one activity of a wallet.
@@ -187,7 +189,7 @@ func relevant(k exchange.EventKind) bool {
 	switch k {
 	case exchange.MarketCreated, exchange.MarketUpdated, exchange.MarketResolved, exchange.BookChanged,
 		exchange.OrderFilled, exchange.TradeExecuted, exchange.PositionsSplit, exchange.PositionsMerged,
-		exchange.Redeemed:
+		exchange.Redeemed, exchange.Converted:
 		return true
 	}
 	return false
@@ -208,6 +210,51 @@ func (ix *Index) Observe(cmd *exchange.Command, events []exchange.Event) {
 	for ; i < len(events); i++ {
 		ix.apply(cmd, &events[i])
 	}
+	if cmd.Kind == exchange.Convert {
+		ix.converted(events)
+	}
+}
+
+// converted books a neg-risk conversion (a Converted event): the NO tokens leave
+// the position of their market, their cost basis moves in equal parts to the YES
+// tokens credited in the event's other markets (the BalanceChanged events of the
+// same command name them) — a conversion exchanges equal values, so it realizes
+// nothing — and a CONVERSION row is added.
+func (ix *Index) converted(events []exchange.Event) {
+	k := slices.IndexFunc(events, func(ev exchange.Event) bool { return ev.Kind == exchange.Converted })
+	if k < 0 {
+		return
+	}
+	ev := &events[k]
+	m := ix.byCond[ev.Market]
+	if m == nil || ev.Amount <= 0 {
+		return
+	}
+	var credited []*mkt
+	for i := k + 1; i < len(events); i++ {
+		b := &events[i]
+		if b.Kind == exchange.BalanceChanged && b.Owner == ev.Owner && b.Token != "" && b.Outcome == market.Yes && b.Market != ev.Market {
+			if cm := ix.byCond[b.Market]; cm != nil {
+				credited = append(credited, cm)
+			}
+		}
+	}
+	u := ix.user(ev.Owner)
+	no := u.position(m, market.No)
+	if ev.Amount > no.Size { // shares the index never saw acquired: zero cost, as sell books them
+		ix.unknownCost += ev.Amount - no.Size
+		no.buy(ev.Amount-no.Size, 0, 0)
+	}
+	cost, _ := market.MulDiv(no.Cost, ev.Amount, no.Size)
+	ix.sell(no, ev.Amount, cost, 0)
+	for i, cm := range credited {
+		part := cost / market.Micros(len(credited))
+		if i == 0 {
+			part += cost % market.Micros(len(credited))
+		}
+		u.position(cm, market.Yes).buy(ev.Amount, part, 0)
+	}
+	ix.addRow(u, row{time: ev.Time, ref: ev.Seq, mkt: m.idx, kind: kindConversion, outcome: market.No, size: ev.Amount})
 }
 
 func (ix *Index) apply(cmd *exchange.Command, ev *exchange.Event) {

@@ -279,7 +279,7 @@ func (ix *Index) profile(a market.Address) (catalog.Profile, bool) {
 	return cat.ProfileOf(a)
 }
 
-var kindNames = [...]string{"", api.ActivityTrade, api.ActivitySplit, api.ActivityMerge, api.ActivityRedeem}
+var kindNames = [...]string{"", api.ActivityTrade, api.ActivitySplit, api.ActivityMerge, api.ActivityRedeem, api.ActivityConversion}
 
 // Activity answers GET /activity: the wallet's trades, splits, merges and
 // redemptions, filtered, sorted and paged as q says (ties in chronological order).
@@ -345,7 +345,7 @@ func (ix *Index) Activity(q api.ActivityQuery) []api.Activity {
 		case kindTrade:
 			a.Price, a.Asset, a.Side = api.Decimal(r.price), m.tokens[r.outcome], r.side.String()
 			a.Outcome, a.OutcomeIndex = md.outcomes[r.outcome], int(r.outcome)
-		case kindRedeem:
+		case kindRedeem, kindConversion:
 			a.Asset, a.Outcome, a.OutcomeIndex = m.tokens[r.outcome], md.outcomes[r.outcome], int(r.outcome)
 		}
 		out[i] = a

@@ -267,7 +267,7 @@ func (ix *Index) RestoreSnapshot(data []byte) error {
 			mi := d.u()
 			rw.kind, rw.side, rw.outcome = d.byte1(), market.Side(d.byte1()), market.Outcome(d.byte1())
 			rw.price, rw.size, rw.cash, rw.realized = d.m(), d.m(), d.m(), d.m()
-			if d.err == nil && (mi >= uint64(len(fresh.markets)) || rw.kind < kindTrade || rw.kind > kindRedeem ||
+			if d.err == nil && (mi >= uint64(len(fresh.markets)) || rw.kind < kindTrade || rw.kind > kindConversion ||
 				rw.side > market.Sell || rw.outcome > market.No) {
 				d.fail("activity row")
 			}

@@ -56,19 +56,28 @@ func (e *Engine) ledgerMarket(c *Command) (int32, *market.Error) {
 	return mi, nil
 }
 
+// mayOpen refuses banned and close-only accounts an operation that opens positions
+// (split, convert).
+func (e *Engine) mayOpen(owner market.Address) *market.Error {
+	if a, ok := e.acctIdx[owner]; ok {
+		switch e.accts[a].mode {
+		case market.ModeBanned:
+			return market.Errorf(market.CodeAddressBanned, owner.String())
+		case market.ModeCloseOnly:
+			return market.Errorf(market.CodeAddressCloseOnly, owner.String())
+		}
+	}
+	return nil
+}
+
 func (e *Engine) split(c *Command) *market.Error {
 	mi, err := e.ledgerMarket(c)
 	if err != nil {
 		return err
 	}
 	a, ok := e.acctIdx[c.Owner]
-	if ok {
-		switch e.accts[a].mode {
-		case market.ModeBanned:
-			return market.Errorf(market.CodeAddressBanned, c.Owner.String())
-		case market.ModeCloseOnly:
-			return market.Errorf(market.CodeAddressCloseOnly, c.Owner.String())
-		}
+	if err := e.mayOpen(c.Owner); err != nil {
+		return err
 	}
 	if e.markets[mi].resolved {
 		return market.Errorf(market.CodeMarketResolved)
@@ -239,13 +248,8 @@ func (e *Engine) convert(c *Command) *market.Error {
 		return market.Errorf(market.CodeNotNegRisk, string(c.Market))
 	}
 	a, ok := e.acctIdx[c.Owner]
-	if ok {
-		switch e.accts[a].mode {
-		case market.ModeBanned:
-			return market.Errorf(market.CodeAddressBanned, c.Owner.String())
-		case market.ModeCloseOnly:
-			return market.Errorf(market.CodeAddressCloseOnly, c.Owner.String())
-		}
+	if err := e.mayOpen(c.Owner); err != nil {
+		return err
 	}
 	if m.resolved {
 		return market.Errorf(market.CodeMarketResolved)

@@ -205,6 +205,19 @@ func statusErr(q *Question, need string) *market.Error {
 	return market.Errorf(market.CodeQuestionStatus, q.ID, q.Status, need)
 }
 
+// questionIn returns question id if its status is status; need says what the
+// operation needs when it is not.
+func (s *State) questionIn(id, status, need string) (*Question, *market.Error) {
+	q, err := s.question(id)
+	if err != nil {
+		return nil, err
+	}
+	if q.Status != status {
+		return nil, statusErr(q, need)
+	}
+	return q, nil
+}
+
 // outcomeOf returns the index of label among q's outcomes (case and surrounding
 // space aside).
 func outcomeOf(q *Question, label string) (int, *market.Error) {
@@ -223,12 +236,9 @@ func outcomeOf(q *Question, label string) (int, *market.Error) {
 func (s *State) PlanPropose(e *exchange.Engine, proposer market.Address, req *api.ProposeRequest, now int64) (*Plan, error) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	q, err := s.question(req.QuestionID)
+	q, err := s.questionIn(req.QuestionID, api.QuestionLive, "outcomes are proposed while it is LIVE")
 	if err != nil {
 		return nil, err
-	}
-	if q.Status != api.QuestionLive {
-		return nil, statusErr(q, "outcomes are proposed while it is LIVE")
 	}
 	if now < q.Draft.EndDate*1000 {
 		return nil, market.Errorf(market.CodeQuestionNotEnded, q.ID, iso(q.Draft.EndDate*1000))
@@ -278,12 +288,9 @@ func (s *State) setMarkets(e *exchange.Engine, q *Question, closed bool) []excha
 func (s *State) PlanDispute(e *exchange.Engine, disputer market.Address, req *api.DisputeRequest, now int64) (*Plan, error) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	q, err := s.question(req.QuestionID)
+	q, err := s.questionIn(req.QuestionID, api.QuestionProposed, "only a PROPOSED question can be disputed")
 	if err != nil {
 		return nil, err
-	}
-	if q.Status != api.QuestionProposed {
-		return nil, statusErr(q, "only a PROPOSED question can be disputed")
 	}
 	if now >= q.Proposal.Deadline {
 		return nil, market.Errorf(market.CodeDisputeWindowClosed, q.ID, iso(q.Proposal.Deadline))
@@ -352,12 +359,9 @@ func (s *State) PlanResolve(e *exchange.Engine, req *api.ResolveQuestionRequest,
 func (s *State) PlanArbitrate(e *exchange.Engine, req *api.ResolveQuestionRequest, now int64) (*Plan, error) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	q, err := s.question(req.QuestionID)
+	q, err := s.questionIn(req.QuestionID, api.QuestionDisputed, "only a DISPUTED question is arbitrated")
 	if err != nil {
 		return nil, err
-	}
-	if q.Status != api.QuestionDisputed {
-		return nil, statusErr(q, "only a DISPUTED question is arbitrated")
 	}
 	o, err := outcomeOf(q, req.Outcome)
 	if err != nil {

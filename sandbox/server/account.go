@@ -434,12 +434,14 @@ func (s *Server) expireBeat(ctx context.Context, k string, now int64) error {
 
 // ---- conditional tokens ----
 
-// ctf answers /ctf/split, /ctf/merge and /ctf/redeem (L2; body api.CTFRequest):
-// split turns collateral into as many YES and NO tokens, merge reverses it, redeem
-// pays the winning tokens of a resolved market. A missing token/condition, or a
-// missing or zero size (split, merge), is 400 "tokenId and size required"; an
-// unknown market 404. Split is refused from blocked and close-only regions (it
-// opens positions); merge and redeem close them and are allowed everywhere.
+// ctf answers /ctf/split, /ctf/merge, /ctf/redeem and /ctf/convert (L2; body
+// api.CTFRequest): split turns collateral into as many YES and NO tokens, merge
+// reverses it, redeem pays the winning tokens of a resolved market, convert turns a
+// neg-risk market's NO tokens into YES tokens of every other open market of its
+// event (the answer lists them). A missing token/condition, or a missing or zero
+// size (all but redeem), is 400 "tokenId and size required"; an unknown market 404.
+// Split and convert are refused from blocked and close-only regions (they open
+// positions); merge and redeem close them and are allowed everywhere.
 func (s *Server) ctf(kind exchange.CommandKind) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		body, c, ok := s.readL2(w, r)
@@ -457,7 +459,7 @@ func (s *Server) ctf(kind exchange.CommandKind) http.HandlerFunc {
 			s.writeErr(w, err)
 			return
 		}
-		if kind == exchange.Split {
+		if kind == exchange.Split || kind == exchange.Convert {
 			if gb := s.geoCheck(r); gb != geoAllowed {
 				s.writeErr(w, geoError(gb, c.owner))
 				return
@@ -476,11 +478,16 @@ func (s *Server) ctf(kind exchange.CommandKind) http.HandlerFunc {
 			s.writeErr(w, res.Err)
 			return
 		}
+		out := api.CTFResponse{Success: true, ConditionID: cond, Amount: amount}
 		for _, ev := range res.Events {
-			if ev.Kind == exchange.Redeemed {
-				amount = api.Decimal(ev.Amount)
+			switch {
+			case ev.Kind == exchange.Redeemed:
+				out.Amount = api.Decimal(ev.Amount)
+			case kind == exchange.Convert && ev.Kind == exchange.BalanceChanged && ev.Owner == c.owner && ev.Token != "" &&
+				ev.Outcome == market.Yes && ev.Market != cond:
+				out.Converted = append(out.Converted, ev.Market)
 			}
 		}
-		s.writeJSON(w, api.CTFResponse{Success: true, ConditionID: cond, Amount: amount})
+		s.writeJSON(w, out)
 	}
 }

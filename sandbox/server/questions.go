@@ -33,17 +33,17 @@ func (s *Server) questionRoutes(r func(string, http.HandlerFunc)) {
 	r("GET /questions/clusters", s.questionClusters)
 	r("GET /questions", s.listQuestions)
 	r("GET /questions/{question_id}", s.getQuestion)
-	r("POST /questions/create", s.questionWrite(geoOpens, s.planCreate))
-	r("POST /questions/propose", s.questionWrite(geoBonds, s.planPropose))
-	r("POST /questions/resolve", s.questionWrite(geoNone, s.planResolve))
+	r("POST /questions/create", s.questionWrite(geoOpens, s.planCreate()))
+	r("POST /questions/propose", s.questionWrite(geoBonds, s.planPropose()))
+	r("POST /questions/resolve", s.questionWrite(geoNone, s.planResolve()))
 	r("GET /questions/auctions", s.listAuctions)
 	r("GET /questions/auctions/{auction_id}", s.getAuction)
-	r("POST /questions/auctions/create", s.questionWrite(geoOpens, s.planAuctionOpen))
-	r("POST /questions/auctions/bid", s.questionWrite(geoOpens, s.planAuctionBid))
-	r("POST /questions/auctions/settle", s.questionWrite(geoNone, s.planAuctionSettle))
+	r("POST /questions/auctions/create", s.questionWrite(geoOpens, s.planAuctionOpen()))
+	r("POST /questions/auctions/bid", s.questionWrite(geoOpens, s.planAuctionBid()))
+	r("POST /questions/auctions/settle", s.questionWrite(geoNone, s.planAuctionSettle()))
 	r("GET /bonds", s.listBonds)
 	r("GET /bonds/{bond_id}", s.getBond)
-	r("POST /bonds/dispute", s.questionWrite(geoBonds, s.planDispute))
+	r("POST /bonds/dispute", s.questionWrite(geoBonds, s.planDispute()))
 }
 
 // Geoblock rules of the question routes.
@@ -143,141 +143,93 @@ func decodeQ[T any](body []byte) (*T, error) {
 	return v, nil
 }
 
-func (s *Server) questionAnswer(id string) func() any {
-	return func() any { q, _ := s.cfg.Questions.Question(id); return q }
+// planWith makes the qplan of a route whose body is a T: decode it, plan on the
+// engine goroutine, and answer what answer renders once the plan committed.
+func planWith[T any](plan func(e *exchange.Engine, owner market.Address, req *T, now int64) (*questions.Plan, error),
+	answer func(p *questions.Plan, owner market.Address) any) qplan {
+	return func(tx *host.Tx, owner market.Address, body []byte) (*questions.Plan, func() any, error) {
+		req, err := decodeQ[T](body)
+		if err != nil {
+			return nil, nil, err
+		}
+		p, err := plan(tx.Engine(), owner, req, tx.Now())
+		if err != nil {
+			return nil, nil, err
+		}
+		return p, func() any { return answer(p, owner) }, nil
+	}
 }
 
-func (s *Server) auctionAnswer(id string) func() any {
-	return func() any { a, _ := s.cfg.Questions.Auction(id); return a }
+// The answers: the question, the auction, or the (first) bond a plan touched.
+func (s *Server) questionOf(p *questions.Plan, _ market.Address) any {
+	q, _ := s.cfg.Questions.Question(p.QuestionID())
+	return q
 }
 
-func (s *Server) planCreate(tx *host.Tx, owner market.Address, body []byte) (*questions.Plan, func() any, error) {
-	req, err := decodeQ[api.CreateQuestionRequest](body)
-	if err != nil {
-		return nil, nil, err
-	}
-	p, err := s.cfg.Questions.PlanCreate(tx.Engine(), owner, req, tx.Now())
-	if err != nil {
-		return nil, nil, err
-	}
-	return p, s.questionAnswer(p.QuestionID()), nil
+func (s *Server) auctionOf(p *questions.Plan, _ market.Address) any {
+	a, _ := s.cfg.Questions.Auction(p.AuctionID())
+	return a
 }
 
-func (s *Server) planPropose(tx *host.Tx, owner market.Address, body []byte) (*questions.Plan, func() any, error) {
-	req, err := decodeQ[api.ProposeRequest](body)
-	if err != nil {
-		return nil, nil, err
-	}
-	p, err := s.cfg.Questions.PlanPropose(tx.Engine(), owner, req, tx.Now())
-	if err != nil {
-		return nil, nil, err
-	}
-	return p, s.questionAnswer(p.QuestionID()), nil
+func (s *Server) bondOf(p *questions.Plan, owner market.Address) any {
+	b, _ := s.cfg.Questions.Bond(owner, p.BondIDs()[0])
+	return b
 }
 
-func (s *Server) planResolve(tx *host.Tx, _ market.Address, body []byte) (*questions.Plan, func() any, error) {
-	req, err := decodeQ[api.ResolveQuestionRequest](body)
-	if err != nil {
-		return nil, nil, err
-	}
-	p, err := s.cfg.Questions.PlanResolve(tx.Engine(), req, tx.Now())
-	if err != nil {
-		return nil, nil, err
-	}
-	return p, s.questionAnswer(p.QuestionID()), nil
+// The plans of the routes (the planners that take no caller ignore it).
+func (s *Server) planCreate() qplan  { return planWith(s.cfg.Questions.PlanCreate, s.questionOf) }
+func (s *Server) planPropose() qplan { return planWith(s.cfg.Questions.PlanPropose, s.questionOf) }
+func (s *Server) planDispute() qplan { return planWith(s.cfg.Questions.PlanDispute, s.bondOf) }
+func (s *Server) planAuctionOpen() qplan {
+	return planWith(s.cfg.Questions.PlanAuctionOpen, s.auctionOf)
+}
+func (s *Server) planAuctionBid() qplan { return planWith(s.cfg.Questions.PlanAuctionBid, s.auctionOf) }
+
+func (s *Server) planResolve() qplan {
+	return planWith(func(e *exchange.Engine, _ market.Address, req *api.ResolveQuestionRequest, now int64) (*questions.Plan, error) {
+		return s.cfg.Questions.PlanResolve(e, req, now)
+	}, s.questionOf)
 }
 
-func (s *Server) planArbitrate(tx *host.Tx, _ market.Address, body []byte) (*questions.Plan, func() any, error) {
-	req, err := decodeQ[api.ResolveQuestionRequest](body)
-	if err != nil {
-		return nil, nil, err
-	}
-	p, err := s.cfg.Questions.PlanArbitrate(tx.Engine(), req, tx.Now())
-	if err != nil {
-		return nil, nil, err
-	}
-	return p, s.questionAnswer(p.QuestionID()), nil
+func (s *Server) planArbitrate() qplan {
+	return planWith(func(e *exchange.Engine, _ market.Address, req *api.ResolveQuestionRequest, now int64) (*questions.Plan, error) {
+		return s.cfg.Questions.PlanArbitrate(e, req, now)
+	}, s.questionOf)
 }
 
-func (s *Server) planVoid(tx *host.Tx, _ market.Address, body []byte) (*questions.Plan, func() any, error) {
-	req, err := decodeQ[api.ResolveQuestionRequest](body)
-	if err != nil {
-		return nil, nil, err
-	}
-	p, err := s.cfg.Questions.PlanVoid(tx.Engine(), req.QuestionID, tx.Now())
-	if err != nil {
-		return nil, nil, err
-	}
-	return p, s.questionAnswer(p.QuestionID()), nil
+func (s *Server) planVoid() qplan {
+	return planWith(func(e *exchange.Engine, _ market.Address, req *api.ResolveQuestionRequest, now int64) (*questions.Plan, error) {
+		return s.cfg.Questions.PlanVoid(e, req.QuestionID, now)
+	}, s.questionOf)
 }
 
-func (s *Server) planDispute(tx *host.Tx, owner market.Address, body []byte) (*questions.Plan, func() any, error) {
-	req, err := decodeQ[api.DisputeRequest](body)
-	if err != nil {
-		return nil, nil, err
-	}
-	p, err := s.cfg.Questions.PlanDispute(tx.Engine(), owner, req, tx.Now())
-	if err != nil {
-		return nil, nil, err
-	}
-	id := p.BondIDs()[0]
-	return p, func() any { b, _ := s.cfg.Questions.Bond(owner, id); return b }, nil
-}
-
-func (s *Server) planAuctionOpen(tx *host.Tx, owner market.Address, body []byte) (*questions.Plan, func() any, error) {
-	req, err := decodeQ[api.AuctionCreateRequest](body)
-	if err != nil {
-		return nil, nil, err
-	}
-	p, err := s.cfg.Questions.PlanAuctionOpen(tx.Engine(), owner, req, tx.Now())
-	if err != nil {
-		return nil, nil, err
-	}
-	return p, s.auctionAnswer(p.AuctionID()), nil
-}
-
-func (s *Server) planAuctionBid(tx *host.Tx, owner market.Address, body []byte) (*questions.Plan, func() any, error) {
-	req, err := decodeQ[api.AuctionBidRequest](body)
-	if err != nil {
-		return nil, nil, err
-	}
-	p, err := s.cfg.Questions.PlanAuctionBid(tx.Engine(), owner, req, tx.Now())
-	if err != nil {
-		return nil, nil, err
-	}
-	return p, s.auctionAnswer(p.AuctionID()), nil
-}
-
-func (s *Server) planAuctionSettle(tx *host.Tx, _ market.Address, body []byte) (*questions.Plan, func() any, error) {
-	req, err := decodeQ[api.AuctionSettleRequest](body)
-	if err != nil {
-		return nil, nil, err
-	}
-	p, err := s.cfg.Questions.PlanAuctionSettle(tx.Engine(), req, tx.Now())
-	if err != nil {
-		return nil, nil, err
-	}
-	return p, s.auctionAnswer(p.AuctionID()), nil
+func (s *Server) planAuctionSettle() qplan {
+	return planWith(func(e *exchange.Engine, _ market.Address, req *api.AuctionSettleRequest, now int64) (*questions.Plan, error) {
+		return s.cfg.Questions.PlanAuctionSettle(e, req, now)
+	}, s.auctionOf)
 }
 
 // ---- reads ----
 
-func (s *Server) questionTemplates(w http.ResponseWriter, _ *http.Request) {
-	q, err := s.questions()
-	if err != nil {
-		s.writeErr(w, err)
-		return
+// qread answers a read of the question state: fn's value, or its error.
+func (s *Server) qread(w http.ResponseWriter, fn func(qs *questions.State) (any, error)) {
+	qs, err := s.questions()
+	if err == nil {
+		var v any
+		if v, err = fn(qs); err == nil {
+			s.writeJSON(w, v)
+			return
+		}
 	}
-	s.writeJSON(w, q.Templates())
+	s.writeErr(w, err)
+}
+
+func (s *Server) questionTemplates(w http.ResponseWriter, _ *http.Request) {
+	s.qread(w, func(qs *questions.State) (any, error) { return qs.Templates(), nil })
 }
 
 func (s *Server) questionClusters(w http.ResponseWriter, _ *http.Request) {
-	q, err := s.questions()
-	if err != nil {
-		s.writeErr(w, err)
-		return
-	}
-	s.writeJSON(w, q.Clusters())
+	s.qread(w, func(qs *questions.State) (any, error) { return qs.Clusters(), nil })
 }
 
 // listFilter parses the query of the list routes: status (one of statuses), limit
@@ -328,61 +280,37 @@ var (
 
 // listQuestions is GET /questions (local): status, clusterId, creator, limit, offset.
 func (s *Server) listQuestions(w http.ResponseWriter, r *http.Request) {
-	qs, err := s.questions()
-	if err != nil {
-		s.writeErr(w, err)
-		return
-	}
-	f, limit, offset, err := listFilter(r, questionStatuses, "creator")
-	if err != nil {
-		s.writeErr(w, err)
-		return
-	}
-	f.Cluster = r.URL.Query().Get("clusterId")
-	s.writeJSON(w, qs.Questions(f, offset, limit))
+	s.qread(w, func(qs *questions.State) (any, error) {
+		f, limit, offset, err := listFilter(r, questionStatuses, "creator")
+		f.Cluster = r.URL.Query().Get("clusterId")
+		return qs.Questions(f, offset, limit), err
+	})
 }
 
 func (s *Server) getQuestion(w http.ResponseWriter, r *http.Request) {
-	qs, err := s.questions()
-	if err != nil {
-		s.writeErr(w, err)
-		return
-	}
-	q, ok := qs.Question(r.PathValue("question_id"))
-	if !ok {
-		s.writeErr(w, market.Errorf(market.CodeQuestionNotFound))
-		return
-	}
-	s.writeJSON(w, q)
+	s.qread(w, func(qs *questions.State) (any, error) {
+		if q, ok := qs.Question(r.PathValue("question_id")); ok {
+			return q, nil
+		}
+		return nil, market.Errorf(market.CodeQuestionNotFound)
+	})
 }
 
 // listAuctions is GET /questions/auctions: status, starter, limit, offset.
 func (s *Server) listAuctions(w http.ResponseWriter, r *http.Request) {
-	qs, err := s.questions()
-	if err != nil {
-		s.writeErr(w, err)
-		return
-	}
-	f, limit, offset, err := listFilter(r, auctionStatuses, "starter")
-	if err != nil {
-		s.writeErr(w, err)
-		return
-	}
-	s.writeJSON(w, qs.Auctions(f, offset, limit))
+	s.qread(w, func(qs *questions.State) (any, error) {
+		f, limit, offset, err := listFilter(r, auctionStatuses, "starter")
+		return qs.Auctions(f, offset, limit), err
+	})
 }
 
 func (s *Server) getAuction(w http.ResponseWriter, r *http.Request) {
-	qs, err := s.questions()
-	if err != nil {
-		s.writeErr(w, err)
-		return
-	}
-	a, ok := qs.Auction(r.PathValue("auction_id"))
-	if !ok {
-		s.writeErr(w, market.Errorf(market.CodeAuctionNotFound))
-		return
-	}
-	s.writeJSON(w, a)
+	s.qread(w, func(qs *questions.State) (any, error) {
+		if a, ok := qs.Auction(r.PathValue("auction_id")); ok {
+			return a, nil
+		}
+		return nil, market.Errorf(market.CodeAuctionNotFound)
+	})
 }
 
 // listBonds is GET /bonds (L2): the caller's bonds; status, kind, questionId
@@ -392,28 +320,23 @@ func (s *Server) listBonds(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	qs, err := s.questions()
-	if err != nil {
-		s.writeErr(w, err)
-		return
-	}
-	f, limit, offset, err := listFilter(r, bondStatuses, "")
-	if err != nil {
-		s.writeErr(w, err)
-		return
-	}
-	v := r.URL.Query()
-	f.Owner, f.ID = c.owner, v.Get("questionId")
-	if k := strings.ToUpper(v.Get("kind")); k != "" {
-		switch k {
-		case api.BondCreation, api.BondProposal, api.BondDispute, api.BondBid:
-			f.Kind = k
-		default:
-			s.writeErr(w, market.Errorf(market.CodeBadRequest, "kind"))
-			return
+	s.qread(w, func(qs *questions.State) (any, error) {
+		f, limit, offset, err := listFilter(r, bondStatuses, "")
+		if err != nil {
+			return nil, err
 		}
-	}
-	s.writeJSON(w, qs.Bonds(f, offset, limit))
+		v := r.URL.Query()
+		f.Owner, f.ID = c.owner, v.Get("questionId")
+		if k := strings.ToUpper(v.Get("kind")); k != "" {
+			switch k {
+			case api.BondCreation, api.BondProposal, api.BondDispute, api.BondBid:
+				f.Kind = k
+			default:
+				return nil, market.Errorf(market.CodeBadRequest, "kind")
+			}
+		}
+		return qs.Bonds(f, offset, limit), nil
+	})
 }
 
 // getBond is GET /bonds/{bond_id} (L2): one of the caller's bonds.
@@ -422,17 +345,12 @@ func (s *Server) getBond(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	qs, err := s.questions()
-	if err != nil {
-		s.writeErr(w, err)
-		return
-	}
-	b, ok := qs.Bond(c.owner, r.PathValue("bond_id"))
-	if !ok {
-		s.writeErr(w, market.Errorf(market.CodeBondNotFound))
-		return
-	}
-	s.writeJSON(w, b)
+	s.qread(w, func(qs *questions.State) (any, error) {
+		if b, ok := qs.Bond(c.owner, r.PathValue("bond_id")); ok {
+			return b, nil
+		}
+		return nil, market.Errorf(market.CodeBondNotFound)
+	})
 }
 
 // questionOfMarket refuses to resolve a question's market directly (the internal
@@ -445,48 +363,6 @@ func (s *Server) questionOfMarket(c market.ConditionID) error {
 		return market.Errorf(market.CodeQuestionMarket, string(c), id)
 	}
 	return nil
-}
-
-// convert answers /ctf/convert (L2): the neg-risk conversion of a market's NO
-// tokens into YES tokens of every other open market of its event.
-func (s *Server) convertCTF(w http.ResponseWriter, r *http.Request) {
-	body, c, ok := s.readL2(w, r)
-	if !ok {
-		return
-	}
-	defer putBody(body)
-	req, err := decodeQ[api.CTFRequest](body.Bytes())
-	if err != nil {
-		s.writeErr(w, err)
-		return
-	}
-	cond, err := s.ctfMarket(req, true)
-	if err != nil {
-		s.writeErr(w, err)
-		return
-	}
-	if gb := s.geoCheck(r); gb != geoAllowed {
-		s.writeErr(w, geoError(gb, c.owner))
-		return
-	}
-	var converted []market.ConditionID
-	err = s.h.Exec(r.Context(), func(tx *host.Tx) error {
-		res := tx.Apply(exchange.Command{Kind: exchange.Convert, Owner: c.owner, Market: cond, Amount: req.Size.Micros()})
-		if res.Err != nil {
-			return res.Err
-		}
-		for _, ev := range res.Events {
-			if ev.Kind == exchange.BalanceChanged && ev.Owner == c.owner && ev.Outcome == market.Yes && ev.Token != "" && ev.Market != cond {
-				converted = append(converted, ev.Market)
-			}
-		}
-		return nil
-	})
-	if err != nil {
-		s.writeErr(w, hostErr(err))
-		return
-	}
-	s.writeJSON(w, api.CTFResponse{Success: true, ConditionID: cond, Amount: req.Size, Converted: converted})
 }
 
 // ctfMarket finds the market of a conditional-token request (by condition id or one

@@ -44,7 +44,7 @@ func (s *Server) routes() {
 	r("POST /ctf/split", s.ctf(exchange.Split))
 	r("POST /ctf/merge", s.ctf(exchange.Merge))
 	r("POST /ctf/redeem", s.ctf(exchange.Redeem))
-	r("POST /ctf/convert", s.convertCTF)
+	r("POST /ctf/convert", s.ctf(exchange.Convert))
 
 	// Orders.
 	r("POST /order", s.postOrder)
@@ -115,8 +115,8 @@ func (s *Server) routes() {
 	ir("POST /internal/waitlist/approve", s.approveWaitlist)
 	ir("POST /internal/account-mode", s.setAccountMode)
 	ir("POST /internal/markets/resolve", s.resolveMarket)
-	ir("POST /internal/questions/arbitrate", s.questionInternal(s.planArbitrate))
-	ir("POST /internal/questions/void", s.questionInternal(s.planVoid))
+	ir("POST /internal/questions/arbitrate", s.questionInternal(s.planArbitrate()))
+	ir("POST /internal/questions/void", s.questionInternal(s.planVoid()))
 	for p, h := range s.cfg.InternalRoutes {
 		im.Handle(p, h)
 	}
