@@ -93,17 +93,21 @@ type qcrashClient struct {
 	tokens    map[market.TokenID]market.Micros // token balances the acknowledged operations imply
 	inflight  map[market.TokenID]market.Micros // what the one unacknowledged operation would add
 	inflightQ string                           // the question of an unacknowledged question operation
+	auctions  map[string]int                   // auction id → bids acknowledged
+	inflightA string                           // the auction of the last bid sent
 	ops       int
 }
 
 // TestQuestionsCrashRecovery SIGKILLs an exchange while clients run whole question
 // lives (create with a bond; split, merge, convert; propose; dispute and
-// arbitration or resolution; redeem), recovers the store and checks: the ledger's
+// arbitration or resolution; redeem; the venue voiding a question; an auction opened
+// and outbid), recovers the store and checks: the ledger's
 // invariants (conservation, no negative balance, neg-risk vaults) and the
 // questions' audit (the escrow holds exactly the HELD bonds; markets match the
 // statuses); every acknowledged question at least at its acknowledged status;
-// every token balance what the acknowledged operations imply, give or take the one
-// operation in flight at the kill.
+// every acknowledged auction with its acknowledged bids; every token balance what
+// the acknowledged operations imply, give or take the one operation in flight at
+// the kill.
 func TestQuestionsCrashRecovery(t *testing.T) {
 	if testing.Short() {
 		t.Skip("spawns and kills an exchange")
@@ -172,7 +176,7 @@ func TestQuestionsCrashRecovery(t *testing.T) {
 		resp.Body.Close()
 		e.useCreds(w, b)
 		clients[i] = &qcrashClient{w: w, questions: map[string]string{}, tokens: map[market.TokenID]market.Micros{},
-			inflight: map[market.TokenID]market.Micros{}}
+			inflight: map[market.TokenID]market.Micros{}, auctions: map[string]int{}}
 	}
 
 	var mu sync.Mutex // guards the clients' acknowledgement records
@@ -238,6 +242,33 @@ func TestQuestionsCrashRecovery(t *testing.T) {
 				mu.Lock()
 				c.questions[q.QuestionID] = api.QuestionLive
 				mu.Unlock()
+				if k%3 == 2 {
+					// the venue voids a question nobody holds, and an auction opens and is outbid
+					if _, ok := do(nil, internal, "/internal/questions/void", jsonOf(t, api.ResolveQuestionRequest{QuestionID: q.QuestionID}),
+						nil, q.QuestionID, api.QuestionVoided); !ok {
+						return
+					}
+					ab, ok := do(c.w, base, "/questions/auctions/create", jsonOf(t, api.AuctionCreateRequest{Draft: api.QuestionDraft{TemplateID: "yes-no",
+						Question: fmt.Sprintf("Will crash client %d's auction %d settle?", i, k), EndDate: api.ISOTime(time.Now().Unix() + 3600)},
+						Bid: mustDec("10"), DurationSecs: 600}), nil, "", "")
+					if !ok {
+						return
+					}
+					var au api.Auction
+					json.Unmarshal(ab, &au)
+					mu.Lock()
+					c.auctions[au.AuctionID] = 1
+					c.inflightA = au.AuctionID
+					mu.Unlock()
+					if _, ok := do(other, base, "/questions/auctions/bid", jsonOf(t, api.AuctionBidRequest{AuctionID: au.AuctionID, Bid: mustDec("11")}),
+						nil, "", ""); !ok {
+						return
+					}
+					mu.Lock()
+					c.auctions[au.AuctionID] = 2
+					mu.Unlock()
+					continue
+				}
 				m := q.Markets[0]
 				y, no := m.Tokens[0].TokenID, m.Tokens[1].TokenID
 				if _, ok := do(c.w, base, "/ctf/split", jsonOf(t, api.CTFRequest{ConditionID: string(m.ConditionID), Size: mustDec("8")}),
@@ -328,6 +359,15 @@ func TestQuestionsCrashRecovery(t *testing.T) {
 					t.Errorf("%s holds %s of token %.12s…, acknowledged operations imply %s (in flight %s)", c.w.addr, got, tok, want, c.inflight[tok])
 				}
 			}
+			for id, bids := range c.auctions {
+				a, ok := qs.Auction(id)
+				switch {
+				case !ok:
+					t.Errorf("acknowledged auction %s lost", id)
+				case a.Bids < bids || a.Bids > bids && id != c.inflightA:
+					t.Errorf("auction %s recovered with %d bids, %d acknowledged", id, a.Bids, bids)
+				}
+			}
 			for id, status := range c.questions {
 				q, ok := qs.Question(id)
 				switch {
@@ -350,8 +390,8 @@ func TestQuestionsCrashRecovery(t *testing.T) {
 	if acked < 3*n {
 		t.Fatalf("only %d operations acknowledged before the kill", acked)
 	}
-	t.Logf("%d acknowledged question, bond and conditional-token operations recovered after SIGKILL; %s held in escrow", acked, held)
+	t.Logf("%d acknowledged question, bond, auction and conditional-token operations recovered after SIGKILL; %s held in escrow", acked, held)
 }
 
-// rank orders question statuses along the life (VOIDED does not occur here).
-var rank = map[string]int{api.QuestionLive: 0, api.QuestionProposed: 1, api.QuestionDisputed: 2, api.QuestionResolved: 3}
+// rank orders question statuses along the life (VOIDED and RESOLVED are both final).
+var rank = map[string]int{api.QuestionLive: 0, api.QuestionProposed: 1, api.QuestionDisputed: 2, api.QuestionResolved: 3, api.QuestionVoided: 3}
