@@ -269,21 +269,26 @@ type AuctionSettleRequest struct {
 
 // CTFRequest is the body of /ctf/split, /ctf/merge, /ctf/redeem and /ctf/convert:
 // the market by condition id or by one of its tokens, and the amount (not for
-// redeem). For convert the market is the one whose NO tokens are converted.
+// redeem). For convert the market is the one whose NO tokens are converted; or
+// ConditionIDs names several markets of one neg-risk event whose NO tokens are
+// converted together (the dialect's index set).
 type CTFRequest struct {
-	TokenID     string  `json:"tokenId,omitempty"`
-	ConditionID string  `json:"conditionId,omitempty"`
-	Size        Decimal `json:"size,omitempty"`
+	TokenID      string   `json:"tokenId,omitempty"`
+	ConditionID  string   `json:"conditionId,omitempty"`
+	ConditionIDs []string `json:"conditionIds,omitempty"`
+	Size         Decimal  `json:"size,omitempty"`
 }
 
 // CTFResponse answers the conditional-token operations: the market and the amount
 // moved (redeem: the payout). Convert lists the markets whose YES tokens were
-// credited.
+// credited and, converting k markets' NO at once, the collateral released
+// ((k − 1) × size).
 type CTFResponse struct {
 	Success     bool                 `json:"success"`
 	ConditionID market.ConditionID   `json:"conditionId"`
 	Amount      Decimal              `json:"amount"`
 	Converted   []market.ConditionID `json:"converted,omitempty"`
+	Released    Decimal              `json:"released,omitempty"`
 }
 
 // DecodeQuestionBody decodes one request body of the question, bond, auction and

@@ -60,6 +60,9 @@ type CTFRequest struct {
 	TokenID     market.TokenID     `json:"tokenId,omitempty"`     // a token of the market, or
 	ConditionID market.ConditionID `json:"conditionId,omitempty"` // the market itself
 	Size        decimal.Decimal    `json:"size"`                  // collateral (split) or complete sets (merge)
+	// ConditionIDs (convert only) names several markets of one neg-risk event
+	// whose NO tokens are converted together, instead of TokenID or ConditionID.
+	ConditionIDs []market.ConditionID `json:"conditionIds,omitempty"`
 }
 
 // CTFResult is the answer of the conditional-token operations (the local
@@ -70,14 +73,16 @@ type CTFResult struct {
 	ConditionID market.ConditionID   `json:"conditionId"`         // the market
 	Amount      decimal.Decimal      `json:"amount"`              // moved (redeem: paid out)
 	Converted   []market.ConditionID `json:"converted,omitempty"` // convert: the markets credited
+	Released    decimal.Decimal      `json:"released"`            // convert of several markets: the collateral released
 }
 
 func (c *Client) ctf(ctx context.Context, path string, req CTFRequest) (*CTFResult, error) {
 	b, err := jsonBody(struct {
-		TokenID     market.TokenID     `json:"tokenId,omitempty"`
-		ConditionID market.ConditionID `json:"conditionId,omitempty"`
-		Size        string             `json:"size,omitempty"`
-	}{req.TokenID, req.ConditionID, sizeText(req.Size)})
+		TokenID      market.TokenID       `json:"tokenId,omitempty"`
+		ConditionID  market.ConditionID   `json:"conditionId,omitempty"`
+		ConditionIDs []market.ConditionID `json:"conditionIds,omitempty"`
+		Size         string               `json:"size,omitempty"`
+	}{req.TokenID, req.ConditionID, req.ConditionIDs, sizeText(req.Size)})
 	if err != nil {
 		return nil, err
 	}

@@ -225,7 +225,10 @@ func (c *Client) SettleQuestionAuction(ctx context.Context, req api.AuctionSettl
 
 // Convert converts NO tokens of a neg-risk market into as many YES tokens of
 // every other open market of its event (POST /ctf/convert, L2; experimental).
-// CTFResult.Converted lists those markets.
+// CTFResult.Converted lists those markets. With req.ConditionIDs, the NO tokens
+// of several markets of one event at once (the dialect's index set): YES of every
+// other open market, and (k − 1) × size collateral back (CTFResult.Released), in
+// one transaction.
 func (c *Client) Convert(ctx context.Context, req CTFRequest) (*CTFResult, error) {
 	return c.ctf(ctx, "/ctf/convert", req)
 }

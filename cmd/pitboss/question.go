@@ -51,6 +51,7 @@ const (
 	synBondShow       = "ID [--json] [wallet and venue flags]"
 	synBondDispute    = "QUESTION_ID [--bond B] [--yes] [--json] [wallet and venue flags]"
 	synCTFRedeem      = "--market MARKET [--json] [wallet and venue flags]"
+	synCTFConvert     = "--market MARKET [--market MARKET]... --amount A [--yes] [--json] [wallet and venue flags]"
 )
 
 var questionSubs = []subcommand{
@@ -80,7 +81,7 @@ var ctfSubs = []subcommand{
 	{"split", ctfSyn, "turn A collateral into A YES and A NO tokens of a market", runCTFOp("split")},
 	{"merge", ctfSyn, "turn A YES and A NO tokens back into A collateral", runCTFOp("merge")},
 	{"redeem", synCTFRedeem, "collect a resolved market's winning tokens (1 each); losing ones are burned", runCTFOp("redeem")},
-	{"convert", ctfSyn, "neg-risk: turn A NO tokens of a market into A YES tokens of every other open market of its event", runCTFOp("convert")},
+	{"convert", synCTFConvert, "neg-risk: turn A NO tokens of a market into A YES tokens of every other open market of its event", runCTFOp("convert")},
 }
 
 func groupUsage(name, summary string, subs []subcommand, extra ...string) func(io.Writer) {
@@ -648,12 +649,17 @@ func runBondDispute(ctx context.Context, a []string, io stdio) error {
 // runCTFOp is `pitboss ctf split|merge|redeem|convert`.
 func runCTFOp(op string) func(ctx context.Context, a []string, io stdio) error {
 	return func(ctx context.Context, a []string, io stdio) error {
-		syn := ctfSyn
-		if op == "redeem" {
-			syn = synCTFRedeem
+		syn := map[string]string{"redeem": synCTFRedeem, "convert": synCTFConvert}[op]
+		if syn == "" {
+			syn = ctfSyn
 		}
 		o, fs := newWalletCmd("ctf "+op, syn, io)
-		ref := fs.String("market", "", "the `MARKET`: a slug, a condition id or a token id")
+		var refs multiFlag
+		if op == "convert" {
+			fs.Var(&refs, "market", "the `MARKET` whose NO tokens are converted (a slug, a condition id or a token id); repeat it to convert several markets of one event at once")
+		} else {
+			fs.Func("market", "the `MARKET`: a slug, a condition id or a token id", func(v string) error { refs = multiFlag{v}; return nil })
+		}
 		var amount *string
 		var yes *bool
 		if op != "redeem" {
@@ -661,14 +667,24 @@ func runCTFOp(op string) func(ctx context.Context, a []string, io stdio) error {
 			yes = fs.Bool("yes", false, "do not ask on a venue that is not on this machine (scripts)")
 		}
 		return walletRun(ctx, io, o, fs, a, 0, "", "the "+op, func([]string) error {
-			if *ref == "" {
+			if len(refs) == 0 || refs[0] == "" {
 				return usagef("--market is required")
 			}
-			info, _, err := o.mc.resolve(ctx, *ref)
-			if err != nil {
-				return err
+			var req clob.CTFRequest
+			var info *market.Info
+			for _, ref := range refs {
+				i, _, err := o.mc.resolve(ctx, ref)
+				if err != nil {
+					return err
+				}
+				if info == nil {
+					info = i
+				}
+				req.ConditionIDs = append(req.ConditionIDs, i.Condition)
 			}
-			req := clob.CTFRequest{ConditionID: info.Condition}
+			if len(req.ConditionIDs) == 1 {
+				req.ConditionID, req.ConditionIDs = info.Condition, nil
+			}
 			if amount != nil {
 				m, err := parseAmount("amount", *amount, 0)
 				if err != nil {
@@ -691,6 +707,9 @@ func runCTFOp(op string) func(ctx context.Context, a []string, io stdio) error {
 			fmt.Fprintf(io.stdout, "%s %s in %s (%s)\n", op, r.Amount, firstNonEmpty(info.Slug, string(info.Condition)), r.ConditionID)
 			for _, c := range r.Converted {
 				fmt.Fprintf(io.stdout, "  YES credited in %s\n", c)
+			}
+			if r.Released.IsPositive() {
+				fmt.Fprintf(io.stdout, "  %s collateral released\n", r.Released)
 			}
 			return nil
 		})

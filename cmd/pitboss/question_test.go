@@ -134,6 +134,13 @@ func TestQuestionCommandsRunAQuestionsLife(t *testing.T) {
 			t.Fatalf("convert:\n%s", out)
 		}
 		a.fails(1, "not enough balance / allowance", "ctf", "convert", "--market", red, "--amount", "1")
+		green := string(q.Markets[1].ConditionID)
+		a.must("ctf", "split", "--market", red, "--amount", "2")
+		a.must("ctf", "split", "--market", green, "--amount", "2")
+		out = a.must("ctf", "convert", "--market", red, "--market", green, "--amount", "2")
+		if !strings.Contains(out, "2 collateral released") || strings.Count(out, "YES credited") != 1 {
+			t.Fatalf("convert of two markets:\n%s", out)
+		}
 	})
 
 	t.Run("an auction", func(t *testing.T) {

@@ -454,6 +454,10 @@ func (s *Server) ctf(kind exchange.CommandKind) http.HandlerFunc {
 			s.writeErr(w, err)
 			return
 		}
+		if kind == exchange.Convert && len(req.ConditionIDs) > 0 {
+			s.convertSet(w, r, c.owner, req)
+			return
+		}
 		cond, err := s.ctfMarket(req, kind != exchange.Redeem)
 		if err != nil {
 			s.writeErr(w, err)

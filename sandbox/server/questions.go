@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -363,6 +364,79 @@ func (s *Server) questionOfMarket(c market.ConditionID) error {
 		return market.Errorf(market.CodeQuestionMarket, string(c), id)
 	}
 	return nil
+}
+
+// maxConvertSet bounds the markets of one /ctf/convert.
+const maxConvertSet = 64
+
+// convertSet answers /ctf/convert with conditionIds: the NO tokens of k markets of
+// one neg-risk event converted at once — one Convert of the first and a Merge of
+// each other's YES (just credited) and NO, in one transaction: NO −size in each of
+// the k markets, YES +size in every other open market of the event, and (k − 1) ×
+// size collateral released.
+func (s *Server) convertSet(w http.ResponseWriter, r *http.Request, owner market.Address, req *api.CTFRequest) {
+	if req.Size <= 0 || len(req.ConditionIDs) > maxConvertSet {
+		s.writeErr(w, market.Errorf(market.CodeTokenIDAndSizeRequired))
+		return
+	}
+	conds := make([]market.ConditionID, 0, len(req.ConditionIDs))
+	for _, id := range req.ConditionIDs {
+		c, err := s.ctfMarket(&api.CTFRequest{ConditionID: id, Size: req.Size}, true)
+		if err != nil {
+			s.writeErr(w, err)
+			return
+		}
+		if slices.Contains(conds, c) {
+			s.writeErr(w, market.Errorf(market.CodeBadRequest, "conditionIds (a market named twice)"))
+			return
+		}
+		conds = append(conds, c)
+	}
+	if gb := s.geoCheck(r); gb != geoAllowed {
+		s.writeErr(w, geoError(gb, owner))
+		return
+	}
+	size := req.Size.Micros()
+	out := api.CTFResponse{Success: true, ConditionID: conds[0], Amount: req.Size, Released: api.Decimal(market.Micros(len(conds)-1) * size)}
+	err := s.h.Exec(r.Context(), func(tx *host.Tx) error {
+		e := tx.Engine()
+		ev := e.MarketNegRiskID(conds[0])
+		if ev == "" {
+			return market.Errorf(market.CodeNotNegRisk, string(conds[0]))
+		}
+		for _, c := range conds {
+			info, _ := e.Market(c)
+			switch no, _ := e.TokenBalance(owner, info.Tokens[market.No]); {
+			case e.MarketNegRiskID(c) != ev:
+				return market.Errorf(market.CodeBadRequest, "conditionIds (markets of one neg-risk event)")
+			case info.Resolved:
+				return market.Errorf(market.CodeMarketResolved)
+			case no < size:
+				return market.Errorf(market.CodeInsufficientBalance)
+			}
+		}
+		res := tx.Apply(exchange.Command{Kind: exchange.Convert, Owner: owner, Market: conds[0], Amount: size})
+		if res.Err != nil {
+			return res.Err // checked above; the transaction is undone
+		}
+		for _, ev := range res.Events {
+			if ev.Kind == exchange.BalanceChanged && ev.Owner == owner && ev.Token != "" && ev.Outcome == market.Yes &&
+				!slices.Contains(conds, ev.Market) {
+				out.Converted = append(out.Converted, ev.Market)
+			}
+		}
+		for _, c := range conds[1:] {
+			if res := tx.Apply(exchange.Command{Kind: exchange.Merge, Owner: owner, Market: c, Amount: size}); res.Err != nil {
+				return res.Err // checked above: the transaction is undone
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		s.writeErr(w, hostErr(err))
+		return
+	}
+	s.writeJSON(w, out)
 }
 
 // ctfMarket finds the market of a conditional-token request (by condition id or one

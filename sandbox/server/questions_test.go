@@ -391,7 +391,36 @@ func TestConvertOverHTTP(t *testing.T) {
 	}
 	st, b = e.call(http.MethodPost, "/ctf/convert", jsonOf(t, api.CTFRequest{ConditionID: string(lisbon), Size: mustDec("7")}), w, nil)
 	wantErr(t, st, b, 400, "not enough balance / allowance")
+	// the NO of two markets at once: YES of the third, and 3 collateral back
+	porto, braga := q.Markets[1].ConditionID, q.Markets[2].ConditionID
+	e.mustJSON(http.MethodPost, "/ctf/split", jsonOf(t, api.CTFRequest{ConditionID: string(porto), Size: mustDec("3")}), w, nil)
+	before := balanceOf(e, w)
+	set := func(size string, conds ...market.ConditionID) []byte {
+		ids := make([]string, len(conds))
+		for i, c := range conds {
+			ids[i] = string(c)
+		}
+		return jsonOf(t, api.CTFRequest{ConditionIDs: ids, Size: mustDec(size)})
+	}
+	e.mustJSON(http.MethodPost, "/ctf/convert", set("3", lisbon, porto), w, &r)
+	if r.Released.String() != "3" || len(r.Converted) != 1 || r.Converted[0] != braga {
+		t.Fatalf("convert of two markets %+v", r)
+	}
+	if got, want := mustDec(balanceOf(e, w)), mustDec(before)+mustDec("3"); got != want {
+		t.Fatalf("balance %s, want %s", got, want)
+	}
 	rain := e.mkt("rain-in-lisbon-tomorrow")
+	st, b = e.call(http.MethodPost, "/ctf/convert", set("1", lisbon, lisbon), w, nil)
+	wantErr(t, st, b, 400, "invalid conditionIds (a market named twice)")
+	e.mustJSON(http.MethodPost, "/ctf/split", jsonOf(t, api.CTFRequest{ConditionID: string(rain.Condition), Size: mustDec("1")}), w, nil)
+	st, b = e.call(http.MethodPost, "/ctf/convert", set("1", lisbon, rain.Condition), w, nil)
+	wantErr(t, st, b, 400, "invalid conditionIds (markets of one neg-risk event)")
+	st, b = e.call(http.MethodPost, "/ctf/convert", set("1", rain.Condition, lisbon), w, nil)
+	wantErr(t, st, b, 400, fmt.Sprintf("market %s is not part of a neg-risk event", rain.Condition))
+	st, b = e.call(http.MethodPost, "/ctf/convert", set("1", porto, braga), w, nil)
+	wantErr(t, st, b, 400, "not enough balance / allowance")
+	st, b = e.call(http.MethodPost, "/ctf/convert", set("0", porto, braga), w, nil)
+	wantErr(t, st, b, 400, "tokenId and size required")
 	st, b = e.call(http.MethodPost, "/ctf/convert", jsonOf(t, api.CTFRequest{ConditionID: string(rain.Condition), Size: mustDec("1")}), w, nil)
 	wantErr(t, st, b, 400, fmt.Sprintf("market %s is not part of a neg-risk event", rain.Condition))
 	st, b = e.call(http.MethodPost, "/ctf/convert", jsonOf(t, api.CTFRequest{ConditionID: string(lisbon)}), w, nil)
