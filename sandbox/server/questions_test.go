@@ -14,6 +14,7 @@ import (
 	"github.com/pitbossdev/pitboss/market"
 	"github.com/pitbossdev/pitboss/sandbox/exchange"
 	"github.com/pitbossdev/pitboss/sandbox/host"
+	"github.com/pitbossdev/pitboss/sandbox/questions"
 )
 
 // questionBody is the create body of a yes-no question ending in a day.
@@ -482,4 +483,55 @@ func FuzzQuestionBodies(f *testing.F) {
 		fe.clock.advance(time.Hour)
 		fe.audit(t)
 	})
+}
+
+// TestQuestionRefusalsOverHTTP drives the remaining refusals of propose, dispute
+// and resolve over HTTP, each with its exact message.
+func TestQuestionRefusalsOverHTTP(t *testing.T) {
+	e := newEnv(t)
+	creator := e.register(newWallet(t, "refusals-creator"))
+	p := e.register(newWallet(t, "refusals-proposer"))
+	d := e.register(newWallet(t, "refusals-disputer"))
+	var q api.Question
+	e.mustJSON(http.MethodPost, "/questions/create", e.questionBody("Will every refusal be tested over HTTP?", "10"), creator, &q)
+	e.clock.advance(25 * time.Hour)
+	post := func(path string, body any, w *wallet) (int, []byte) { return e.call(http.MethodPost, path, jsonOf(t, body), w, nil) }
+	id := q.QuestionID
+	st, b := post("/questions/propose", api.ProposeRequest{QuestionID: id, Outcome: "Perhaps"}, p)
+	wantErr(t, st, b, 400, "unknown outcome: Perhaps")
+	st, b = post("/questions/propose", api.ProposeRequest{QuestionID: id, Outcome: "No", Bond: mustDec("4.999999")}, p)
+	wantErr(t, st, b, 400, "bond 4.999999 is below the minimum: 5")
+	e.mustJSON(http.MethodPost, "/questions/propose", jsonOf(t, api.ProposeRequest{QuestionID: id, Outcome: "No", Bond: mustDec("7")}), p, &q)
+	st, b = post("/questions/propose", api.ProposeRequest{QuestionID: id, Outcome: "Yes"}, d)
+	wantErr(t, st, b, 400, fmt.Sprintf("question %s is PROPOSED: outcomes are proposed while it is LIVE", id))
+	st, b = post("/bonds/dispute", api.DisputeRequest{QuestionID: id}, p)
+	wantErr(t, st, b, 400, "the proposer cannot dispute its own proposal")
+	st, b = post("/bonds/dispute", api.DisputeRequest{QuestionID: id, Bond: mustDec("6")}, d)
+	wantErr(t, st, b, 400, "bond 6 is below the minimum: 7")
+	e.clock.advance(2 * time.Hour)
+	st, b = post("/bonds/dispute", api.DisputeRequest{QuestionID: id}, d)
+	wantErr(t, st, b, 400, fmt.Sprintf("the dispute window of question %s closed at %s", id, q.Proposal.DisputeDeadline))
+	st, b = post("/questions/resolve", api.ResolveQuestionRequest{QuestionID: id, Outcome: "Yes"}, d)
+	wantErr(t, st, b, 400, fmt.Sprintf("question %s is PROPOSED: its proposed outcome is No", id))
+	e.mustJSON(http.MethodPost, "/questions/resolve", jsonOf(t, api.ResolveQuestionRequest{QuestionID: id, Outcome: "no"}), d, &q)
+	st, b = post("/questions/resolve", api.ResolveQuestionRequest{QuestionID: id}, d)
+	wantErr(t, st, b, 400, fmt.Sprintf("question %s is RESOLVED: it is final", id))
+	st, b = post("/bonds/dispute", api.DisputeRequest{QuestionID: id}, d)
+	wantErr(t, st, b, 400, fmt.Sprintf("question %s is RESOLVED: only a PROPOSED question can be disputed", id))
+	st, b = e.internal("/internal/questions/void", jsonOf(t, api.ResolveQuestionRequest{QuestionID: id}))
+	wantErr(t, st, b, 400, fmt.Sprintf("question %s is RESOLVED: it is final", id))
+	if st, b := e.internal("/internal/account-mode", []byte(`{"address":"`+d.addr.String()+`","mode":"banned"}`)); st != 200 {
+		t.Fatalf("mode: %d %s", st, b)
+	}
+	st, b = post("/questions/create", api.CreateQuestionRequest{QuestionDraft: api.QuestionDraft{TemplateID: "yes-no",
+		Question: "Will a banned account ask a question?", EndDate: api.ISOMillis(e.clock.now() + 3_600_000)}, Bond: mustDec("10")}, d)
+	wantErr(t, st, b, 400, fmt.Sprintf("'%s' address banned", d.addr))
+	// at most 50 open questions per address
+	many := e.register(newWallet(t, "refusals-many"))
+	for i := 0; i < questions.DefaultMaxOpen; i++ {
+		e.mustJSON(http.MethodPost, "/questions/create", e.questionBody(fmt.Sprintf("Will question number %d be accepted?", i), "10"), many, nil)
+	}
+	st, b = e.call(http.MethodPost, "/questions/create", e.questionBody("Will one question too many be refused?", "10"), many, nil)
+	wantErr(t, st, b, 400, fmt.Sprintf("'%s' has too many open questions (max 50)", many.addr))
+	e.auditQuestions()
 }
