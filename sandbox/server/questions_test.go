@@ -495,7 +495,9 @@ func TestQuestionRefusalsOverHTTP(t *testing.T) {
 	var q api.Question
 	e.mustJSON(http.MethodPost, "/questions/create", e.questionBody("Will every refusal be tested over HTTP?", "10"), creator, &q)
 	e.clock.advance(25 * time.Hour)
-	post := func(path string, body any, w *wallet) (int, []byte) { return e.call(http.MethodPost, path, jsonOf(t, body), w, nil) }
+	post := func(path string, body any, w *wallet) (int, []byte) {
+		return e.call(http.MethodPost, path, jsonOf(t, body), w, nil)
+	}
 	id := q.QuestionID
 	st, b := post("/questions/propose", api.ProposeRequest{QuestionID: id, Outcome: "Perhaps"}, p)
 	wantErr(t, st, b, 400, "unknown outcome: Perhaps")
