@@ -123,6 +123,7 @@ const (
 	CodeWithdrawUnsupported Code = "withdraw_unsupported" // extension
 	CodeDisabled            Code = "disabled"             // extension: route exists but is intentionally unsupported
 	CodeLimitReached        Code = "limit_reached"        // extension: a per-wallet cap (API keys, builder keys)
+	CodeReplayed            Code = "replayed"             // extension: a non-order write whose signature was already used
 )
 
 var catalog = map[Code]Spec{
@@ -198,6 +199,7 @@ var catalog = map[Code]Spec{
 	CodeWithdrawUnsupported: {Status: 400, Template: "only the platform token on BSC (chain 56) can be withdrawn", Spec: "(extension)"},
 	CodeDisabled:            {Status: 400, Template: "this route is disabled", Spec: "(extension)"},
 	CodeLimitReached:        {Status: 400, Template: "too many %s for this address: at most %d", Spec: "(extension)"},
+	CodeReplayed:            {Status: 409, Template: "request already processed (its signature was used before)", Spec: "(extension)"},
 }
 
 func init() {

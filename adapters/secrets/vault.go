@@ -67,9 +67,15 @@ type Vault interface {
 
 // Item-name prefixes.
 const (
-	walletPrefix = "wallet/"
-	apiPrefix    = "api/"
+	walletPrefix   = "wallet/"
+	apiPrefix      = "api/"
+	exchangePrefix = "exchange/"
 )
+
+// ExchangeKeyItem returns the item name of a local exchange's secret key
+// ("exchange/NAME"): the key that seals API secrets in its journal (`pitboss
+// exchange --secrets-key keyring:NAME`).
+func ExchangeKeyItem(name string) string { return exchangePrefix + name }
 
 // WalletItem returns the item name of wallet name in a vault ("wallet/NAME").
 func WalletItem(name string) string { return walletPrefix + name }
@@ -85,6 +91,8 @@ func validItem(name string) bool {
 	switch {
 	case strings.HasPrefix(name, walletPrefix):
 		return validItemName(name[len(walletPrefix):])
+	case strings.HasPrefix(name, exchangePrefix):
+		return validItemName(name[len(exchangePrefix):])
 	case strings.HasPrefix(name, apiPrefix):
 		venue, addr, ok := strings.Cut(name[len(apiPrefix):], "/")
 		if !ok || !validItemName(venue) {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -19,6 +20,7 @@ import (
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
 
+	"github.com/pitbossdev/pitboss/adapters/secrets"
 	"github.com/pitbossdev/pitboss/api"
 	"github.com/pitbossdev/pitboss/market"
 	"github.com/pitbossdev/pitboss/sandbox/catalog"
@@ -131,6 +133,9 @@ type exchangeFlags struct {
 	trustedProxies                               string
 	connsPerIP                                   int
 	disputeWindow, questionLead                  time.Duration
+	secretsKey                                   string
+	secrets                                      secretFlags
+	sealKey                                      []byte // resolved from secretsKey
 }
 
 func runExchange(ctx context.Context, args []string, io stdio) error {
@@ -158,6 +163,8 @@ func runExchange(ctx context.Context, args []string, io stdio) error {
 	fs.IntVar(&f.rateLimit, "rate-limit", server.DefaultRateLimit, "requests per client IP per 60 s (negative disables)")
 	fs.IntVar(&f.snapshotEvery, "snapshot-every", host.DefaultSnapshotEvery, "journal records between snapshots")
 	fs.StringVar(&f.trustedProxies, "trusted-proxies", "", "comma-separated CIDR prefixes of proxies whose client and country headers are believed (default: none; see docs/exchange.md)")
+	fs.StringVar(&f.secretsKey, "secrets-key", "", "secret reference (env:VAR, keyring:NAME or file:NAME) of the 32-byte key that seals API secrets in the journal and snapshots; a keyring or file item is created on first use (default: secrets written in clear, files 0600)")
+	f.secrets.register(fs)
 	fs.IntVar(&f.connsPerIP, "max-conns-per-ip", server.DefaultConnsPerIP, "open connections per client address on the public listeners (trusted proxies exempt; negative: no cap)")
 	fs.DurationVar(&f.disputeWindow, "dispute-window", 0, "dispute window of agent-created questions (default: each template's, 2h); shorten it to try a question's life quickly")
 	fs.DurationVar(&f.questionLead, "question-min-lead", questions.DefaultMinLead, "how far ahead a new question's end date must be (0: none)")
@@ -183,6 +190,14 @@ func runExchange(ctx context.Context, args []string, io stdio) error {
 	log := newExchangeLogger(io, lvl)
 	defer log.Sync() //nolint:errcheck // nothing to do about a failed flush of stderr
 	cfg.Logger, hcfg.Logger = log, log
+	if f.secretsKey != "" {
+		key, err := exchangeSecretKey(ctx, io, &f.secrets, f.secretsKey, log)
+		if err != nil {
+			return err
+		}
+		defer clear(key)
+		f.sealKey = key
+	}
 	return serveExchange(ctx, io, f, parts, cfg, hcfg)
 }
 
@@ -341,7 +356,7 @@ func (f *exchangeFlags) questionsConfig() questions.Config {
 // host (final snapshot, journal flushed).
 func serveExchange(ctx context.Context, io stdio, f exchangeFlags, parts exchangeParts, cfg server.Config, hcfg host.Config) error {
 	log := cfg.Logger
-	st := server.NewState(server.StateConfig{})
+	st := server.NewState(server.StateConfig{SecretKey: f.sealKey})
 	qs, err := questions.New(f.questionsConfig())
 	if err != nil {
 		return err
@@ -597,4 +612,61 @@ func listMissing(ctx context.Context, h *host.Host, cat *catalog.Catalog) error 
 // in-flight requests get up to 10 seconds.
 func httpServer(ln net.Listener, handler http.Handler, log *zap.Logger) func(context.Context) error {
 	return func(ctx context.Context) error { return server.Serve(ctx, ln, handler, 10*time.Second, log) }
+}
+
+// exchangeSecretKey resolves --secrets-key: env:VAR holds the key in hex; a
+// keyring: or file: reference names the item exchange/NAME of that store, created
+// with a random key on first use. The key is never printed or logged.
+func exchangeSecretKey(ctx context.Context, io stdio, sf *secretFlags, refStr string, log *zap.Logger) ([]byte, error) {
+	ref, err := secrets.ParseRef(refStr)
+	if err != nil {
+		return nil, usagef("--secrets-key: %v", err)
+	}
+	fromHex := func(b []byte) ([]byte, error) {
+		key := make([]byte, server.SecretKeyLen)
+		if n, err := hex.Decode(key, bytes.TrimSpace(b)); err != nil || n != server.SecretKeyLen {
+			return nil, fmt.Errorf("--secrets-key %s: not %d bytes in hex", ref, server.SecretKeyLen)
+		}
+		return key, nil
+	}
+	switch ref.Scheme {
+	case secrets.SchemeEnv:
+		v := io.getenv(ref.Name)
+		if v == "" {
+			return nil, fmt.Errorf("--secrets-key %s: the variable is not set", ref)
+		}
+		return fromHex([]byte(v))
+	case secrets.SchemeKeyring, secrets.SchemeFile:
+	default:
+		return nil, usagef("--secrets-key must be env:VAR, keyring:NAME or file:NAME")
+	}
+	env, err := newSecretEnv(io, sf)
+	if err != nil {
+		return nil, err
+	}
+	defer env.Close()
+	var vault secrets.Vault = env.keyring
+	if ref.Scheme == secrets.SchemeFile {
+		vault = env.file
+	}
+	item := secrets.ExchangeKeyItem(ref.Name)
+	s, err := vault.Get(ctx, item)
+	if errors.Is(err, secrets.ErrNotFound) {
+		raw := make([]byte, server.SecretKeyLen)
+		if _, err := rand.Read(raw); err != nil {
+			return nil, err
+		}
+		hexKey := []byte(hex.EncodeToString(raw))
+		clear(raw)
+		if err := vault.Add(ctx, secrets.Entry{Name: item}, secrets.NewSecret(hexKey)); err != nil {
+			return nil, fmt.Errorf("--secrets-key %s: creating the key: %w", ref, err)
+		}
+		log.Info("created the key that seals API secrets", zap.Stringer("ref", ref), zap.String("store", vault.Location()))
+		s, err = vault.Get(ctx, item)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("--secrets-key %s: %w", ref, err)
+	}
+	defer s.Destroy()
+	return fromHex(s.Reveal())
 }

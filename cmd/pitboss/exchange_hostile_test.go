@@ -2,11 +2,16 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"go.uber.org/zap"
+
+	"github.com/pitbossdev/pitboss/adapters/secrets"
 )
 
 // TestExchangeOperatorToken: a durable exchange keeps its operator token in the data
@@ -67,5 +72,36 @@ func TestExchangeOperatorToken(t *testing.T) {
 	code, _, errOut := runCLI(t, "exchange", "--addr", "127.0.0.1:0", "--ephemeral", "--internal-addr", "192.0.2.1:0")
 	if code != 2 || !strings.Contains(errOut, "is not on loopback: it needs an operator token") {
 		t.Fatalf("internal listener off loopback without a token: %d %s", code, errOut)
+	}
+}
+
+// TestExchangeSecretsKey: --secrets-key reads a hex key from env:VAR, or creates a
+// random one in the file store on first use and finds the same one afterwards;
+// malformed keys and references are refused without echoing them.
+func TestExchangeSecretsKey(t *testing.T) {
+	insecure := secrets.KDFInsecureTest
+	kdfForTests = &insecure
+	t.Cleanup(func() { kdfForTests = nil })
+	ctx := context.Background()
+	home := t.TempDir()
+	env := map[string]string{"SEAL": strings.Repeat("ab", 32), "SHORT": "abcd", secrets.EnvHome: home, secrets.EnvStorePassphrase: "store-pass"}
+	io := stdio{stdin: strings.NewReader(""), stdout: &bytes.Buffer{}, stderr: &bytes.Buffer{}, getenv: func(k string) string { return env[k] }}
+	log := zap.NewNop()
+	key, err := exchangeSecretKey(ctx, io, &secretFlags{}, "env:SEAL", log)
+	if err != nil || len(key) != 32 || key[0] != 0xab {
+		t.Fatalf("env key: %x %v", key, err)
+	}
+	for _, ref := range []string{"env:SHORT", "env:UNSET", "keystore:/x", "nonsense"} {
+		if _, err := exchangeSecretKey(ctx, io, &secretFlags{}, ref, log); err == nil || strings.Contains(err.Error(), "abcd") {
+			t.Fatalf("%s: %v", ref, err)
+		}
+	}
+	first, err := exchangeSecretKey(ctx, io, &secretFlags{}, "file:lab-exchange", log)
+	if err != nil || len(first) != 32 {
+		t.Fatalf("file key: %v", err)
+	}
+	again, err := exchangeSecretKey(ctx, io, &secretFlags{}, "file:lab-exchange", log)
+	if err != nil || !bytes.Equal(first, again) {
+		t.Fatalf("the file store's key changed: %v", err)
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/pitbossdev/pitboss/adapters/secrets"
 	"github.com/pitbossdev/pitboss/adapters/secrets/secretstest"
@@ -121,6 +122,9 @@ func TestKeysLifecycleInTheFileStore(t *testing.T) {
 		if !strings.Contains(out, "deleted api key "+first) || !strings.Contains(out, "unchanged") {
 			t.Fatalf("%s", out)
 		}
+		// The same delete signed in the same second would be a replay (409,
+		// docs/design/0131): sign it in the next one.
+		time.Sleep(time.Until(time.Now().Truncate(time.Second).Add(time.Second)))
 		c.fails(1, "has no api key", append([]string{"keys", "delete", "--api-key", first}, wallet...)...)
 	})
 	t.Run("delete the stored key on the venue and in the store", func(t *testing.T) {

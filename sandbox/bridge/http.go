@@ -71,14 +71,14 @@ func (b *Bridge) Handler(h Host, auth Authenticator) http.Handler {
 		if err != nil {
 			return nil, err
 		}
-		return b.Preview(r.Context(), h, req)
+		return forgetOnError[api.WithdrawPreview](auth, r)(b.Preview(r.Context(), h, req))
 	})
 	serve(http.MethodPost, "/withdraw", func(r *http.Request) (any, error) {
 		req, err := b.withdrawal(r, auth)
 		if err != nil {
 			return nil, err
 		}
-		return b.Withdraw(r.Context(), h, req)
+		return forgetOnError[api.WithdrawResponse](auth, r)(b.Withdraw(r.Context(), h, req))
 	})
 	serve(http.MethodPost, "/bridge/swap/quote", func(r *http.Request) (any, error) {
 		p, err := decodeBody(r, api.DecodeSwapQuoteRequest)
@@ -149,6 +149,27 @@ func (b *Bridge) simAuthorized(r *http.Request) bool {
 	return ok && b.cfg.SimToken != "" && subtle.ConstantTimeCompare([]byte(tok), []byte(b.cfg.SimToken)) == 1
 }
 
+// Forgetter is implemented by an Authenticator that uses a write's signature up
+// (replay protection): ForgetL2 gives it back when the request was then refused.
+type Forgetter interface {
+	ForgetL2(r *http.Request)
+}
+
+// forgetOnError returns a function passing a result through that, when the result
+// is an error, tells auth to forget r's signature (so the same signed request may be
+// tried again after a refusal or a failure).
+func forgetOnError[T any](auth Authenticator, r *http.Request) func(T, error) (any, error) {
+	return func(v T, err error) (any, error) {
+		if err != nil {
+			if f, ok := auth.(Forgetter); ok {
+				f.ForgetL2(r)
+			}
+			return nil, err
+		}
+		return v, nil
+	}
+}
+
 // decodeBody reads r's body and decodes it with decode.
 func decodeBody[T any](r *http.Request, decode func([]byte) (T, error)) (T, error) {
 	body, err := api.ReadBody(r)
@@ -184,11 +205,14 @@ func (b *Bridge) withdrawal(r *http.Request, auth Authenticator) (api.Withdrawal
 		return api.Withdrawal{}, err
 	}
 	req, err := api.DecodeWithdrawRequest(body)
-	if err != nil {
-		return api.Withdrawal{}, err
+	if err == nil && req.Address != caller {
+		err = market.Errorf(market.CodeInvalidAuthorization)
 	}
-	if req.Address != caller {
-		return api.Withdrawal{}, market.Errorf(market.CodeInvalidAuthorization)
+	if err != nil {
+		if f, ok := auth.(Forgetter); ok {
+			f.ForgetL2(r)
+		}
+		return api.Withdrawal{}, err
 	}
 	return req, nil
 }

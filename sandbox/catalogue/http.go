@@ -52,7 +52,13 @@ func (s *Service) Handler(h Host) http.Handler {
 			if err != nil {
 				return nil, err
 			}
-			return fn(r, author, body)
+			v, err := fn(r, author, body)
+			if err != nil {
+				if f, ok := s.cfg.Auth.(Forgetter); ok {
+					f.ForgetL2(r) // refused or failed: the same signed request may be tried again
+				}
+			}
+			return v, err
 		})
 	}
 	get("/events", func(r *http.Request) (any, error) {

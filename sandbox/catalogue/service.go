@@ -23,6 +23,13 @@ type Authenticator interface {
 	AuthenticateL2(r *http.Request, body []byte) (market.Address, error)
 }
 
+// Forgetter is implemented by an Authenticator that uses a write's signature up
+// (replay protection): ForgetL2 gives the signature back when the service refused or
+// failed the request after authenticating it.
+type Forgetter interface {
+	ForgetL2(r *http.Request)
+}
+
 // CommentPublisher receives every new comment and square message once it is durable
 // (the WebSocket hub's /ws/comments: sandbox/server/ws.Hub implements it). It must not
 // block.

@@ -118,12 +118,18 @@ func withInvitations() envOpt { return func(c *Config, _ *host.Config) { c.Invit
 
 func newEnv(t testing.TB, opts ...envOpt) *env {
 	t.Helper()
+	return newEnvState(t, StateConfig{}, opts...)
+}
+
+// newEnvState is newEnv with a state configuration.
+func newEnvState(t testing.TB, scfg StateConfig, opts ...envOpt) *env {
+	t.Helper()
 	e := &env{t: t, clock: &testClock{}, cat: testCatalog(t)}
 	e.clock.ms.Store(t0)
 	core, logs := observer.New(zap.DebugLevel)
 	e.logs = logs
 	log := zap.New(core)
-	e.st = NewState(StateConfig{})
+	e.st = NewState(scfg)
 	qs, err := questions.New(questions.Config{})
 	if err != nil {
 		t.Fatal(err)
@@ -402,7 +408,7 @@ func (e *env) importKey(w *wallet, creds auth.Credentials) {
 	e.t.Helper()
 	k := &apiKey{creds: creds, owner: w.addr, nonce: "99", created: e.clock.now()}
 	err := e.h.Exec(context.Background(), func(tx *host.Tx) error {
-		if err := tx.Record(extName, keyRecord(k)); err != nil {
+		if err := tx.Record(extName, e.st.st.keyRecord(k)); err != nil {
 			return err
 		}
 		return e.srv.register(tx, w.addr)

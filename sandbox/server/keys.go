@@ -33,6 +33,9 @@ func (st *state) lookup(id string) *apiKey {
 // authentication failure" otherwise) and returns false.
 func (s *Server) authL2(w http.ResponseWriter, r *http.Request, body []byte) (caller, bool) {
 	c, err := s.checkL2(r, body)
+	if err == nil {
+		err = s.noReplay(w, r, c.key.creds.APIKey)
+	}
 	if err != nil {
 		s.writeErr(w, err)
 		return caller{}, false
@@ -72,13 +75,54 @@ func (s *Server) checkL2(r *http.Request, body []byte) (caller, error) {
 	return caller{key: found, owner: found.owner}, nil
 }
 
+// noReplay records the signature of an authenticated non-order write of key in the
+// replay cache (replayProtected), failing with 409 when it was used before. On the
+// server's own routes (w is the middleware's writer) a failed answer forgets it
+// again, so that only a request that succeeded uses its signature up.
+func (s *Server) noReplay(w http.ResponseWriter, r *http.Request, key string) error {
+	if !replayProtected(r.Method, r.URL.Path) {
+		return nil
+	}
+	sig, ts := replaySig(s.headers, r), s.headers.Get(r.Header, auth.HeaderTimestamp)
+	if err := s.replay.check(key, sig, ts, s.now()); err != nil {
+		return err
+	}
+	if sw, ok := w.(*statusWriter); ok {
+		sw.replayKey, sw.replaySig = key, sig
+	}
+	return nil
+}
+
+// replaySig is what the replay cache remembers of r: its signature and its query
+// string, which the protocol does not sign (two deletes of different keys signed in
+// the same second share a signature; each is still used once).
+func replaySig(h *auth.Headers, r *http.Request) string {
+	return h.Get(r.Header, auth.HeaderSignature) + "?" + r.URL.RawQuery
+}
+
+// ForgetL2 forgets the signature of r, a request AuthenticateL2 accepted and its
+// service then refused or failed, so that the same signed request may be tried
+// again (the catalogue and bridge services call it; see noReplay).
+func (s *Server) ForgetL2(r *http.Request) {
+	if replayProtected(r.Method, r.URL.Path) {
+		s.replay.forget(s.headers.Get(r.Header, auth.HeaderAPIKey), replaySig(s.headers, r))
+	}
+}
+
 // AuthenticateL2 verifies the L2 headers of r over its raw body exactly as the CLOB
 // routes do (prefix and POLY_ aliases, timestamp window, HMAC, passphrase, the address
 // must own the key) and returns the key's owner. The catalogue and bridge services of
-// the local exchange authenticate their L2 routes with it. Errors are catalog errors
-// (market.ErrL2Failure, market.ErrUnauthorized).
+// the local exchange authenticate their L2 routes with it. A write (any method but
+// GET) uses its signature up, as on the CLOB routes: the same signed request again
+// within the authentication window is refused with 409 (market.CodeReplayed); a
+// service that then refuses or fails the request calls ForgetL2. Errors are catalog
+// errors (market.ErrL2Failure, market.ErrUnauthorized, 409 replayed, 429 when the
+// key's or the server's replay cache is full).
 func (s *Server) AuthenticateL2(r *http.Request, body []byte) (market.Address, error) {
 	c, err := s.checkL2(r, body)
+	if err == nil {
+		err = s.noReplay(nil, r, c.key.creds.APIKey)
+	}
 	if err != nil {
 		return market.Address{}, err
 	}
@@ -192,6 +236,20 @@ func (s *Server) createAPIKey(w http.ResponseWriter, r *http.Request) {
 		s.writeErr(w, err)
 		return
 	}
+	// An existing key is answered 409 "already exists" whatever the signature; a
+	// creation uses its signature up (a replay after the key's deletion would hand a
+	// fresh key to whoever captured the headers).
+	s.st.keysMu.RLock()
+	_, exists := s.st.byNonce[nonceKey{claim.Address, claim.Nonce.String()}]
+	s.st.keysMu.RUnlock()
+	if exists {
+		s.writeErr(w, market.Errorf(market.CodeKeyExists))
+		return
+	}
+	if err := s.noReplay(w, r, "L1:"+claim.Address.String()); err != nil {
+		s.writeErr(w, err)
+		return
+	}
 	creds, err := auth.GenerateCredentials(randReader{s})
 	if err != nil {
 		s.writeErr(w, err)
@@ -243,7 +301,7 @@ func (s *Server) createAPIKey(w http.ResponseWriter, r *http.Request) {
 			}
 		}
 		k.created = now
-		if err := tx.Record(extName, keyRecord(k)); err != nil {
+		if err := tx.Record(extName, s.st.keyRecord(k)); err != nil {
 			return err
 		}
 		return s.register(tx, claim.Address)
@@ -376,7 +434,7 @@ func (s *Server) createBuilderKey(w http.ResponseWriter, r *http.Request) {
 			return market.Errorf(market.CodeLimitReached, "builder API keys", s.cfg.Caps.BuilderKeysPerWallet)
 		}
 		k.created = tx.Now()
-		return tx.Record(extName, keyRecord(k))
+		return tx.Record(extName, s.st.keyRecord(k))
 	})
 	var me *market.Error
 	if errors.As(err, &me) && me.Code == market.CodeLimitReached {

@@ -64,6 +64,7 @@ func TestAPIKeyCreationRegistersAndCreditsOnce(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
+			e.clock.advance(time.Second) // a new signature: the same one again would be a replay (409)
 			st, body := e.call(tc.method, tc.path, nil, nil, e.l1(w, tc.nonce, ""))
 			if tc.status != 200 {
 				wantErr(t, st, body, tc.status, tc.msg)
@@ -239,6 +240,7 @@ func TestDeleteAPIKey(t *testing.T) {
 	st, body = e.call(http.MethodGet, "/auth/api-keys", nil, w, nil)
 	wantErr(t, st, body, 401, "Unauthorized/Invalid api key")
 	// The nonce is free again: a new key can be created and the balance is kept.
+	e.clock.advance(time.Second) // signed anew: the first creation's signature is used up
 	e.register(w)
 	if got := balanceOf(e, w); got != "1000" {
 		t.Fatalf("balance %s after re-creating a key", got)
@@ -350,6 +352,9 @@ func TestBuilderKeys(t *testing.T) {
 	st, body = e.call(http.MethodDelete, "/auth/builder-api-key?apiKey="+w.creds.APIKey, nil, w, nil)
 	wantErr(t, st, body, 404, "builder API key not found")
 	e.mustJSON(http.MethodDelete, "/auth/builder-api-key?apiKey="+created.APIKey, nil, w, nil)
+	st, body = e.call(http.MethodDelete, "/auth/builder-api-key?apiKey="+created.APIKey, nil, w, nil)
+	wantErr(t, st, body, 409, "request already processed (its signature was used before)") // a replay
+	e.clock.advance(time.Second)
 	st, body = e.call(http.MethodDelete, "/auth/builder-api-key?apiKey="+created.APIKey, nil, w, nil)
 	wantErr(t, st, body, 404, "builder API key not found")
 }

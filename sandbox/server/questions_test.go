@@ -280,6 +280,7 @@ func TestQuestionRoutesErrors(t *testing.T) {
 		body := e.questionBody("Will the regional rules hold today?", "10")
 		st, b := e.call(http.MethodPost, "/questions/create", body, w, blocked)
 		wantErr(t, st, b, 400, "Trading restricted in your region")
+		e.clock.advance(time.Second) // the same body signed at the same second is a replay (409)
 		st, b = e.call(http.MethodPost, "/questions/create", body, w, closeOnly)
 		wantErr(t, st, b, 400, fmt.Sprintf("'%s' address in closed only mode", w.addr))
 		auction := jsonOf(t, api.AuctionCreateRequest{Draft: api.QuestionDraft{TemplateID: "yes-no", Question: "Will the auction be refused?",
@@ -287,6 +288,7 @@ func TestQuestionRoutesErrors(t *testing.T) {
 		st, b = e.call(http.MethodPost, "/questions/auctions/create", auction, w, closeOnly)
 		wantErr(t, st, b, 400, fmt.Sprintf("'%s' address in closed only mode", w.addr))
 		var q api.Question
+		e.clock.advance(time.Second)
 		e.mustJSON(http.MethodPost, "/questions/create", body, w, &q)
 		e.clock.advance(25 * time.Hour)
 		prop := jsonOf(t, api.ProposeRequest{QuestionID: q.QuestionID, Outcome: "Yes"})
@@ -380,6 +382,7 @@ func TestConvertOverHTTP(t *testing.T) {
 	body := jsonOf(t, api.CTFRequest{TokenID: string(q.Markets[0].Tokens[1].TokenID), Size: mustDec("4")})
 	st, b := e.call(http.MethodPost, "/ctf/convert", body, w, http.Header{"X-Country-Code": {"SG"}})
 	wantErr(t, st, b, 400, fmt.Sprintf("'%s' address in closed only mode", w.addr))
+	e.clock.advance(time.Second) // the same body signed at the same second is a replay (409)
 	e.mustJSON(http.MethodPost, "/ctf/convert", body, w, &r)
 	if !r.Success || r.ConditionID != lisbon || r.Amount.String() != "4" || len(r.Converted) != 2 ||
 		r.Converted[0] != q.Markets[1].ConditionID || r.Converted[1] != q.Markets[2].ConditionID {

@@ -194,6 +194,12 @@ type State struct{ st *state }
 
 // StateConfig bounds what State keeps. The zero value uses the defaults.
 type StateConfig struct {
+	// SecretKey, if set, seals the API secrets and passphrases the state writes to
+	// the journal and snapshots (AES-256-GCM; seal.go). It must be SecretKeyLen
+	// bytes (NewState panics otherwise: check it first), from a secret store; a
+	// journal that holds sealed secrets does not load without it (ErrSealed). If
+	// nil, secrets are written in clear (files 0600).
+	SecretKey []byte
 	// MaxFinalOrders and MaxTrades bound the final orders and trades kept for the
 	// private reads (GET /data/order/{id}, /data/trades); the oldest are dropped. If
 	// zero, 200 000 and 500 000.
@@ -202,7 +208,15 @@ type StateConfig struct {
 
 // NewState returns an empty State.
 func NewState(cfg StateConfig) *State {
-	return &State{st: newState(cfg.MaxFinalOrders, cfg.MaxTrades)}
+	st := newState(cfg.MaxFinalOrders, cfg.MaxTrades)
+	if cfg.SecretKey != nil {
+		seal, err := newSealer(cfg.SecretKey)
+		if err != nil {
+			panic(err) // documented: the caller checks the length
+		}
+		st.seal = seal
+	}
+	return &State{st: st}
 }
 
 // Extension returns the host extension that keeps the state.
@@ -224,6 +238,7 @@ type Server struct {
 	headers  *auth.Headers
 	domains  [2]auth.Domain // normal, neg-risk
 	limiter  *limiter
+	replay   *replayCache
 	caps     struct{ wallets, waitlist, invitations capPerIP }
 	trust    trust
 	geo      geo
@@ -296,6 +311,11 @@ func New(h *host.Host, st *State, cfg Config) (*Server, error) {
 		Now: func() time.Time { return time.UnixMilli(s.now()) },
 	})
 	s.headers = s.verifier.Headers()
+	win := cfg.AuthWindow
+	if win <= 0 {
+		win = auth.DefaultWindow
+	}
+	s.replay = newReplayCache(win, DefaultReplayPerKey, DefaultReplayTotal)
 	s.domains = [2]auth.Domain{auth.ExchangeDomain(cfg.ChainID, cfg.Exchange), auth.ExchangeDomain(cfg.ChainID, cfg.NegRiskExchange)}
 	s.limiter = newLimiter(cfg.RateLimit, cfg.RateWindow, cfg.MaxClients)
 	s.trust = trust(cfg.TrustedProxies)
@@ -351,6 +371,7 @@ func (s *Server) Run(ctx context.Context) error {
 			s.caps.wallets.gc(now)
 			s.caps.waitlist.gc(now)
 			s.caps.invitations.gc(now)
+			s.replay.gc(now)
 		}
 	}
 }
@@ -366,6 +387,9 @@ func (s *Server) route(mux *http.ServeMux, pattern string, fn http.HandlerFunc) 
 type statusWriter struct {
 	http.ResponseWriter
 	status int
+	// replayKey is set when the request recorded its signature in the replay cache
+	// (key and signature); a failed answer forgets it (see replayCache.forget).
+	replayKey, replaySig string
 }
 
 func (w *statusWriter) WriteHeader(code int) {
@@ -394,7 +418,7 @@ func (s *Server) wrap(mux *http.ServeMux, limited bool) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
 		sw := swPool.Get().(*statusWriter)
-		sw.ResponseWriter, sw.status = w, 0
+		sw.ResponseWriter, sw.status, sw.replayKey, sw.replaySig = w, 0, "", ""
 		defer func() {
 			if p := recover(); p != nil {
 				if p == http.ErrAbortHandler {
@@ -404,6 +428,9 @@ func (s *Server) wrap(mux *http.ServeMux, limited bool) http.Handler {
 				if sw.status == 0 {
 					s.writeErr(sw, market.Errorf(market.CodeDatabase))
 				}
+			}
+			if sw.replayKey != "" && sw.status >= 400 {
+				s.replay.forget(sw.replayKey, sw.replaySig)
 			}
 			took := time.Since(start)
 			s.metrics.observe(r.Pattern, sw.status, took)

@@ -29,6 +29,7 @@ const (
 	recBeat       = 8  // heartbeat chain started or continued: apiKey, id, deadline
 	recBeatStop   = 9  // heartbeat chain ended: apiKey
 	recClearNotes = 10 // notifications deleted: owner
+	recKeySealed  = 11 // API credentials created, secret and passphrase sealed (seal.go): apiKey, seal, owner, nonce, time, builderId
 )
 
 // Retention bounds of the records the server derives from events.
@@ -47,6 +48,7 @@ type apiKey struct {
 	created   int64  // Unix ms
 	builderID string // non-empty for builder keys
 	l2        *auth.L2Key
+	sealed    []byte // the seal of secret and passphrase when they were recorded sealed
 }
 
 type nonceKey struct {
@@ -158,6 +160,7 @@ type marketState struct {
 // trades, notifications, price history and flows.
 type state struct {
 	maxFinal, maxTrades int
+	seal                *sealer // nil: API secrets are written in clear
 
 	keysMu   sync.RWMutex
 	keys     map[string]*apiKey
@@ -241,8 +244,13 @@ func (s *state) Name() string { return extName }
 func (s *state) ApplyRecord(rec []byte) error {
 	r := rbuf{b: rec}
 	switch kind := r.u8(); kind {
-	case recKey:
-		k := readKey(&r)
+	case recKey, recKeySealed:
+		var k *apiKey
+		if kind == recKey {
+			k = readKey(&r)
+		} else {
+			k = s.readSealedKey(&r)
+		}
 		if err := r.done(); err != nil {
 			return err
 		}
@@ -363,11 +371,49 @@ func (s *state) ApplyRecord(rec []byte) error {
 	return nil
 }
 
-func keyRecord(k *apiKey) []byte {
+// keyRecord is k's creation record: sealed when the state has a key.
+func (s *state) keyRecord(k *apiKey) []byte {
 	w := wbuf{}
+	if s.seal != nil {
+		w.u8(recKeySealed)
+		s.writeSealedKey(&w, k)
+		return w.b
+	}
 	w.u8(recKey)
 	writeKey(&w, k)
 	return w.b
+}
+
+// writeSealedKey appends k's durable fields with secret and passphrase sealed
+// (recKeySealed records, version-2 snapshots).
+func (s *state) writeSealedKey(w *wbuf, k *apiKey) {
+	sealed := k.sealed
+	if sealed == nil {
+		sealed = s.seal.seal(k.creds.APIKey, k.creds.Secret, k.creds.Passphrase)
+	}
+	w.str(k.creds.APIKey)
+	w.str(string(sealed))
+	w.addr(k.owner)
+	w.str(k.nonce)
+	w.v(k.created)
+	w.str(k.builderID)
+}
+
+// readSealedKey decodes what writeSealedKey wrote and opens the seal (a failure is
+// set on r: ErrSealed without the key or with another one).
+func (s *state) readSealedKey(r *rbuf) *apiKey {
+	k := &apiKey{}
+	k.creds.APIKey = r.str()
+	k.sealed = []byte(r.str())
+	k.owner, k.nonce, k.created, k.builderID = r.addr(), r.str(), r.v(), r.str()
+	if r.err != nil {
+		return k
+	}
+	var err error
+	if k.creds.Secret, k.creds.Passphrase, err = s.seal.open(k.creds.APIKey, k.sealed); err != nil {
+		r.err = err
+	}
+	return k
 }
 
 // writeKey appends k's durable fields (all but the derived L2 signer), the same in

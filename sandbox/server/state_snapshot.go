@@ -9,8 +9,13 @@ import (
 	"github.com/pitbossdev/pitboss/market"
 )
 
-// stateVersion is the version of the server state's snapshot encoding.
-const stateVersion = 1
+// stateVersion is the version of the server state's snapshot encoding; with a
+// secret key the credentials are sealed and the version is stateVersionSealed
+// (every other part is the same). Both load.
+const (
+	stateVersion       = 1
+	stateVersionSealed = 2
+)
 
 func sortedKeys[K cmp.Ordered, V any](m map[K]V) []K {
 	return slices.Sorted(maps.Keys(m))
@@ -30,7 +35,11 @@ func (s *state) AppendSnapshot(dst []byte) []byte {
 	s.dataMu.RLock()
 	defer s.dataMu.RUnlock()
 	w := wbuf{b: dst}
-	w.u8(stateVersion)
+	if s.seal != nil {
+		w.u8(stateVersionSealed)
+	} else {
+		w.u8(stateVersion)
+	}
 
 	// Credentials in creation order per owner, owners sorted.
 	owners := sortedAddrs(s.byOwner)
@@ -41,7 +50,11 @@ func (s *state) AppendSnapshot(dst []byte) []byte {
 	w.uv(uint64(n))
 	for _, o := range owners {
 		for _, id := range s.byOwner[o] {
-			writeKey(&w, s.keys[id])
+			if s.seal != nil {
+				s.writeSealedKey(&w, s.keys[id])
+			} else {
+				writeKey(&w, s.keys[id])
+			}
 		}
 	}
 	wallets := sortedAddrs(s.wallets)
@@ -259,8 +272,9 @@ func readTrade(r *rbuf) *tradeRec {
 // RestoreSnapshot implements host.Extension.
 func (s *state) RestoreSnapshot(data []byte) error {
 	r := rbuf{b: data}
-	if v := r.u8(); r.err == nil && v != stateVersion {
-		return fmt.Errorf("%w: state version %d, want %d", errEncoding, v, stateVersion)
+	v := r.u8()
+	if r.err == nil && v != stateVersion && v != stateVersionSealed {
+		return fmt.Errorf("%w: state version %d, want %d or %d", errEncoding, v, stateVersion, stateVersionSealed)
 	}
 	s.keysMu.Lock()
 	defer s.keysMu.Unlock()
@@ -268,7 +282,12 @@ func (s *state) RestoreSnapshot(data []byte) error {
 	defer s.dataMu.Unlock()
 	s.reset()
 	for range r.count(40) {
-		k := readKey(&r)
+		var k *apiKey
+		if v == stateVersionSealed {
+			k = s.readSealedKey(&r)
+		} else {
+			k = readKey(&r)
+		}
 		if r.err != nil {
 			return r.err
 		}
