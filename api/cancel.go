@@ -14,20 +14,23 @@ type CancelOrderRequest struct {
 }
 
 // DecodeCancelOrder decodes the body of DELETE /order (dialect §3.8). A body that
-// does not decode or has no order id is "Invalid order payload"; an id that is not
-// "0x" + 64 hex digits is "Invalid orderID".
+// does not decode or has no orderID field is "Invalid order payload"; an orderID
+// that is not "0x" + 64 hex digits — the empty string included — is "Invalid
+// orderID".
 func DecodeCancelOrder(body []byte) (market.OrderID, error) {
-	var w CancelOrderRequest
+	var w struct {
+		OrderID *string `json:"orderID"`
+	}
 	if err := decodeStrict(body, &w); err != nil {
 		return "", invalidOrder(err)
 	}
-	if w.OrderID == "" {
+	if w.OrderID == nil {
 		return "", invalidOrder(errors.New("missing orderID"))
 	}
-	if !ValidOrderID(w.OrderID) {
+	if !ValidOrderID(*w.OrderID) {
 		return "", market.Errorf(market.CodeInvalidOrderID)
 	}
-	return market.OrderID(w.OrderID), nil
+	return market.OrderID(*w.OrderID), nil
 }
 
 // DecodeCancelOrders decodes the body of DELETE /orders: a bare JSON array of order

@@ -158,6 +158,8 @@ func TestDecodeCancels(t *testing.T) {
 		{"not JSON", `{`, market.CodeInvalidOrderPayload},
 		{"missing id", `{}`, market.CodeInvalidOrderPayload},
 		{"bad id", `{"orderID":"0x1234"}`, market.CodeInvalidOrderID},
+		{"empty id", `{"orderID":""}`, market.CodeInvalidOrderID},
+		{"null id", `{"orderID":null}`, market.CodeInvalidOrderPayload},
 		{"number id", `{"orderID":12}`, market.CodeInvalidOrderPayload},
 	}
 	for _, tc := range single {

@@ -182,11 +182,11 @@ type Terms struct {
 // market with tick size tick (the server's direction; the rules are in
 // docs/design/0020-order-amounts.md):
 //
-//   - GTC/GTD: the implied price (BUY maker/taker, SELL taker/maker) must be exact,
-//     on the tick and within [tick, 1−tick], and the size (BUY taker, SELL maker) a
-//     multiple of 0.01 share. Otherwise: the catalog's "order {id} is invalid. Price
-//     ({price}) breaks minimum tick size rule: {tick}", or "Invalid order payload"
-//     wrapping ErrSizeNotLot.
+//   - GTC/GTD: the size (BUY taker, SELL maker) must be a multiple of 0.01 share
+//     (checked first: "Invalid order payload" wrapping ErrSizeNotLot), and the
+//     implied price (BUY maker/taker, SELL taker/maker) exact, on the tick and
+//     within [tick, 1−tick] (else the catalog's "order {id} is invalid. Price
+//     ({price}) breaks minimum tick size rule: {tick}").
 //   - FOK/FAK: BUY price = maker/taker rounded down to the tick (capped at 1−tick),
 //     size = taker rounded down to 0.01; SELL price = taker/maker rounded up to the
 //     tick (at least the tick), size = maker rounded down to 0.01. The trader never
@@ -221,15 +221,17 @@ func OrderTerms(id market.OrderID, side market.Side, makerAmount, takerAmount ap
 		return Terms{}, invalidOrder(fmt.Errorf("unknown order type %d", typ))
 	}
 	if typ.Rests() {
+		// The size first: a size off the lot makes any price inexact, and the
+		// trader's mistake is the size (issue 20, point 10).
+		if shares%market.Lot != 0 {
+			return Terms{}, invalidOrder(ErrSizeNotLot)
+		}
 		if rem != 0 || q > uint64(market.One) {
 			return Terms{}, tickError(id, implied(), tick)
 		}
 		p := market.Micros(q)
 		if p%tick != 0 || p < tick || p > market.One-tick {
 			return Terms{}, tickError(id, implied(), tick)
-		}
-		if shares%market.Lot != 0 {
-			return Terms{}, invalidOrder(ErrSizeNotLot)
 		}
 		terms.Price, terms.Size = p, shares
 		return terms, nil

@@ -164,6 +164,7 @@ func TestPlaceOrderErrors(t *testing.T) {
 		}(), nil, 400, "Invalid order payload"},
 		{"unknown token", e.rawOrder(w, w, "999", market.Buy, 2_500_000, 5*share, market.GTC, 0, 0, 0, 0), nil, 404, "No orderbook exists for the requested token id"},
 		{"price off the tick", tickBody, nil, 400, fmt.Sprintf("order %s is invalid. Price (0.505) breaks minimum tick size rule: 0.01", tickID)},
+		{"size off the lot (5.000001) is a payload error, not a tick error", e.rawOrder(w, w, string(yes), market.Buy, 2_500_000, 5_000_001, market.GTC, 0, 0, 0, 0), nil, 400, "Invalid order payload"},
 		{"size below the minimum", minB, nil, 400, fmt.Sprintf("order %s is invalid. Size (1) lower than the minimum: 5", minID)},
 		{"duplicated", dupBody, nil, 400, fmt.Sprintf("order %s is invalid. Duplicated.", dupID)},
 		{"not enough balance", body(e.order(w, rain, yes, market.Buy, 500_000, 5000*share, orderOpts{})), nil, 400, "not enough balance / allowance"},
@@ -306,6 +307,8 @@ func TestCancels(t *testing.T) {
 	wantErr(t, st, body, 400, "Invalid orderID")
 	st, body = e.call(http.MethodDelete, "/order", []byte(`{}`), w, nil)
 	wantErr(t, st, body, 400, "Invalid order payload")
+	st, body = e.call(http.MethodDelete, "/order", []byte(`{"orderID":""}`), w, nil)
+	wantErr(t, st, body, 400, "Invalid orderID") // issue 20, point 10
 	st, body = e.call(http.MethodDelete, "/orders", []byte(`"x"`), w, nil)
 	wantErr(t, st, body, 400, "Invalid order payload")
 	many := make([]string, 3001)
