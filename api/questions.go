@@ -13,7 +13,7 @@ import (
 // exchange's ("local shape: the service does not publish it"), after the
 // specification's conventions: camelCase keys as the neighbouring agent routes use
 // (browse, builder keys, RFQ ids), decimal strings for amounts, ISO 8601 UTC
-// timestamps, {"error": "..."} errors. docs/design/0133-questions-and-bonds.md
+// timestamps, {"error": "..."} errors. docs/design/0136-questions-and-bonds.md
 // records every choice.
 
 // Question statuses (Question.Status). Transitions: LIVE → PROPOSED (propose) →

@@ -3,7 +3,7 @@ package market
 // Catalog entries of agent-created markets: questions, bonds and question auctions
 // (sandbox/questions, served by sandbox/server). The specification names the routes
 // but shows no shapes or error texts, so every entry is an extension; see
-// docs/design/0133-questions-and-bonds.md. Body problems that only name a field use
+// docs/design/0136-questions-and-bonds.md. Body problems that only name a field use
 // CodeQuestionInvalid ("invalid question: {what}").
 var (
 	// CodeQuestionInvalid: a question draft breaks a rule (text length, template

@@ -1,7 +1,7 @@
 // Package questions is the local exchange's agent-created markets: question
 // templates and clusters, questions with their markets, bonds held in escrow, and
 // question auctions. The specification names the routes (/questions/*, /bonds/*)
-// but shows no shapes or rules; docs/design/0133-questions-and-bonds.md records
+// but shows no shapes or rules; docs/design/0136-questions-and-bonds.md records
 // the ones chosen here and docs/exchange.md describes them for users.
 //
 // # Life of a question

@@ -15,7 +15,7 @@ import (
 )
 
 // Agent-created markets: question templates and clusters, questions, bonds and
-// question auctions (sandbox/questions holds the rules; docs/design/0133). Every
+// question auctions (sandbox/questions holds the rules; docs/design/0136). Every
 // write is one host transaction: the plan's exchange commands (transfers into and
 // out of escrow, the markets listed, frozen, closed or resolved) and its record are
 // journaled together or not at all.
