@@ -53,9 +53,9 @@ type AuditConfig struct {
 	// Duplicates is the window in which a record re-published with the same ID is
 	// stored once. If zero, 2 minutes.
 	Duplicates time.Duration
-	// Replicas in a clustered JetStream. If zero, 1. On an external cluster use 3:
-	// with one replica, durability rests on that server's fsync policy.
-	Replicas int
+	// Replicas in a clustered JetStream (see Replicas). On an external cluster
+	// use 3: with one replica, durability rests on that server's fsync policy.
+	Replicas Replicas
 	// AsyncPersist opts the stream out of fsync-per-write: records are written in
 	// the background, so a crash of the server process or machine can lose the last
 	// few milliseconds of acknowledged records. The default (false) fsyncs every record
@@ -76,9 +76,6 @@ func (c *AuditConfig) defaults() {
 	if c.Duplicates == 0 {
 		c.Duplicates = 2 * time.Minute
 	}
-	if c.Replicas == 0 {
-		c.Replicas = 1
-	}
 }
 
 // EnsureAudit creates the AUDIT stream, or updates its limits (supervisor role).
@@ -94,7 +91,11 @@ func (b *Bus) EnsureAudit(ctx context.Context, cfg AuditConfig) error {
 	}
 	ctx, cancel := b.withTimeout(ctx)
 	defer cancel()
-	_, err := b.js.CreateOrUpdateStream(ctx, jetstream.StreamConfig{
+	replicas, err := b.replicasFor(ctx, AuditStream, cfg.Replicas)
+	if err != nil {
+		return err
+	}
+	_, err = b.js.CreateOrUpdateStream(ctx, jetstream.StreamConfig{
 		Name:        AuditStream,
 		PersistMode: persist,
 		Description: "pitboss audit trail: intents, guard decisions, orders, fills, control, lifecycle",
@@ -105,7 +106,7 @@ func (b *Bus) EnsureAudit(ctx context.Context, cfg AuditConfig) error {
 		MaxBytes:    cfg.MaxBytes,
 		MaxMsgSize:  1 << 20,
 		Storage:     jetstream.FileStorage,
-		Replicas:    cfg.Replicas,
+		Replicas:    replicas,
 		Duplicates:  cfg.Duplicates,
 		DenyDelete:  true,
 		DenyPurge:   true,
@@ -341,7 +342,9 @@ func (l *AuditLog) Append(ctx context.Context, rec *AuditRecord) (AuditAck, erro
 func (b *Bus) publishRetry(ctx context.Context, m *nats.Msg) (AuditAck, error) {
 	wait := 10 * time.Millisecond
 	for {
-		ack, err := b.js.PublishMsg(ctx, m)
+		actx, cancel := withAttempt(ctx, attemptTimeout)
+		ack, err := b.js.PublishMsg(actx, m)
+		cancel()
 		if err == nil {
 			return AuditAck{Seq: ack.Sequence, Duplicate: ack.Duplicate}, nil
 		}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+	"go.uber.org/zap"
 
 	"github.com/pitbossdev/pitboss/market"
 )
@@ -41,15 +42,30 @@ type BudgetConfig struct {
 	// Slack covers clock-rate differences and the server's expiry tick. If zero,
 	// 1 s.
 	Slack time.Duration
-	// Replicas in a clustered JetStream. If zero, 1.
-	Replicas int
+	// PerAgent caps the ordinary grants one requester (an agent) may hold in the
+	// window, and PerAgent+Reserve all of its grants, so that one runaway or hostile
+	// agent cannot drain the budget of the others. If zero, half of Limit-Reserve
+	// (at least 1); -1 sets no cap.
+	PerAgent int
+	// Replicas in a clustered JetStream (see Replicas). With more than one, the
+	// streams store grants synchronously: JetStream refuses asynchronous
+	// persistence on a replicated stream (error 10052), and a grant is then
+	// acknowledged once a quorum of servers has it, so the budget survives the
+	// loss of a server.
+	Replicas Replicas
 	// Memory stores grants in memory instead of on disk: a restart of the NATS server
 	// then forgets the grants of the last window, and the fleet may send up to Limit
-	// extra requests in it. The default is a file store with asynchronous persistence
-	// (the stream opts out of the embedded server's fsync-per-write): grants survive
-	// a restart of the server process and are lost only in a machine crash, and no
-	// request waits for the disk.
+	// extra requests in it. The default with one replica is a file store with
+	// asynchronous persistence (the stream opts out of the embedded server's
+	// fsync-per-write): grants survive a restart of the server process and are lost
+	// only in a machine crash, and no request waits for the disk.
 	Memory bool
+}
+
+// Resolved returns c with every default filled in (what a budget made from c uses).
+func (c BudgetConfig) Resolved() BudgetConfig {
+	c.defaults()
+	return c
 }
 
 func (c *BudgetConfig) defaults() {
@@ -74,8 +90,11 @@ func (c *BudgetConfig) defaults() {
 	if c.Slack == 0 {
 		c.Slack = time.Second
 	}
-	if c.Replicas == 0 {
-		c.Replicas = 1
+	switch {
+	case c.PerAgent == 0:
+		c.PerAgent = max(1, (c.Limit-c.Reserve)/2)
+	case c.PerAgent < 0 || c.PerAgent > c.Limit:
+		c.PerAgent = c.Limit
 	}
 }
 
@@ -85,18 +104,38 @@ func (c *BudgetConfig) defaults() {
 // Window+Hold+Slack each (max age), so the server atomically refuses a grant when the
 // window is full and forgets grants as they age out; no client clock is involved. A
 // second stream with Limit-Reserve messages gates ordinary requests, which take a
-// grant in both. See docs/design/0047. Safe for concurrent use.
+// grant in both. Each requester publishes on a subject of its own, capped at
+// PerAgent grants (discard-new per subject), so one requester cannot take them all;
+// with per-agent NATS credentials it cannot publish under another's name. See
+// docs/design/0047. Safe for concurrent use.
 type Budget struct {
 	bus *Bus
 	cfg BudgetConfig
 	all gate // every request
 	std gate // ordinary requests (nil subject when nothing is reserved)
+	who string
 	n   atomic.Uint64
 	id  string
 }
 
-// gate is one budget stream.
+// gate is one budget stream: its name and subject prefix (the requester is the
+// last token).
 type gate struct{ stream, subj string }
+
+// SupervisorRequester is the requester token of a supervisor's own budget (agent
+// ids cannot start with '_').
+const SupervisorRequester = "_supervisor"
+
+// BudgetSubject returns the subject requester publishes its grants of the budget
+// of key on: "pitboss.budget.<key>_<hash>.all.<requester>" (ordinary requests also
+// "….std.<requester>"). Per-agent credentials allow an agent only its own.
+func BudgetSubject(key string, requester market.AgentID) (all, std string, err error) {
+	if err := checkAgent(requester); err != nil {
+		return "", "", err
+	}
+	_, tok := budgetName(key)
+	return SubjectBudgetPrefix + tok + ".all." + string(requester), SubjectBudgetPrefix + tok + ".std." + string(requester), nil
+}
 
 // budgetName turns a key into a stream-safe name: "PITBOSS_BUDGET_<sanitized>_<hash>".
 func budgetName(key string) (stream, token string) {
@@ -121,60 +160,101 @@ func (b *Bus) EnsureBudget(ctx context.Context, cfg BudgetConfig) (*Budget, erro
 	if cfg.Limit < 0 || cfg.Window < 0 || cfg.Hold < 0 || cfg.Slack < 0 || cfg.Reserve >= cfg.Limit {
 		return nil, errors.New("natsbus: invalid budget setting (negative, or reserve not below the limit)")
 	}
-	g := newBudget(b, cfg)
-	storage, persist := jetstream.FileStorage, jetstream.AsyncPersistMode
-	if cfg.Memory {
-		storage, persist = jetstream.MemoryStorage, jetstream.DefaultPersistMode
+	if cfg.PerAgent > cfg.Limit-cfg.Reserve {
+		cfg.PerAgent = cfg.Limit - cfg.Reserve
 	}
+	g := newBudget(b, cfg, SupervisorRequester)
 	ctx, cancel := b.withTimeout(ctx)
 	defer cancel()
 	age := cfg.Window + cfg.Hold + cfg.Slack
 	streams := []struct {
-		g     gate
-		limit int
-		what  string
-	}{{g.all, cfg.Limit, "all requests"}, {g.std, cfg.Limit - cfg.Reserve, "ordinary requests"}}
+		g           gate
+		limit, each int
+		what        string
+	}{{g.all, cfg.Limit, cfg.PerAgent + cfg.Reserve, "all requests"}, {g.std, cfg.Limit - cfg.Reserve, cfg.PerAgent, "ordinary requests"}}
 	for _, st := range streams {
-		_, err := b.js.CreateOrUpdateStream(ctx, jetstream.StreamConfig{
-			Name:        st.g.stream,
-			Description: "pitboss request budget for " + cfg.Key + ": " + st.what,
-			Subjects:    []string{st.g.subj},
-			Retention:   jetstream.LimitsPolicy,
-			Discard:     jetstream.DiscardNew,
-			MaxMsgs:     int64(st.limit),
-			MaxAge:      age,
-			Storage:     storage,
-			PersistMode: persist,
-			Replicas:    cfg.Replicas,
-			Duplicates:  min(2*time.Second, age),
-			MaxMsgSize:  256,
+		replicas, err := b.replicasFor(ctx, st.g.stream, cfg.Replicas)
+		if err != nil {
+			return nil, err
+		}
+		storage, persist := jetstream.FileStorage, jetstream.AsyncPersistMode
+		switch {
+		case cfg.Memory:
+			storage, persist = jetstream.MemoryStorage, jetstream.DefaultPersistMode
+		case replicas > 1:
+			persist = jetstream.DefaultPersistMode // asynchronous persistence is refused on a replicated stream (10052)
+		}
+		sc := jetstream.StreamConfig{
+			Name:                 st.g.stream,
+			Description:          "pitboss request budget for " + cfg.Key + ": " + st.what,
+			Subjects:             []string{st.g.subj + ".*"},
+			Retention:            jetstream.LimitsPolicy,
+			Discard:              jetstream.DiscardNew,
+			DiscardNewPerSubject: true,
+			MaxMsgs:              int64(st.limit),
+			MaxMsgsPerSubject:    int64(st.each),
+			MaxAge:               age,
+			Storage:              storage,
+			PersistMode:          persist,
+			Replicas:             replicas,
+			Duplicates:           min(2*time.Second, age),
+			MaxMsgSize:           256,
 			Metadata: map[string]string{
-				"limit": fmt.Sprint(cfg.Limit), "reserve": fmt.Sprint(cfg.Reserve),
+				"limit": fmt.Sprint(cfg.Limit), "reserve": fmt.Sprint(cfg.Reserve), "per_agent": fmt.Sprint(cfg.PerAgent),
 				"window": cfg.Window.String(), "hold": cfg.Hold.String(), "slack": cfg.Slack.String(),
 			},
-		})
-		if err != nil {
-			return nil, fmt.Errorf("natsbus: budget %s: %w", cfg.Key, err)
+		}
+		if _, err := b.js.CreateOrUpdateStream(ctx, sc); err != nil {
+			if !b.recreateBudget(ctx, sc, err) {
+				return nil, fmt.Errorf("natsbus: budget %s: %w", cfg.Key, err)
+			}
 		}
 	}
 	return g, nil
 }
 
-func newBudget(b *Bus, cfg BudgetConfig) *Budget {
+// recreateBudget replaces a budget stream whose storage or persistence cannot be
+// updated in place (a stream of one replica with asynchronous persistence raised
+// to three), reporting whether it did. The grants of the current window are
+// forgotten: the fleet may exceed the limit once, which the venue answers with
+// 429s that agents handle.
+func (b *Bus) recreateBudget(ctx context.Context, sc jetstream.StreamConfig, cause error) bool {
+	st, err := b.js.Stream(ctx, sc.Name)
+	if err != nil {
+		return false
+	}
+	have := st.CachedInfo().Config
+	if have.PersistMode == sc.PersistMode && have.Storage == sc.Storage {
+		return false
+	}
+	b.log.Warn("budget stream recreated: its storage cannot be changed in place (the current window's grants are forgotten)",
+		zap.String("stream", sc.Name), zap.Error(cause))
+	if err := b.js.DeleteStream(ctx, sc.Name); err != nil {
+		return false
+	}
+	_, err = b.js.CreateStream(ctx, sc)
+	return err == nil
+}
+
+func newBudget(b *Bus, cfg BudgetConfig, who string) *Budget {
 	name, tok := budgetName(cfg.Key)
 	return &Budget{
-		bus: b, cfg: cfg, id: randomSecret(6),
-		all: gate{stream: name, subj: SubjectBudgetPrefix + tok},
+		bus: b, cfg: cfg, id: randomSecret(6), who: who,
+		all: gate{stream: name, subj: SubjectBudgetPrefix + tok + ".all"},
 		std: gate{stream: name + "_STD", subj: SubjectBudgetPrefix + tok + ".std"},
 	}
 }
 
-// OpenBudget binds to the existing budget stream of key (agent role); its settings
-// are those the supervisor stored.
-func (b *Bus) OpenBudget(ctx context.Context, key string) (*Budget, error) {
+// OpenBudget binds agent who to the existing budget streams of key (agent role):
+// its grants are published on its own subjects (BudgetSubject) and count against
+// its share; the settings are those the supervisor stored.
+func (b *Bus) OpenBudget(ctx context.Context, key string, who market.AgentID) (*Budget, error) {
+	if err := checkAgent(who); err != nil {
+		return nil, err
+	}
 	cfg := BudgetConfig{Key: key}
 	cfg.defaults()
-	g := newBudget(b, cfg)
+	g := newBudget(b, cfg, string(who))
 	ctx, cancel := b.withTimeout(ctx)
 	defer cancel()
 	st, err := b.js.Stream(ctx, g.all.stream)
@@ -188,6 +268,9 @@ func (b *Bus) OpenBudget(ctx context.Context, key string) (*Budget, error) {
 	cfg.Limit = int(sc.MaxMsgs)
 	if n, err := strconv.Atoi(sc.Metadata["reserve"]); err == nil {
 		cfg.Reserve = n
+	}
+	if n, err := strconv.Atoi(sc.Metadata["per_agent"]); err == nil {
+		cfg.PerAgent = n
 	}
 	for k, d := range map[string]*time.Duration{"window": &cfg.Window, "hold": &cfg.Hold, "slack": &cfg.Slack} {
 		if v, err := time.ParseDuration(sc.Metadata[k]); err == nil {
@@ -225,14 +308,16 @@ func (g *Budget) TryAcquireUrgent(ctx context.Context) (bool, error) {
 }
 
 func (g *Budget) take(ctx context.Context, gt gate) (bool, error) {
-	m := nats.NewMsg(gt.subj)
+	m := nats.NewMsg(gt.subj + "." + g.who)
 	m.Header.Set(jetstream.MsgIDHeader, g.id+"."+strconv.FormatUint(g.n.Add(1), 10))
 	m.Header.Set(jetstream.ExpectedStreamHeader, gt.stream)
 	ctx, cancel := g.bus.withTimeout(ctx)
 	defer cancel()
 	wait := 5 * time.Millisecond
 	for {
-		_, err := g.bus.js.PublishMsg(ctx, m, jetstream.WithRetryAttempts(0))
+		actx, acancel := withAttempt(ctx, budgetAttempt)
+		_, err := g.bus.js.PublishMsg(actx, m, jetstream.WithRetryAttempts(0))
+		acancel()
 		if err == nil {
 			return true, nil
 		}
@@ -253,7 +338,13 @@ func (g *Budget) take(ctx context.Context, gt gate) (bool, error) {
 	}
 }
 
-// isFull reports the stream's refusal of a grant: "maximum messages exceeded".
+// budgetAttempt bounds one grant request (see attemptTimeout): a grant is on the
+// path of a venue request, so a lost one is asked again sooner.
+const budgetAttempt = time.Second
+
+// isFull reports the stream's refusal of a grant: "maximum messages exceeded" (the
+// window is full), or "maximum messages per subject exceeded" (the requester's
+// share is).
 func isFull(err error) bool {
 	var apiErr *jetstream.APIError
 	return errors.As(err, &apiErr) && apiErr.ErrorCode == 10077 && strings.Contains(apiErr.Description, "maximum messages")

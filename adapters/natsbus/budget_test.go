@@ -26,7 +26,7 @@ func TestBudgetNeverExceedsLimitInAnySlidingWindow(t *testing.T) {
 	)
 	s := startServer(t, "")
 	sup := connectRole(t, s, RoleSupervisor, "sup")
-	cfg := BudgetConfig{Key: "203.0.113.7", Limit: limit, Window: window, Hold: 50 * time.Millisecond, Slack: 50 * time.Millisecond}
+	cfg := BudgetConfig{Key: "203.0.113.7", Limit: limit, Window: window, Hold: 50 * time.Millisecond, Slack: 50 * time.Millisecond, PerAgent: -1}
 	if _, err := sup.EnsureBudget(ctxT(t, 5*time.Second), cfg); err != nil {
 		t.Fatal(err)
 	}
@@ -39,7 +39,7 @@ func TestBudgetNeverExceedsLimitInAnySlidingWindow(t *testing.T) {
 	defer cancel()
 	for c := 0; c < clients; c++ {
 		b := connectRole(t, s, RoleAgent, fmt.Sprintf("agent-%d", c))
-		g, err := b.OpenBudget(ctxT(t, 5*time.Second), cfg.Key)
+		g, err := b.OpenBudget(ctxT(t, 5*time.Second), cfg.Key, market.AgentID(fmt.Sprintf("agent-%d", c)))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -98,7 +98,7 @@ func TestBudgetNeverExceedsLimitInAnySlidingWindow(t *testing.T) {
 func TestBudgetRefusalIsARateLimit(t *testing.T) {
 	s := startServer(t, "")
 	sup := connectRole(t, s, RoleSupervisor, "sup")
-	g, err := sup.EnsureBudget(ctxT(t, 5*time.Second), BudgetConfig{Key: "10.0.0.1", Limit: 3, Memory: true})
+	g, err := sup.EnsureBudget(ctxT(t, 5*time.Second), BudgetConfig{Key: "10.0.0.1", Limit: 3, Memory: true, PerAgent: -1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -118,14 +118,14 @@ func TestBudgetRefusalIsARateLimit(t *testing.T) {
 		t.Fatalf("Used = %d, %v", n, err)
 	}
 	// Another key is another budget.
-	other, err := sup.EnsureBudget(ctxT(t, 5*time.Second), BudgetConfig{Key: "10_0_0_1", Limit: 3, Memory: true})
+	other, err := sup.EnsureBudget(ctxT(t, 5*time.Second), BudgetConfig{Key: "10_0_0_1", Limit: 3, Memory: true, PerAgent: -1})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if ok, err := other.TryAcquire(ctxT(t, 5*time.Second)); !ok || err != nil {
 		t.Fatalf("other key: %v %v", ok, err)
 	}
-	if _, err := connectRole(t, s, RoleAgent, "a").OpenBudget(ctxT(t, 5*time.Second), "unknown"); err == nil {
+	if _, err := connectRole(t, s, RoleAgent, "a").OpenBudget(ctxT(t, 5*time.Second), "unknown", "a"); err == nil {
 		t.Fatal("opened a budget nobody created")
 	}
 }
@@ -149,10 +149,10 @@ func TestBudgetNamesAreSafeAndDistinct(t *testing.T) {
 func TestBudgetKeepsAReserveForUrgentRequests(t *testing.T) {
 	s := startServer(t, "")
 	sup := connectRole(t, s, RoleSupervisor, "sup")
-	if _, err := sup.EnsureBudget(ctxT(t, 5*time.Second), BudgetConfig{Key: "egress", Limit: 10, Reserve: 3}); err != nil {
+	if _, err := sup.EnsureBudget(ctxT(t, 5*time.Second), BudgetConfig{Key: "egress", Limit: 10, Reserve: 3, PerAgent: -1}); err != nil {
 		t.Fatal(err)
 	}
-	g, err := connectRole(t, s, RoleAgent, "agent").OpenBudget(ctxT(t, 5*time.Second), "egress")
+	g, err := connectRole(t, s, RoleAgent, "agent").OpenBudget(ctxT(t, 5*time.Second), "egress", "agent")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -186,5 +186,46 @@ func TestBudgetKeepsAReserveForUrgentRequests(t *testing.T) {
 	}
 	if _, err := sup.EnsureBudget(ctxT(t, 5*time.Second), BudgetConfig{Key: "x", Limit: 5, Reserve: 5}); err == nil {
 		t.Fatal("a reserve as large as the limit accepted")
+	}
+}
+
+// TestBudgetCapsEachAgentsShare: one agent takes at most PerAgent ordinary grants
+// and PerAgent+Reserve in all within a window; another agent still gets its share.
+func TestBudgetCapsEachAgentsShare(t *testing.T) {
+	s := startServer(t, "")
+	sup := connectRole(t, s, RoleSupervisor, "sup")
+	if _, err := sup.EnsureBudget(ctxT(t, 5*time.Second), BudgetConfig{Key: "egress", Limit: 10, Reserve: 2, PerAgent: 3}); err != nil {
+		t.Fatal(err)
+	}
+	open := func(id market.AgentID) *Budget {
+		g, err := connectRole(t, s, RoleAgent, string(id)).OpenBudget(ctxT(t, 5*time.Second), "egress", id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return g
+	}
+	greedy, other := open("greedy"), open("other")
+	if c := greedy.Config(); c.PerAgent != 3 {
+		t.Fatalf("agent sees %+v", c)
+	}
+	count := func(try func(context.Context) (bool, error)) int {
+		n := 0
+		for i := 0; i < 20; i++ {
+			if ok, err := try(ctxT(t, 5*time.Second)); err != nil {
+				t.Fatal(err)
+			} else if ok {
+				n++
+			}
+		}
+		return n
+	}
+	if n := count(greedy.TryAcquire); n != 3 {
+		t.Fatalf("greedy got %d ordinary grants, want 3 (its share)", n)
+	}
+	if n := count(greedy.TryAcquireUrgent); n != 2 {
+		t.Fatalf("greedy got %d urgent grants, want 2 (share + reserve = 5 in all)", n)
+	}
+	if n := count(other.TryAcquire); n != 3 {
+		t.Fatalf("the other agent got %d ordinary grants, want its 3", n)
 	}
 }

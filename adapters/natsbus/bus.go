@@ -13,6 +13,25 @@ import (
 	"go.uber.org/zap"
 )
 
+// pingInterval is how often a connection pings its server (see connect).
+const pingInterval = 5 * time.Second
+
+// attemptTimeout bounds one JetStream publish attempt. A publish that reaches a
+// stream without a leader (an election after a node was lost: a few hundred
+// milliseconds when a server stops, seconds when a machine vanishes) is dropped
+// without an answer; waiting for it until the caller's deadline would hold a record
+// or a grant for the whole deadline. Attempts are retried under the same message
+// id, so the stream stores each message once.
+const attemptTimeout = 2 * time.Second
+
+// withAttempt bounds one attempt of a JetStream request within ctx.
+func withAttempt(ctx context.Context, d time.Duration) (context.Context, context.CancelFunc) {
+	if dl, ok := ctx.Deadline(); ok && time.Until(dl) < d {
+		return context.WithCancel(ctx)
+	}
+	return context.WithTimeout(ctx, d)
+}
+
 // ConnectOptions tunes a connection. The zero value is usable.
 type ConnectOptions struct {
 	// Name identifies the connection in server logs ("supervisor", "agent mm-1").
@@ -90,6 +109,12 @@ func connect(ctx context.Context, ep Endpoint, inproc nats.InProcessConnProvider
 		nats.Timeout(timeout),
 		nats.MaxReconnects(-1),
 		nats.ReconnectWait(opts.ReconnectWait),
+		// A server that vanished without closing the connection (a machine lost,
+		// not a process stopped) is noticed within PingInterval × 3 instead of
+		// nats.go's default of several minutes; the client then moves to another
+		// server of the cluster.
+		nats.PingInterval(pingInterval),
+		nats.MaxPingsOutstanding(2),
 		nats.DrainTimeout(opts.DrainTimeout),
 		nats.ErrorHandler(func(_ *nats.Conn, sub *nats.Subscription, err error) {
 			subj := ""
@@ -126,7 +151,9 @@ func connect(ctx context.Context, ep Endpoint, inproc nats.InProcessConnProvider
 		// nats.go errors never contain the password.
 		return nil, fmt.Errorf("natsbus: connect %s: %w", redactURLs(ep.URL), err)
 	}
-	js, err := jetstream.New(nc)
+	// An asynchronous publish whose acknowledgement never comes (a stream leader
+	// lost mid-flight) fails after attemptTimeout and is retried by the caller.
+	js, err := jetstream.New(nc, jetstream.WithPublishAsyncTimeout(attemptTimeout))
 	if err != nil {
 		nc.Close()
 		return nil, fmt.Errorf("natsbus: jetstream: %w", err)

@@ -80,13 +80,14 @@ type DesiredStore struct {
 }
 
 // EnsureDesired creates the desired-state bucket if needed and returns it (supervisor
-// role). replicas is for a clustered JetStream; zero means 1.
-func (b *Bus) EnsureDesired(ctx context.Context, replicas int) (*DesiredStore, error) {
-	if replicas == 0 {
-		replicas = 1
-	}
+// role). rp is for a clustered JetStream (see Replicas).
+func (b *Bus) EnsureDesired(ctx context.Context, rp Replicas) (*DesiredStore, error) {
 	ctx, cancel := b.withTimeout(ctx)
 	defer cancel()
+	replicas, err := b.replicasFor(ctx, "KV_"+DesiredBucket, rp)
+	if err != nil {
+		return nil, err
+	}
 	kv, err := b.js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{
 		Bucket:      DesiredBucket,
 		Description: "pitboss fleet desired state",

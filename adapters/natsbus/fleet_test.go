@@ -160,7 +160,7 @@ func TestTwoSupervisorsShareOneFleet(t *testing.T) {
 		}
 		sups = append(sups, &fleetSupervisor{name: name, bus: bus, locks: locks, agents: map[market.AgentID]*fleetAgent{}})
 	}
-	ds, err := sups[0].bus.EnsureDesired(ctx, 0)
+	ds, err := sups[0].bus.EnsureDesired(ctx, Replicas{})
 	if err != nil {
 		t.Fatal(err)
 	}

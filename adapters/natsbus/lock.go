@@ -28,16 +28,13 @@ type LockConfig struct {
 	// 15 s. The bucket has one TTL for all keys: every supervisor of a fleet must use
 	// the same value (the last EnsureLocks wins).
 	TTL time.Duration
-	// Replicas of the bucket in a clustered JetStream. If zero, 1.
-	Replicas int
+	// Replicas of the bucket in a clustered JetStream (see Replicas).
+	Replicas Replicas
 }
 
 func (c *LockConfig) defaults() {
 	if c.TTL == 0 {
 		c.TTL = 15 * time.Second
-	}
-	if c.Replicas == 0 {
-		c.Replicas = 1
 	}
 }
 
@@ -140,13 +137,17 @@ func (b *Bus) EnsureLocks(ctx context.Context, cfg LockConfig) (*Locks, error) {
 	cfg.defaults()
 	ctx, cancel := b.withTimeout(ctx)
 	defer cancel()
+	replicas, err := b.replicasFor(ctx, "KV_"+LockBucket, cfg.Replicas)
+	if err != nil {
+		return nil, err
+	}
 	kv, err := b.js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{
 		Bucket:      LockBucket,
 		Description: "pitboss fleet locks: wallet, agent and feed leases",
 		History:     1,
 		TTL:         cfg.TTL,
 		Storage:     jetstream.FileStorage,
-		Replicas:    cfg.Replicas,
+		Replicas:    replicas,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("natsbus: lock bucket: %w", err)
@@ -213,10 +214,11 @@ func (l *Locks) Acquire(ctx context.Context, key string, h Holder) (*Lease, erro
 	if err != nil {
 		return nil, err
 	}
+	sent := l.now()
 	rev, err := l.kv.Create(ctx, key, val)
 	if err == nil {
 		l.log.Info("lock acquired", zap.String("key", key), zap.Stringer("holder", h), zap.Uint64("rev", rev))
-		return &Lease{locks: l, key: key, holder: h, val: val, rev: rev, renewed: l.now()}, nil
+		return &Lease{locks: l, key: key, holder: h, val: val, rev: rev, renewed: sent}, nil
 	}
 	if !errors.Is(err, jetstream.ErrKeyExists) {
 		return nil, fmt.Errorf("natsbus: acquire %s: %w", key, err)
@@ -238,9 +240,12 @@ type Lease struct {
 	holder Holder
 	val    []byte
 
-	mu       sync.Mutex
-	rev      uint64
-	renewed  time.Time // last successful write
+	mu  sync.Mutex
+	rev uint64
+	// renewed is when the last successful write was sent (before the request
+	// left: the server stored it later, so the lock lives at least until
+	// renewed + TTL by this process's monotonic clock).
+	renewed  time.Time
 	lost     bool
 	released bool
 }
@@ -267,8 +272,13 @@ func (l *Lease) Renew(ctx context.Context) error {
 	if l.lost {
 		return l.lostErr()
 	}
+	sent := l.locks.now()
 	rev, err := l.locks.kv.Update(ctx, l.key, l.val, l.rev)
 	if errors.Is(err, jetstream.ErrKeyRevisionMismatch) && l.adoptRevision(ctx) {
+		// The write that was lost was sent before sent: the lock's life counts
+		// from the earlier of the two, which we do not know; count from the
+		// retry's, sent again now.
+		sent = l.locks.now()
 		rev, err = l.locks.kv.Update(ctx, l.key, l.val, l.rev)
 	}
 	if err != nil {
@@ -278,8 +288,23 @@ func (l *Lease) Renew(ctx context.Context) error {
 		}
 		return fmt.Errorf("natsbus: renew %s: %w", l.key, err)
 	}
-	l.rev, l.renewed = rev, l.locks.now()
+	l.rev, l.renewed = rev, sent
 	return nil
+}
+
+// ValidUntil returns when the lock may expire at the earliest, on this process's
+// monotonic clock: one TTL after the last successful write was sent. The server
+// stores a write after it was sent and expires it one TTL (by its own clock) after
+// storing it, so before ValidUntil nobody else can hold the lock — up to the rate
+// difference of the two clocks, which a caller's safety margin covers. After a
+// loss or a release it returns the zero time.
+func (l *Lease) ValidUntil() time.Time {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.lost {
+		return time.Time{}
+	}
+	return l.renewed.Add(l.locks.ttl)
 }
 
 // adoptRevision reads the lock and, if it still holds this lease (an earlier write of
@@ -298,8 +323,9 @@ func (l *Lease) adoptRevision(ctx context.Context) bool {
 }
 
 // Run renews the lease every TTL/3 until ctx ends (it returns nil, keeping the lock:
-// call Release for a clean stop) or the lock is lost. A renewal may take up to TTL/3;
-// a failed one is retried every TTL/20. When no renewal has succeeded for a whole TTL
+// call Release for a clean stop) or the lock is lost. A renewal may take up to
+// TTL/3 or 2 s, whichever is shorter (one without an answer — a stream leader
+// lost — is retried rather than waited for); a failed one is retried every TTL/20. When no renewal has succeeded for a whole TTL
 // the lock may have expired, and Run returns an error matching market.ErrLockLost.
 func (l *Lease) Run(ctx context.Context) error {
 	ttl := l.locks.ttl
@@ -312,7 +338,7 @@ func (l *Lease) Run(ctx context.Context) error {
 			return nil
 		case <-t.C:
 		}
-		rctx, cancel := context.WithTimeout(ctx, every)
+		rctx, cancel := context.WithTimeout(ctx, min(every, attemptTimeout))
 		err := l.Renew(rctx)
 		cancel()
 		switch {

@@ -213,7 +213,7 @@ func TestDesiredStateKillSwitchOverridesAgents(t *testing.T) {
 	s := startServer(t, "")
 	sup := connectRole(t, s, RoleSupervisor, "sup")
 	agent := connectRole(t, s, RoleAgent, "agent")
-	ds, err := sup.EnsureDesired(ctxT(t, 5*time.Second), 0)
+	ds, err := sup.EnsureDesired(ctxT(t, 5*time.Second), Replicas{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -32,7 +32,7 @@ func ctlFleet(t *testing.T) (creds string, bus *natsbus.Bus) {
 		t.Fatal(err)
 	}
 	t.Cleanup(bus.Close)
-	if _, err := bus.EnsureDesired(ctx, 0); err != nil {
+	if _, err := bus.EnsureDesired(ctx, natsbus.Replicas{}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := bus.EnsureLocks(ctx, natsbus.LockConfig{}); err != nil {

@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"path/filepath"
+	"strings"
 	"sync"
 	"time"
 
@@ -51,15 +52,24 @@ func runSupervise(ctx context.Context, args []string, io stdio) error {
 	name := fs.String("name", "", "this supervisor's name (default: host-pid)")
 	ctlFile := fs.String("ctl-file", "", "where to write the endpoint file for pitboss ctl (default: $XDG_RUNTIME_DIR/pitboss/fleet-<name>.json)")
 	format := fs.String("log-format", "text", "text or json")
+	adopt := fs.Bool("adopt-fleet-config", false, "run with the fleet's stored settings (lock_ttl, heartbeat, replicas, budget limits) where this file differs, instead of refusing to start")
+	setConfig := fs.Bool("set-fleet-config", false, "make this file's settings the fleet's (supervisors already running keep theirs until restarted)")
+	raise := fs.Bool("raise-replicas", false, "raise streams and buckets that have fewer replicas than the fleet's (replicas are never lowered)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
 	if fs.NArg() != 1 {
 		return usagef("name one fleet file")
 	}
+	if *adopt && *setConfig {
+		return usagef("--adopt-fleet-config and --set-fleet-config contradict each other: choose one")
+	}
 	f, err := supervisor.Options{Getenv: io.getenv}.LoadFile(fs.Arg(0))
 	if err != nil {
 		return problems(io, "supervise", fs.Arg(0), err)
+	}
+	if err := unsupportedYet(f); err != nil {
+		return err
 	}
 	if *natsURL != "" {
 		f.NATS.URL, f.NATS.StoreDir, f.NATS.Port = *natsURL, "", 0
@@ -125,7 +135,8 @@ func runSupervise(ctx context.Context, args []string, io stdio) error {
 
 	cfg := supervisor.Config{Fleet: f.Name, Name: *name, Agents: agentsList, Heartbeat: f.Heartbeat, StopTimeout: f.StopTimeout,
 		LockTTL: f.LockTTL, MarketData: f.MarketData, Budget: f.Budget, Output: io.stdout, Logger: log,
-		NATS: supervisor.NATSConfig{StoreDir: f.NATS.StoreDir, Port: f.NATS.Port}}
+		NATS:     supervisor.NATSConfig{StoreDir: f.NATS.StoreDir, Port: f.NATS.Port},
+		Replicas: f.NATS.Replicas, RaiseReplicas: *raise, AdoptFleetConfig: *adopt, SetFleetConfig: *setConfig}
 	if f.NATS.URL != "" {
 		if cfg.NATS.Endpoint, err = fleetEndpoint(f.NATS.URL, f.NATS.Credentials); err != nil {
 			return err
@@ -228,6 +239,31 @@ func runSupervise(ctx context.Context, args []string, io stdio) error {
 	}
 	wg.Wait()
 	return err
+}
+
+// unsupportedYet refuses fleet-file settings this build parses but does not act
+// on yet, rather than ignoring them.
+func unsupportedYet(f *supervisor.File) error {
+	var what []string
+	if f.NATS.TLS != (supervisor.TLSFiles{}) {
+		what = append(what, "nats.tls")
+	}
+	if f.NATS.SigningKey != "" {
+		what = append(what, "nats.signing_key")
+	}
+	if f.MaxAgents != 0 || len(f.Labels) > 0 {
+		what = append(what, "max_agents and labels")
+	}
+	for _, e := range f.Agents {
+		if len(e.Placement) > 0 {
+			what = append(what, "agents[].placement")
+			break
+		}
+	}
+	if len(what) > 0 {
+		return fmt.Errorf("%s: %s: not supported by this build yet", f.Path, strings.Join(what, ", "))
+	}
+	return nil
 }
 
 // problems prints a file's positioned problems (agents.Problems) and returns exit 1;

@@ -156,6 +156,27 @@ type NATSFile struct {
 	StoreDir string
 	// Port is the embedded server's port on 127.0.0.1. If zero, a free port.
 	Port int
+	// Replicas of every stream and bucket the fleet creates (the AUDIT trail, the
+	// locks, desired state, configuration, agent definitions and checkpoints, the
+	// request budget) on a cluster. If zero: 3 when the cluster has at least three
+	// JetStream servers, else 1. A supervisor never lowers the replicas of what
+	// exists (see docs/fleet.md).
+	Replicas int
+	// TLS: the cluster's CA and this machine's client certificate and key (mutual
+	// TLS); the agents and `pitboss ctl` use the same files. Each path is resolved
+	// against the fleet file's directory; the key must be mode 0600.
+	TLS TLSFiles
+	// SigningKey is a file (mode 0600) holding the seed of a signing key of the
+	// fleet's NATS account (decentralized JWT authentication): the supervisor mints
+	// each agent process its own credentials, limited to that agent's subjects. If
+	// empty, agents get AgentCredentials (shared by all of them).
+	SigningKey string
+}
+
+// TLSFiles are the PEM files of a TLS connection to NATS: the certificate
+// authorities to trust (CA) and, for mutual TLS, a client certificate and its key.
+type TLSFiles struct {
+	CA, Cert, Key string
 }
 
 // MarketDataMode says where agents of a remote venue take their market data.
@@ -196,6 +217,10 @@ type Budget struct {
 	Limit int
 	// Reserve for cancels. If zero, Limit/10.
 	Reserve int
+	// PerAgent caps the ordinary grants one agent may hold in a window, so that a
+	// runaway agent cannot drain the budget of the others (urgent ones may use the
+	// reserve on top). If zero, half of Limit-Reserve.
+	PerAgent int
 }
 
 // AgentEntry is one agent of the fleet file: an agent file and what the fleet
@@ -225,6 +250,9 @@ type AgentEntry struct {
 	// Restart and Limits override the fleet's defaults field by field.
 	Restart *Restart
 	Limits  *Limits
+	// Placement lists labels a supervisor must have to run the agent (region:
+	// eu-west): the agent runs on supervisors whose labels include all of them.
+	Placement map[string]string
 
 	// Line and Col locate the entry in the fleet file (for messages).
 	Line, Col int
@@ -262,7 +290,19 @@ type File struct {
 	// MarketData and Budget: see their types.
 	MarketData MarketData
 	Budget     Budget
-	// Agents of the fleet, in file order. At least one.
+	// StateDir is this supervisor's own directory: the audit spool, the files of
+	// agents it runs from the fleet's definitions. If empty,
+	// $XDG_STATE_HOME/pitboss/fleet/<name>.
+	StateDir string
+	// MaxAgents bounds the agents this supervisor runs (its capacity): of the
+	// agents defined in the fleet, it claims at most this many. If zero, no bound.
+	MaxAgents int
+	// Labels describe this supervisor (region: eu-west) for agents' placement.
+	Labels map[string]string
+	// Agents of the fleet, in file order. The supervisor publishes them to the
+	// fleet's definitions and runs them, or any other defined agent, as its
+	// capacity and labels allow. An empty list (agents: []) is a supervisor that
+	// only runs agents defined by others.
 	Agents []AgentEntry
 }
 
@@ -504,7 +544,7 @@ func ParseSize(s string) (int64, error) {
 }
 
 var fleetKeys = []string{"version", "name", "nats", "heartbeat", "stop_timeout", "lock_ttl", "http_addr", "allow_remote_http",
-	"metrics_addr", "restart", "limits", "market_data", "budget", "agents"}
+	"metrics_addr", "restart", "limits", "market_data", "budget", "state_dir", "max_agents", "labels", "agents"}
 
 func (d *fdec) fleet(root *yaml.Node, f *File) {
 	root = resolve(root)
@@ -550,6 +590,14 @@ func (d *fdec) fleet(root *yaml.Node, f *File) {
 			d.marketData(v, &f.MarketData)
 		case "budget":
 			d.budget(v, &f.Budget)
+		case "state_dir":
+			d.str(v, key, &f.StateDir)
+		case "max_agents":
+			var x int64
+			d.integer(v, key, 1, MaxAgents, &x)
+			f.MaxAgents = int(x)
+		case "labels":
+			f.Labels = d.labels(v, key)
 		case "agents":
 			d.agents(v, f)
 		}
@@ -571,8 +619,41 @@ func (d *fdec) hasKey(n *yaml.Node, key string) bool {
 	return false
 }
 
+// labelPattern is a label's key and value: what ids allow, plus '.'.
+var labelPattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$`)
+
+// labels decodes a mapping of labels (region: eu-west).
+func (d *fdec) labels(n *yaml.Node, where string) map[string]string {
+	n = resolve(n)
+	if isNull(n) {
+		return nil
+	}
+	if n.Kind != yaml.MappingNode {
+		d.errorf(n, "%s: must be a mapping of labels (region: eu-west)", where)
+		return nil
+	}
+	out := map[string]string{}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k, v := n.Content[i], resolve(n.Content[i+1])
+		val, ok := d.scalar(v, where+"."+k.Value)
+		switch {
+		case k.Kind != yaml.ScalarNode || !labelPattern.MatchString(k.Value):
+			d.errorf(k, "%s: %s is not a label name (1 to 64 of A-Z a-z 0-9 _ . -)", where, quote(k.Value))
+		case !ok:
+		case !labelPattern.MatchString(val):
+			d.errorf(v, "%s.%s: %s is not a label value (1 to 64 of A-Z a-z 0-9 _ . -)", where, k.Value, quote(val))
+		default:
+			if _, dup := out[k.Value]; dup {
+				d.errorf(k, "%s is set twice", quote(k.Value))
+			}
+			out[k.Value] = val
+		}
+	}
+	return out
+}
+
 func (d *fdec) nats(n *yaml.Node, c *NATSFile) {
-	d.fields(n, "nats", []string{"url", "credentials", "agent_credentials", "store_dir", "port"}, func(key string, v *yaml.Node) {
+	d.fields(n, "nats", []string{"url", "credentials", "agent_credentials", "store_dir", "port", "replicas", "tls", "signing_key"}, func(key string, v *yaml.Node) {
 		switch key {
 		case "url":
 			d.str(v, "nats.url", &c.URL)
@@ -593,6 +674,26 @@ func (d *fdec) nats(n *yaml.Node, c *NATSFile) {
 			var p int64
 			d.integer(v, "nats.port", 0, 65535, &p)
 			c.Port = int(p)
+		case "replicas":
+			var r int64
+			d.integer(v, "nats.replicas", 1, 5, &r)
+			c.Replicas = int(r)
+		case "tls":
+			d.fields(v, "nats.tls", []string{"ca", "cert", "key"}, func(key string, v *yaml.Node) {
+				switch key {
+				case "ca":
+					d.str(v, "nats.tls.ca", &c.TLS.CA)
+				case "cert":
+					d.str(v, "nats.tls.cert", &c.TLS.Cert)
+				case "key":
+					d.str(v, "nats.tls.key", &c.TLS.Key)
+				}
+			})
+			if (c.TLS.Cert == "") != (c.TLS.Key == "") {
+				d.errorf(v, "nats.tls: cert and key go together (a client certificate and its private key)")
+			}
+		case "signing_key":
+			d.str(v, "nats.signing_key", &c.SigningKey)
 		}
 	})
 }
@@ -739,7 +840,7 @@ func isWSURL(s string) bool {
 }
 
 func (d *fdec) budget(n *yaml.Node, b *Budget) {
-	d.fields(n, "budget", []string{"key", "limit", "reserve"}, func(key string, v *yaml.Node) {
+	d.fields(n, "budget", []string{"key", "limit", "reserve", "per_agent"}, func(key string, v *yaml.Node) {
 		switch key {
 		case "key":
 			d.str(v, "budget.key", &b.Key)
@@ -751,6 +852,10 @@ func (d *fdec) budget(n *yaml.Node, b *Budget) {
 			var x int64
 			d.integer(v, "budget.reserve", -1, 1_000_000, &x)
 			b.Reserve = int(x)
+		case "per_agent":
+			var x int64
+			d.integer(v, "budget.per_agent", 1, 1_000_000, &x)
+			b.PerAgent = int(x)
 		}
 	})
 	if b.Limit > 0 && b.Reserve >= b.Limit {
@@ -758,7 +863,7 @@ func (d *fdec) budget(n *yaml.Node, b *Budget) {
 	}
 }
 
-var agentKeys = []string{"file", "id", "wallet", "live", "state_dir", "args", "env", "restart", "limits"}
+var agentKeys = []string{"file", "id", "wallet", "live", "state_dir", "args", "env", "restart", "limits", "placement"}
 
 var envName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]{0,127}$`)
 
@@ -846,6 +951,8 @@ func (d *fdec) agents(n *yaml.Node, f *File) {
 				case "limits":
 					e.Limits = &Limits{}
 					d.limits(v, where+".limits", e.Limits)
+				case "placement":
+					e.Placement = d.labels(v, where+".placement")
 				}
 			})
 		}
@@ -879,11 +986,24 @@ func (o Options) finish(d *fdec, root *yaml.Node, f *File) {
 	}
 	f.NATS.Credentials = abs(f.NATS.Credentials)
 	f.NATS.AgentCredentials = abs(f.NATS.AgentCredentials)
+	f.NATS.SigningKey = abs(f.NATS.SigningKey)
+	f.NATS.TLS = TLSFiles{CA: abs(f.NATS.TLS.CA), Cert: abs(f.NATS.TLS.Cert), Key: abs(f.NATS.TLS.Key)}
 	switch {
 	case f.NATS.URL != "" && (f.NATS.StoreDir != "" || f.NATS.Port != 0):
 		d.errorf(root, "nats: store_dir and port are for the embedded server; with url the fleet joins an existing cluster")
-	case f.NATS.URL == "" && (f.NATS.Credentials != "" || f.NATS.AgentCredentials != ""):
+	case f.NATS.URL == "" && (f.NATS.Credentials != "" || f.NATS.AgentCredentials != "" || f.NATS.SigningKey != ""):
 		d.errorf(root, "nats: credentials are for an existing cluster (url); the embedded server makes its own")
+	case f.NATS.URL == "" && f.NATS.TLS != (TLSFiles{}):
+		d.errorf(root, "nats: tls is for an existing cluster (url); the embedded server listens on loopback only")
+	case f.NATS.URL == "" && f.NATS.Replicas > 1:
+		d.errorf(root, "nats: replicas above 1 need a cluster (url); the embedded server is one server")
+	}
+	if f.StateDir == "" && f.Name != "" {
+		f.StateDir = filepath.Join(stateHome(o.Getenv, dir), "pitboss", "fleet", f.Name)
+	}
+	f.StateDir = abs(f.StateDir)
+	if f.Budget.Limit > 0 && f.Budget.PerAgent > f.Budget.Limit {
+		d.errorf(root, "budget: per_agent (%d) is more than the limit (%d)", f.Budget.PerAgent, f.Budget.Limit)
 	}
 	if f.NATS.URL == "" {
 		if f.NATS.StoreDir == "" && f.Name != "" {

@@ -64,6 +64,36 @@ agents:
     limits: {open_files: 128}
 `
 
+// TestParseClusterFleetFile reads the settings of a fleet on a NATS cluster.
+func TestParseClusterFleetFile(t *testing.T) {
+	src := `name: prod
+nats:
+  url: tls://10.0.0.5:4222,tls://10.0.0.6:4222
+  credentials: sup.creds
+  signing_key: /keys/account.nk
+  replicas: 3
+  tls: {ca: ca.pem, cert: sup.pem, key: sup-key.pem}
+budget: {limit: 500, per_agent: 100}
+max_agents: 8
+labels: {region: eu-west, tier: a.1}
+agents:
+  - {file: mm.yaml, placement: {region: eu-west}}
+`
+	f, err := testOpts.Parse("/etc/pitboss/fleet.yaml", []byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := TLSFiles{CA: "/etc/pitboss/ca.pem", Cert: "/etc/pitboss/sup.pem", Key: "/etc/pitboss/sup-key.pem"}
+	if f.NATS.Replicas != 3 || f.NATS.TLS != want || f.NATS.SigningKey != "/keys/account.nk" || f.Budget.PerAgent != 100 ||
+		f.MaxAgents != 8 || f.Labels["region"] != "eu-west" || f.Labels["tier"] != "a.1" || f.Agents[0].Placement["region"] != "eu-west" ||
+		f.StateDir != "/state/pitboss/fleet/prod" {
+		t.Fatalf("%+v", f)
+	}
+	if f, err := testOpts.Parse("/etc/pitboss/fleet.yaml", []byte("name: spare\nnats: {url: 'nats://h:4222'}\nmax_agents: 4\nagents: []\n")); err != nil || len(f.Agents) != 0 {
+		t.Fatalf("a supervisor without agents of its own: %+v %v", f, err)
+	}
+}
+
 func TestParseFullFleetFile(t *testing.T) {
 	f, err := testOpts.Parse("/etc/pitboss/fleet.yaml", []byte(fullFleet))
 	if err != nil {
@@ -214,6 +244,15 @@ func TestParseReportsEveryProblemWithItsPosition(t *testing.T) {
 		{"hang timeout negative", "name: f\nrestart: {hang_timeout: -5s}\nagents: [a]\n", `restart.hang_timeout: must be a duration`, 2, 25},
 		{"hang timeout under three heartbeats", "name: f\nrestart: {hang_timeout: 5s}\nheartbeat: 2s\nagents: [a]\n", "restart.hang_timeout: 5s is shorter than 3 heartbeats (6s)", 2, 25},
 		{"agent start timeout under three heartbeats", "name: f\nagents: [{file: a, restart: {start_timeout: 100ms}}]\n", "agents[0].restart.start_timeout: 100ms is shorter than 3 heartbeats (3s)", 2, 45},
+		{"replicas on the embedded server", "name: f\nnats: {replicas: 3}\nagents: [a]\n", "replicas above 1 need a cluster", 1, 1},
+		{"replicas range", "name: f\nnats: {url: 'nats://h:1', replicas: 7}\nagents: [a]\n", "nats.replicas: must be a whole number from 1 to 5", 2, 37},
+		{"tls without url", "name: f\nnats: {tls: {ca: ca.pem}}\nagents: [a]\n", "tls is for an existing cluster", 1, 1},
+		{"tls cert without key", "name: f\nnats: {url: 'nats://h:1', tls: {cert: c.pem}}\nagents: [a]\n", "cert and key go together", 2, 32},
+		{"signing key without url", "name: f\nnats: {signing_key: k.nk}\nagents: [a]\n", "credentials are for an existing cluster", 1, 1},
+		{"bad label", "name: f\nlabels: {'a b': x}\nagents: [a]\n", `labels: "a b" is not a label name`, 2, 10},
+		{"bad placement value", "name: f\nagents: [{file: a, placement: {region: 'e u'}}]\n", `agents[0].placement.region: "e u" is not a label value`, 2, 40},
+		{"max agents", "name: f\nmax_agents: 0\nagents: [a]\n", "max_agents: must be a whole number from 1 to 1000", 2, 13},
+		{"per agent over the limit", "name: f\nbudget: {limit: 10, per_agent: 20}\nagents: [a]\n", "per_agent (20) is more than the limit (10)", 1, 1},
 		{"hang timeout a list", "name: f\nrestart: {hang_timeout: [1]}\nagents: [a]\n", "restart.hang_timeout: must be a single value", 2, 25},
 	}
 	for _, c := range cases {

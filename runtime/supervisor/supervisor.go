@@ -90,6 +90,19 @@ type Config struct {
 	// MarketData and Budget: as in the fleet file.
 	MarketData MarketData
 	Budget     Budget
+	// Replicas of the fleet's streams and buckets on a cluster. If zero: the
+	// fleet's stored configuration, or 3 when the cluster has at least three
+	// JetStream servers, else 1.
+	Replicas int
+	// RaiseReplicas raises streams and buckets that have fewer replicas than the
+	// fleet's (without it a mismatch is only reported). Replicas are never lowered.
+	RaiseReplicas bool
+	// AdoptFleetConfig runs with the fleet's stored configuration (lock TTL,
+	// heartbeat, replicas, budget limits) where this one differs, instead of
+	// refusing to start (ConfigMismatchError).
+	AdoptFleetConfig bool
+	// SetFleetConfig replaces the fleet's stored configuration with this one's.
+	SetFleetConfig bool
 	// VenueFeed builds the venue feed of the market-data fan-out publisher (the
 	// command line passes adapters/wsfeed). Needed when MarketData.Mode is fanout
 	// and MarketData.Publish is set.
@@ -168,8 +181,11 @@ type Supervisor struct {
 	budget  *natsbus.Budget
 	pub     *publisher
 
-	mu    sync.Mutex
-	fleet natsbus.Desired // the fleet-wide desired entry (watched)
+	replicas natsbus.Replicas // the fleet's, settled by settleConfig
+
+	mu       sync.Mutex
+	fleet    natsbus.Desired // the fleet-wide desired entry (watched)
+	warnings []string        // replica mismatches, shown in the view
 	rand  func() float64
 
 	metrics *metrics
@@ -186,9 +202,6 @@ type Supervisor struct {
 func New(cfg Config) (*Supervisor, error) {
 	if !market.ValidAgentID(cfg.Fleet) {
 		return nil, fmt.Errorf("supervisor: invalid fleet name %q", cfg.Fleet)
-	}
-	if len(cfg.Agents) == 0 {
-		return nil, errors.New("supervisor: no agents")
 	}
 	host, _ := os.Hostname()
 	if cfg.Name == "" {
@@ -463,20 +476,24 @@ func (s *Supervisor) connect(ctx context.Context) error {
 		s.disconnect()
 		return fmt.Errorf("supervisor: %w", err)
 	}
-	if err := s.bus.EnsureAudit(ctx, natsbus.AuditConfig{}); err != nil {
+	if err := s.settleConfig(ctx); err != nil {
 		return fail(err)
 	}
-	locks, err := s.bus.EnsureLocks(ctx, natsbus.LockConfig{TTL: s.cfg.LockTTL})
+	if err := s.bus.EnsureAudit(ctx, natsbus.AuditConfig{Replicas: s.replicas}); err != nil {
+		return fail(err)
+	}
+	locks, err := s.bus.EnsureLocks(ctx, natsbus.LockConfig{TTL: s.cfg.LockTTL, Replicas: s.replicas})
 	if err != nil {
 		return fail(err)
 	}
 	s.locks = locks
-	desired, err := s.bus.EnsureDesired(ctx, 0)
+	desired, err := s.bus.EnsureDesired(ctx, s.replicas)
 	if err != nil {
 		return fail(err)
 	}
 	s.desired = desired
-	budget, err := s.bus.EnsureBudget(ctx, natsbus.BudgetConfig{Key: s.cfg.Budget.Key, Limit: s.cfg.Budget.Limit, Reserve: s.cfg.Budget.Reserve})
+	budget, err := s.bus.EnsureBudget(ctx, natsbus.BudgetConfig{Key: s.cfg.Budget.Key, Limit: s.cfg.Budget.Limit, Reserve: s.cfg.Budget.Reserve,
+		PerAgent: s.cfg.Budget.PerAgent, Replicas: s.replicas})
 	if err != nil {
 		return fail(err)
 	}
@@ -649,6 +666,9 @@ func (s *Supervisor) View() FleetView {
 	now := time.Now()
 	v := FleetView{V: 1, Fleet: s.cfg.Fleet, Supervisor: s.cfg.Name, Host: s.host, Time: now.UnixMilli(),
 		FleetDesired: s.fleetDesired().State}
+	s.mu.Lock()
+	v.Warnings = append([]string(nil), s.warnings...)
+	s.mu.Unlock()
 	for _, m := range s.members {
 		v.Agents = append(v.Agents, m.view(now))
 	}

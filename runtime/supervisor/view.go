@@ -18,7 +18,10 @@ type FleetView struct {
 	Time int64 `json:"time"`
 	// FleetDesired is the fleet-wide desired state ("" when none is set).
 	FleetDesired natsbus.DesiredState `json:"fleet_desired,omitempty"`
-	Agents       []AgentView          `json:"agents"`
+	// Warnings are conditions an operator should fix: streams or buckets whose
+	// replicas differ from the fleet's.
+	Warnings []string    `json:"warnings,omitempty"`
+	Agents   []AgentView `json:"agents"`
 }
 
 // AgentView is one agent: its process as its supervisor sees it, its desired state,

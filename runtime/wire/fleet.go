@@ -235,7 +235,7 @@ func RunSupervised(ctx context.Context, spec *agents.Spec, opt Options) error {
 	if spec.Venue.Kind == agents.VenueRemote && opt.Remote.Budget == nil {
 		// Every request to the CLOB service takes a grant of the fleet's budget
 		// (docs/design/0047): the fleet shares the venue's limit per IP.
-		budget, err := bus.OpenBudget(ctx, cc.Budget)
+		budget, err := bus.OpenBudget(ctx, cc.Budget, id)
 		if err != nil {
 			return fmt.Errorf("the fleet's request budget: %w", err)
 		}

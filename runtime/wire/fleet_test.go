@@ -51,7 +51,7 @@ func startFleetBus(t *testing.T) *fleetBus {
 	if err != nil {
 		t.Fatal(err)
 	}
-	desired, err := bus.EnsureDesired(ctx, 0)
+	desired, err := bus.EnsureDesired(ctx, natsbus.Replicas{})
 	if err != nil {
 		t.Fatal(err)
 	}

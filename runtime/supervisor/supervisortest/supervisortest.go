@@ -250,6 +250,26 @@ func AgentSpec(id string, wallet byte, mode string) supervisor.Agent {
 // stops it at the end of the test.
 func Start(t *testing.T, agents []supervisor.Agent, mod ...func(*supervisor.Config)) *Fleet {
 	t.Helper()
+	f, err := TryStart(t, agents, mod...)
+	if err != nil {
+		t.Fatalf("supervisor did not start: %v", err)
+	}
+	return f
+}
+
+// OnCluster makes a supervisor join the cluster at urls (comma-separated) with
+// ep's credentials (none when zero), its agents getting the same.
+func OnCluster(urls string, ep natsbus.Endpoint) func(*supervisor.Config) {
+	return func(c *supervisor.Config) {
+		ep.URL = urls
+		c.NATS = supervisor.NATSConfig{Endpoint: ep}
+	}
+}
+
+// TryStart is Start for a supervisor that may refuse to start: it returns the
+// error Run returned before the supervisor was ready.
+func TryStart(t *testing.T, agents []supervisor.Agent, mod ...func(*supervisor.Config)) (*Fleet, error) {
+	t.Helper()
 	out := &SyncBuffer{}
 	cfg := supervisor.Config{Fleet: "test", Name: "sup-" + strings.ReplaceAll(t.Name(), "/", "_"), Agents: agents,
 		NATS:      supervisor.NATSConfig{StoreDir: t.TempDir()},
@@ -260,21 +280,22 @@ func Start(t *testing.T, agents []supervisor.Agent, mod ...func(*supervisor.Conf
 	}
 	s, err := supervisor.New(cfg)
 	if err != nil {
-		t.Fatal(err)
+		return nil, err
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	f := &Fleet{T: t, Sup: s, Out: out, cancel: cancel, done: make(chan error, 1)}
 	go func() { f.done <- s.Run(ctx) }()
-	t.Cleanup(f.Stop)
 	select {
 	case <-s.Ready():
 	case err := <-f.done:
-		t.Fatalf("supervisor did not start: %v", err)
+		cancel()
+		return nil, err
 	case <-time.After(30 * time.Second):
 		t.Fatal("supervisor not ready")
 	}
+	t.Cleanup(f.Stop)
 	f.Client = supervisor.NewClient(s.Bus(), "test")
-	return f
+	return f, nil
 }
 
 // Stop stops the supervisor (and its agents) and waits for it; the test's cleanup
