@@ -186,7 +186,7 @@ type Supervisor struct {
 	mu       sync.Mutex
 	fleet    natsbus.Desired // the fleet-wide desired entry (watched)
 	warnings []string        // replica mismatches, shown in the view
-	rand  func() float64
+	rand     func() float64
 
 	metrics *metrics
 
