@@ -141,6 +141,10 @@ func (o Options) finish(d *decoder, s *Spec) {
 	} else if !market.ValidAgentID(s.Name) {
 		d.errorf(d.at("name"), "name: %s: use 1 to 64 of A-Z a-z 0-9 _ -, starting with a letter or a digit", show(s.Name))
 	}
+	if _, set := d.nodes["id"]; set && !market.ValidAgentID(s.ID) {
+		d.errorf(d.at("id"), "id: %s: use 1 to 64 of A-Z a-z 0-9 _ -, starting with a letter or a digit", show(s.ID))
+		s.ID = ""
+	}
 
 	if _, set := d.nodes["wallet"]; !set {
 		missing("wallet (" + walletForms + ")")
@@ -187,7 +191,7 @@ func (o Options) finish(d *decoder, s *Spec) {
 			base = filepath.Join(dir, ".state")
 		}
 		if s.Name != "" {
-			s.StateDir = filepath.Join(base, "pitboss", "agents", s.Name)
+			s.StateDir = filepath.Join(base, "pitboss", "agents", s.stateDirName())
 		}
 	case !filepath.IsAbs(s.StateDir):
 		s.StateDir = filepath.Join(dir, s.StateDir)

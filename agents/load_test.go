@@ -1,6 +1,8 @@
 package agents
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"io/fs"
 	"os"
@@ -47,7 +49,7 @@ func TestLoadAppliesDefaults(t *testing.T) {
 		Wallet:    WalletRef{Scheme: WalletKeyring, Value: "mm-1"},
 		Markets:   Markets{Tokens: []market.TokenID{"12345"}},
 		Strategy:  StrategyRef{File: "agents/mm/strategy.yaml"},
-		Heartbeat: 5 * time.Second, StateDir: "/home/u/.local/state/pitboss/agents/mm-1", LogLevel: LogInfo,
+		Heartbeat: 5 * time.Second, StateDir: "/home/u/.local/state/pitboss/agents/" + dirOf("agents/mm/agent.yaml", "mm-1"), LogLevel: LogInfo,
 	}
 	if s.Version != want.Version || s.Name != want.Name || s.Wallet != want.Wallet || s.Strategy.File != want.Strategy.File ||
 		s.Heartbeat != want.Heartbeat || s.StateDir != want.StateDir || s.LogLevel != want.LogLevel ||
@@ -157,26 +159,69 @@ strategy:
 	}
 }
 
+// dirOf is the default state directory's name of an agent file without an id: its
+// name and 8 hex digits of the SHA-256 of its absolute path.
+func dirOf(path, name string) string {
+	abs, _ := filepath.Abs(path)
+	h := sha256.Sum256([]byte(abs))
+	return name + "-" + hex.EncodeToString(h[:4])
+}
+
 func TestStateDirDefaults(t *testing.T) {
+	const file = "/srv/a/agent.yaml"
 	tests := []struct {
 		env  map[string]string
 		want string
 	}{
-		{map[string]string{"XDG_STATE_HOME": "/xdg", "HOME": "/home/u"}, "/xdg/pitboss/agents/mm-1"},
-		{map[string]string{"HOME": "/home/u"}, "/home/u/.local/state/pitboss/agents/mm-1"},
-		{map[string]string{"XDG_STATE_HOME": "relative"}, "dir/.state/pitboss/agents/mm-1"},
-		{nil, "dir/.state/pitboss/agents/mm-1"},
+		{map[string]string{"XDG_STATE_HOME": "/xdg", "HOME": "/home/u"}, "/xdg/pitboss/agents/" + dirOf(file, "mm-1")},
+		{map[string]string{"HOME": "/home/u"}, "/home/u/.local/state/pitboss/agents/" + dirOf(file, "mm-1")},
+		{map[string]string{"XDG_STATE_HOME": "relative"}, "/srv/a/.state/pitboss/agents/" + dirOf(file, "mm-1")},
+		{nil, "/srv/a/.state/pitboss/agents/" + dirOf(file, "mm-1")},
 	}
 	for _, tt := range tests {
 		o := opts
 		o.Getenv = func(k string) string { return tt.env[k] }
-		s, err := o.Parse("dir/agent.yaml", []byte(minimal))
+		s, err := o.Parse(file, []byte(minimal))
 		if err != nil {
 			t.Fatal(err)
 		}
 		if s.StateDir != tt.want {
 			t.Errorf("env %v: state dir %q, want %q", tt.env, s.StateDir, tt.want)
 		}
+		if s.Identity() != "file:"+file {
+			t.Errorf("identity %q", s.Identity())
+		}
+	}
+}
+
+// TestStateIsKeyedByIdentity: two files that share a name (a copied directory)
+// never share a default state directory; an explicit id names the state, for
+// both the directory and the identity.
+func TestStateIsKeyedByIdentity(t *testing.T) {
+	o := opts
+	o.Getenv = func(k string) string { return map[string]string{"HOME": "/home/u"}[k] }
+	a, err := o.Parse("/srv/quoter/agent.yaml", []byte(minimal))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := o.Parse("/srv/quoter-copy/agent.yaml", []byte(minimal))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.Name != b.Name || a.StateDir == b.StateDir || a.Identity() == b.Identity() {
+		t.Fatalf("two files named %s share state: %s (%s) and %s (%s)", a.Name, a.StateDir, a.Identity(), b.StateDir, b.Identity())
+	}
+	for _, path := range []string{"/srv/quoter/agent.yaml", "/elsewhere/agent.yaml"} {
+		s, err := o.Parse(path, []byte(minimal+"id: mm-main\n"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if s.StateDir != "/home/u/.local/state/pitboss/agents/mm-main" || s.Identity() != "id:mm-main" {
+			t.Fatalf("%s with id mm-main: state dir %s, identity %s", path, s.StateDir, s.Identity())
+		}
+	}
+	if _, err := o.Parse("/srv/a.yaml", []byte(minimal+"id: ../x\n")); err == nil || !strings.Contains(err.Error(), "id: \"../x\"") {
+		t.Fatalf("a bad id: %v", err)
 	}
 }
 

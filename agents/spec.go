@@ -1,6 +1,9 @@
 package agents
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"time"
@@ -23,8 +26,13 @@ type Spec struct {
 
 	// Version of the file format. If zero, 1 (the only version).
 	Version int `yaml:"version"`
-	// Name identifies the agent (market.AgentID: 1–64 of A–Z a–z 0–9 _ -). Required.
+	// Name identifies the agent (market.AgentID: 1–64 of A–Z a–z 0–9 _ -) in logs,
+	// metrics, audit records and the fleet. Required.
 	Name string `yaml:"name"`
+	// ID is the identity of the agent's saved state, for a file that moves or is
+	// generated (same rule as Name). If empty, the agent file's absolute path is
+	// its identity: two files never share state because they share a name.
+	ID string `yaml:"id"`
 	// Description is free text for people. If empty, none.
 	Description string `yaml:"description"`
 	// Wallet names where the wallet's key lives; never the key. Required.
@@ -44,8 +52,10 @@ type Spec struct {
 	// Heartbeat is how often the agent tells the venue it is alive (the venue
 	// cancels the orders of a silent client). If zero, DefaultHeartbeat (5s).
 	Heartbeat time.Duration `yaml:"heartbeat"`
-	// StateDir is where the agent keeps its state (kill switch, journal). If empty,
-	// $XDG_STATE_HOME/pitboss/agents/<name> (~/.local/state/pitboss/agents/<name>).
+	// StateDir is where the agent keeps its state (kill switch, positions, paper
+	// account, open orders). If empty, $XDG_STATE_HOME/pitboss/agents/<dir>
+	// (~/.local/state/pitboss/agents/<dir>) where <dir> is the ID, or, without
+	// one, <name>-<8 hex digits of the SHA-256 of the file's absolute path>.
 	StateDir string `yaml:"state_dir"`
 	// LogLevel is debug, info, warn or error. If empty, info.
 	LogLevel LogLevel `yaml:"log_level"`
@@ -53,6 +63,35 @@ type Spec struct {
 
 // DryRun reports whether orders stay in the process (the default).
 func (s *Spec) DryRun() bool { return s.Execution != Live }
+
+// Identity is who the agent's saved state belongs to: "id:<ID>" when the file
+// sets an id, else "file:<the file's absolute path>". The agent writes it into its
+// checkpoint and refuses a state directory of another identity.
+func (s *Spec) Identity() string {
+	if s.ID != "" {
+		return "id:" + s.ID
+	}
+	return "file:" + absPath(s.File)
+}
+
+// stateDirName is the default state directory's name: the ID, else the name and a
+// digest of the file's absolute path (readable, and distinct for two files that
+// share a name).
+func (s *Spec) stateDirName() string {
+	if s.ID != "" {
+		return s.ID
+	}
+	h := sha256.Sum256([]byte(absPath(s.File)))
+	return s.Name + "-" + hex.EncodeToString(h[:4])
+}
+
+// absPath is path made absolute (as it is when it cannot be).
+func absPath(path string) string {
+	if a, err := filepath.Abs(path); err == nil {
+		return a
+	}
+	return path
+}
 
 // Defaults.
 const (

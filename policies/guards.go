@@ -294,14 +294,14 @@ func limitGuards(c *Chain) []Guard {
 		funcGuard{GuardPosition, buys(func(v *View, it *market.Intent, cfg *Config) *Denied {
 			if p := v.Held() + v.OpenBuys() + it.Size; p > cfg.MaxPosition {
 				return c.limitAmounts(GuardPosition, "position in %s would reach %s (held %s, open buys %s), above max_position %s",
-					true, string(it.Token), p, v.Held(), v.OpenBuys(), cfg.MaxPosition)
+					true, v.tokenLabel(it), p, v.Held(), v.OpenBuys(), cfg.MaxPosition)
 			}
 			return nil
 		})},
 		funcGuard{GuardMarketPos, buys(func(v *View, it *market.Intent, cfg *Config) *Denied {
 			if p := v.MarketHeld() + v.MarketOpenBuys() + it.Size; p > cfg.MaxMarketPosition {
 				return c.limitAmounts(GuardMarketPos, "position in market %s would reach %s shares, above max_market_position %s",
-					true, string(v.Market.Condition), p, cfg.MaxMarketPosition)
+					true, v.Market.Label(), p, cfg.MaxMarketPosition)
 			}
 			return nil
 		})},

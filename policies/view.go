@@ -249,3 +249,12 @@ func notional(price, size market.Micros) market.Micros {
 	n, _ := market.Notional(price, size)
 	return n
 }
+
+// tokenLabel names the intent's token for people: its market's label and YES or NO
+// (market.Info.TokenLabel), or the token id when the market is not known.
+func (v *View) tokenLabel(it *market.Intent) string {
+	if v.Market == nil {
+		return string(it.Token)
+	}
+	return v.Market.TokenLabel(v.Outcome)
+}

@@ -18,19 +18,22 @@ import (
 // every Interval. Addresses and ids are public; a Status never carries a secret.
 // Amounts are exact decimal strings in JSON.
 type Status struct {
-	V          int                  `json:"v"`
-	Agent      market.AgentID       `json:"agent"`
-	Wallet     market.Address       `json:"wallet"`
-	State      AgentState           `json:"state"`
-	DryRun     bool                 `json:"dry_run"`
-	Mode       string               `json:"mode,omitempty"` // market.AccountMode.String()
-	Markets    []market.ConditionID `json:"markets,omitempty"`
-	Positions  []PositionStatus     `json:"positions,omitempty"`
-	OpenOrders int                  `json:"open_orders"`
-	Balance    Amount               `json:"balance"`
-	Reserved   Amount               `json:"reserved"`
-	Realized   Amount               `json:"realized_pnl"`
-	Unrealized Amount               `json:"unrealized_pnl"`
+	V       int                  `json:"v"`
+	Agent   market.AgentID       `json:"agent"`
+	Wallet  market.Address       `json:"wallet"`
+	State   AgentState           `json:"state"`
+	DryRun  bool                 `json:"dry_run"`
+	Mode    string               `json:"mode,omitempty"` // market.AccountMode.String()
+	Markets []market.ConditionID `json:"markets,omitempty"`
+	// MarketLabels name Markets for people, in the same order (market.Info.Label:
+	// the slug, else the question, else the condition id).
+	MarketLabels []string         `json:"market_labels,omitempty"`
+	Positions    []PositionStatus `json:"positions,omitempty"`
+	OpenOrders   int              `json:"open_orders"`
+	Balance      Amount           `json:"balance"`
+	Reserved     Amount           `json:"reserved"`
+	Realized     Amount           `json:"realized_pnl"`
+	Unrealized   Amount           `json:"unrealized_pnl"`
 	// LastEvent is the venue time (Unix ms) of the last market event the agent
 	// applied: a stale value with fresh heartbeats means a stuck feed.
 	LastEvent int64 `json:"last_event"`
@@ -50,14 +53,16 @@ type Status struct {
 
 // PositionStatus is one position in a Status.
 type PositionStatus struct {
-	Market     market.ConditionID `json:"market,omitempty"`
-	Token      market.TokenID     `json:"token"`
-	Outcome    string             `json:"outcome"`
-	Size       Amount             `json:"size"`
-	AvgPrice   Amount             `json:"avg_price"`
-	Mark       Amount             `json:"mark"`
-	Realized   Amount             `json:"realized_pnl"`
-	Unrealized Amount             `json:"unrealized_pnl"`
+	Market market.ConditionID `json:"market,omitempty"`
+	// Label names the market for people (market.Info.Label); Outcome is YES or NO.
+	Label      string         `json:"label,omitempty"`
+	Token      market.TokenID `json:"token"`
+	Outcome    string         `json:"outcome"`
+	Size       Amount         `json:"size"`
+	AvgPrice   Amount         `json:"avg_price"`
+	Mark       Amount         `json:"mark"`
+	Realized   Amount         `json:"realized_pnl"`
+	Unrealized Amount         `json:"unrealized_pnl"`
 }
 
 // NewPositionStatus summarizes p marked at mark.

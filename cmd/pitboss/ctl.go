@@ -301,10 +301,13 @@ func printList(w io.Writer, fl supervisor.Fleet) {
 		}
 		if st := a.Status; st != nil {
 			markets = fmt.Sprint(len(st.Markets))
+			if len(st.MarketLabels) > 0 {
+				markets = strings.Join(st.MarketLabels, ",")
+			}
 			var ps []string
 			for _, p := range st.Positions {
 				if p.Size != 0 {
-					ps = append(ps, p.Outcome+" "+p.Size.String()+" @"+p.AvgPrice.String())
+					ps = append(ps, strings.TrimSpace(p.Label+" "+p.Outcome)+" "+p.Size.String()+" @"+p.AvgPrice.String())
 				}
 			}
 			pos = strings.Join(ps, ", ")

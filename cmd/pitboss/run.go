@@ -30,8 +30,13 @@ const runUsage = `[flags] AGENT.yaml
 
 Runs the agent the file describes until Ctrl-C (or --duration, or --events), showing
 what it does: one line per decision that acts, per order and per fill, and a
-position/PnL line every 10 s; a summary at the end. Ctrl-C cancels the agent's
-open orders, saves its state and exits 0.
+position/PnL line when positions change (at least every 5 min); a summary at the
+end. Ctrl-C cancels the agent's open orders, saves its state and exits 0 (1 when
+the strategy failed).
+
+The state directory keeps what the next run continues from: the kill switch, a
+strategy failure, positions, open orders, the paper account and the clock.
+--fresh starts over (the old checkpoint is kept as agent.json.prev).
 
 Dry run is the default: orders go to a paper account that mirrors the embedded
 market (or, with venue: remote, the remote venue's market data), and nothing needs
@@ -55,6 +60,8 @@ func runRun(ctx context.Context, args []string, io stdio) error {
 	leave := fs.Bool("leave-orders", false, "on stop, leave open orders on the venue instead of cancelling them")
 	auditPath := fs.String("audit", "", "append every guard decision, order, fill and kill-switch event to this file (JSON lines)")
 	resumeKill := fs.String("resume-after-kill", "", "clear a tripped kill switch at start, with this `reason` in the audit trail (the state directory's checkpoint keeps it tripped until then)")
+	clearFailure := fs.Bool("clear-failure", false, "clear a strategy failure the state directory kept (after fixing the strategy), at start, with an audit record")
+	fresh := fs.Bool("fresh", false, "start from an empty paper account and clock: the state directory's checkpoint is set aside as agent.json.prev (not for a live remote run)")
 	supervised := fs.Bool("supervised", false, "run as a member of a fleet (started by pitboss supervise; NATS from the PITBOSS_NATS_* environment)")
 	var lf liveFlags
 	lf.register(fs)
@@ -65,7 +72,8 @@ func runRun(ctx context.Context, args []string, io stdio) error {
 		return usagef("name one agent file")
 	}
 	opt := wire.Options{Live: *live, Seed: *seed, Speed: *speed, Events: *events, StateDir: *stateDir,
-		Latency: *latency, LeaveOrders: *leave, ResumeAfterKill: *resumeKill, Getenv: io.getenv}
+		Latency: *latency, LeaveOrders: *leave, ResumeAfterKill: *resumeKill, ClearFailure: *clearFailure, Fresh: *fresh,
+		Getenv: io.getenv}
 	switch *clock {
 	case "wall":
 		opt.Clock = wire.ClockWall
@@ -94,6 +102,9 @@ func runRun(ctx context.Context, args []string, io stdio) error {
 	}
 	if *supervised && *resumeKill != "" {
 		return usagef("--resume-after-kill is not for a supervised agent: pitboss ctl resume-after-kill AGENT --reason TEXT")
+	}
+	if *supervised && (*clearFailure || *fresh) {
+		return usagef("--clear-failure and --fresh are not for a supervised agent: pitboss ctl resume AGENT clears a failure")
 	}
 	if *supervised && *metricsAddr != "" {
 		// One scrape target per supervisor, not a port per agent (docs/design/0125).
@@ -126,6 +137,12 @@ func runRun(ctx context.Context, args []string, io stdio) error {
 	log, err := wire.NewLogger(io.stdout, logFormat, lvl, opt.Clock == wire.ClockSim)
 	if err != nil {
 		return err
+	}
+	// With JSON logs stdout is for the log records alone (one JSON object a line,
+	// for jq); the text for people — the header, the summary — goes to stderr.
+	human := io.stdout
+	if logFormat == wire.LogJSON {
+		human = io.stderr
 	}
 	defer log.Sync() //nolint:errcheck // nothing to do about a failed flush of stdout
 	opt.Logger = log
@@ -199,10 +216,10 @@ func runRun(ctx context.Context, args []string, io stdio) error {
 			_ = srv.Shutdown(sctx)
 			<-served
 		}()
-		fmt.Fprintf(io.stdout, "metrics on http://%s/metrics\n", ln.Addr())
+		fmt.Fprintf(human, "metrics on http://%s/metrics\n", ln.Addr())
 	}
 
-	header(io.stdout, r, opt, *duration, *events)
+	header(human, r, opt, *duration, *events)
 	runCtx := ctx
 	if *duration > 0 && opt.Clock == wire.ClockWall {
 		var cancel context.CancelFunc
@@ -211,7 +228,12 @@ func runRun(ctx context.Context, args []string, io stdio) error {
 	}
 	start := time.Now()
 	err = r.Agent.Run(runCtx)
-	summary(io.stdout, r, time.Since(start))
+	summary(human, r, time.Since(start))
+	if s := r.Agent.Status(); err == nil && s.Failed {
+		fmt.Fprintf(io.stderr, "pitboss run: the strategy failed (see above); it places no orders until the failure is cleared:\n"+
+			"  fix the strategy, then: pitboss run --clear-failure %s\n", path)
+		return &exitError{code: 1}
+	}
 	return err
 }
 
@@ -243,6 +265,40 @@ func header(w io.Writer, r *wire.Runnable, opt wire.Options, d time.Duration, ev
 		clock = "simulated clock (as fast as possible)"
 	}
 	fmt.Fprintf(w, "  embedded market, %s, seed %d; state in %s; stops %s\n", clock, opt.Seed, r.StateDir, strings.Join(stop, " or "))
+	stateLine(w, r)
+}
+
+// stateLine says what the run continues from: nothing, an earlier run's state
+// (what carries over, and how to start over), or a fresh start.
+func stateLine(w io.Writer, r *wire.Runnable) {
+	cp := r.Previous
+	switch {
+	case r.SetAside != "":
+		fmt.Fprintf(w, "  fresh start: the previous state is kept as %s\n", r.SetAside)
+	case cp == nil:
+		fmt.Fprintf(w, "  first run with this state directory\n")
+	default:
+		what := "positions, open orders, the kill switch"
+		if r.DryRun {
+			what = "the paper account, " + what
+		}
+		var notes []string
+		if cp.Time > 0 {
+			notes = append(notes, "last event "+time.UnixMilli(cp.Time).UTC().Format(time.RFC3339))
+		}
+		if cp.Failed != "" {
+			first, _, _ := strings.Cut(cp.Failed, "\n")
+			notes = append(notes, "STRATEGY FAILED: "+first)
+		}
+		if cp.Paused {
+			notes = append(notes, "paused")
+		}
+		note := ""
+		if len(notes) > 0 {
+			note = " (" + strings.Join(notes, "; ") + ")"
+		}
+		fmt.Fprintf(w, "  continuing after run %d%s: %s carry over (--fresh starts over)\n", cp.Runs, note, what)
+	}
 }
 
 // summary prints the final figures.
@@ -272,12 +328,15 @@ func summary(w io.Writer, r *wire.Runnable, took time.Duration) {
 		fmt.Fprintf(w, "  position %s %s: %s @%s, mark %s, realized %s, unrealized %s\n",
 			where, p.Outcome, p.Size, p.AvgPrice, p.Mark, p.Realized, p.Unrealized)
 	}
-	state := string(s.State)
+	state, failure := string(s.State), ""
 	switch {
 	case s.Halted:
 		state += "; kill switch tripped: " + s.Reason + ` (it stays tripped across restarts; to clear it: pitboss run --resume-after-kill "REASON" …)`
+	case s.Failed:
+		state += "; STRATEGY FAILED (it stays failed across restarts; after fixing the strategy: pitboss run --clear-failure …)"
+		failure = "    " + strings.ReplaceAll(s.Reason, "\n", "\n    ") + "\n"
 	case s.Reason != "":
 		state += " (" + s.Reason + ")"
 	}
-	fmt.Fprintf(w, "  state %s; open orders %d; checkpoint in %s/%s\n", state, s.OpenOrders, r.StateDir, agent.CheckpointFile)
+	fmt.Fprintf(w, "  state %s; open orders %d; checkpoint in %s/%s\n%s", state, s.OpenOrders, r.StateDir, agent.CheckpointFile, failure)
 }

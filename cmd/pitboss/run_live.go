@@ -91,4 +91,5 @@ func remoteHeader(w io.Writer, r *wire.Runnable, stops string) {
 		geo += ": NO ORDER OPENS A POSITION"
 	}
 	fmt.Fprintf(w, "  remote venue %s (%s), %s; state in %s; stops %s\n", rr.VenueName, rr.CLOBURL, geo, r.StateDir, stops)
+	stateLine(w, r)
 }

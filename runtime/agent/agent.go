@@ -68,6 +68,8 @@ type Agent struct {
 	startEquity  market.Micros
 	paused       bool
 	failed       string
+	logged       statusSig // the last status line written, and its event time
+	loggedAt     int64
 	stopping     bool
 	inflight     int
 	events       uint64 // feed events handled
@@ -716,7 +718,7 @@ func (a *Agent) afterPass() {
 func (a *Agent) fail(err error) {
 	msg := err.Error()
 	if a.failed == "" {
-		a.log.Error("strategy failed: no new orders until resumed", zap.Int64("t", a.st.Time), zap.Error(err))
+		a.log.Error("strategy failed: no new orders until the failure is cleared", zap.Int64("t", a.st.Time), zap.Error(err))
 		a.failed = msg
 		a.lastErr = msg
 		a.cancelAll("", "strategy failed")

@@ -28,7 +28,10 @@ const CheckpointVersion = 1
 type Checkpoint struct {
 	Version int            `json:"version"`
 	Agent   market.AgentID `json:"agent"`
-	Wallet  market.Address `json:"wallet"`
+	// Identity is Config.Identity of the agent that wrote it (the agent file's
+	// absolute path or its id); empty in checkpoints written before it existed.
+	Identity string         `json:"identity,omitempty"`
+	Wallet   market.Address `json:"wallet"`
 	// Runs counts the agent's starts with this state directory. Client order ids
 	// carry it in their high 32 bits, so ids never repeat across restarts.
 	Runs uint64 `json:"runs"`

@@ -15,6 +15,7 @@ const (
 	DefaultHeartbeat          = 5 * time.Second
 	DefaultTimerInterval      = time.Second
 	DefaultStatusInterval     = 10 * time.Second
+	DefaultStatusQuiet        = 5 * time.Minute
 	DefaultCheckpointInterval = time.Second
 	DefaultRequestTimeout     = 10 * time.Second
 	DefaultShutdownTimeout    = 10 * time.Second
@@ -34,6 +35,12 @@ const (
 type Config struct {
 	// ID names the agent in logs, audit records and its status. Required.
 	ID market.AgentID
+	// Identity is who the agent's saved state belongs to: the agent file's
+	// absolute path, or the file's explicit id (runtime/wire sets it; ID is only
+	// the agent's name, which two files may share). It is written into the
+	// checkpoint, and a checkpoint of another identity is refused, so that two
+	// agents never share state. If empty, the checkpoint's ID is checked instead.
+	Identity string
 	// Wallet is the wallet's address (for the dry-run paper account: an address
 	// derived from the wallet reference). Informational: status and logs.
 	Wallet market.Address
@@ -51,9 +58,15 @@ type Config struct {
 	// strategy when nothing else happens. If zero, DefaultTimerInterval (1s);
 	// negative disables timer events.
 	TimerInterval time.Duration
-	// StatusInterval is how often the agent logs its position and PnL line and
-	// publishes its status. If zero, DefaultStatusInterval (10s).
+	// StatusInterval is how often the agent publishes its status and considers
+	// logging its position and PnL line. If zero, DefaultStatusInterval (10s).
 	StatusInterval time.Duration
+	// StatusQuiet is how long the status line stays silent while neither the
+	// state nor the positions change (orders have their own lines; marks move all
+	// the time): a quiet agent logs one line per StatusQuiet instead of one per
+	// StatusInterval. If zero, DefaultStatusQuiet (5m); negative logs every
+	// StatusInterval.
+	StatusQuiet time.Duration
 	// CheckpointInterval is the most often the checkpoint is written while the
 	// agent's state changes (a kill-switch trip, a stop and a start write it at
 	// once). If zero, DefaultCheckpointInterval (1s).
@@ -79,6 +92,13 @@ type Config struct {
 	// a supervisor (`pitboss run --resume-after-kill REASON`). If the switch is
 	// not tripped, nothing changes and a warning is logged.
 	ResumeAfterKill string
+	// ClearFailure is an operator's explicit clearing of a strategy failure the
+	// checkpoint restored: at startup, before any market event, the agent is
+	// no longer failed and an audit record (AuditControl, "clear_failure") is
+	// written — what a fleet's `ctl resume` does, for an agent without a
+	// supervisor (`pitboss run --clear-failure`). If the agent had not failed,
+	// nothing changes and a warning is logged.
+	ClearFailure bool
 
 	// QueueSize bounds the events waiting between the feed and the loop (the
 	// feed waits when it is full). If zero, DefaultQueueSize (1024).
@@ -139,6 +159,7 @@ func (c *Config) resolve() error {
 	def(&c.Heartbeat, DefaultHeartbeat)
 	def(&c.TimerInterval, DefaultTimerInterval)
 	def(&c.StatusInterval, DefaultStatusInterval)
+	def(&c.StatusQuiet, DefaultStatusQuiet)
 	def(&c.CheckpointInterval, DefaultCheckpointInterval)
 	def(&c.RequestTimeout, DefaultRequestTimeout)
 	def(&c.ShutdownTimeout, DefaultShutdownTimeout)

@@ -52,7 +52,7 @@ func (a *Agent) startFlatten(m market.ConditionID, why string) {
 		}
 		a.flatten[c] = &flattenJob{market: c, why: why}
 		a.flattenOrder = append(a.flattenOrder, c)
-		a.log.Info("flatten", zap.Int64("t", a.st.Time), zap.String("market", string(c)), zap.String("why", why))
+		a.log.Info("flatten", zap.Int64("t", a.st.Time), zap.String("market", a.marketLabel(c)), zap.String("why", why))
 		a.auditSimpleOrder("flatten_start", c, why)
 	}
 	a.cancelAll(m, why)
@@ -72,7 +72,7 @@ func (a *Agent) driveFlatten() {
 		}
 		if a.flattenStep(j) {
 			delete(a.flatten, m)
-			a.log.Info("flat", zap.Int64("t", a.st.Time), zap.String("market", string(m)))
+			a.log.Info("flat", zap.Int64("t", a.st.Time), zap.String("market", a.marketLabel(m)))
 			a.forceCP = true
 			continue
 		}
@@ -103,7 +103,7 @@ func (a *Agent) flattenStep(j *flattenJob) bool {
 			continue
 		}
 		done = false
-		s := a.slotFor(flattenKey(tok), j.market)
+		s := a.slotFor(flattenKey(info, market.Outcome(o)), j.market)
 		if s.cur != nil && s.cur.open() || !a.released(s) {
 			continue // in flight, or its last sell ended unfilled on this book (see hold)
 		}
@@ -126,7 +126,15 @@ func (a *Agent) flattenStep(j *flattenJob) bool {
 	return done
 }
 
-func flattenKey(t market.TokenID) string { return "flatten/" + string(t) }
+// flattenKey is the key of the slot that sells outcome o of market info:
+// "flatten/<slug> YES" (a slug is unique on a venue), or "flatten/<token id>" for a
+// market without one.
+func flattenKey(info *market.Info, o market.Outcome) string {
+	if info.Slug != "" {
+		return "flatten/" + info.TokenLabel(o)
+	}
+	return "flatten/" + string(info.Tokens[o])
+}
 
 func isFlattenKey(k string) bool { return len(k) > 8 && k[:8] == "flatten/" }
 

@@ -315,7 +315,7 @@ func (a *Agent) denied(s *slot, it *market.Intent, v *Verdict) {
 	s.denied = key
 	if ce := a.log.Check(zap.InfoLevel, "deny"); ce != nil {
 		ce.Write(zap.Int64("t", a.st.Time), zap.String("key", s.key), zap.String("intent", it.Kind.String()),
-			zap.Stringer("side", it.Side), zap.Stringer("price", it.Price), zap.Stringer("size", it.Size),
+			zap.Stringer("side", it.Side), zap.Stringer("outcome", it.Outcome), zap.Stringer("price", it.Price), zap.Stringer("size", it.Size),
 			zap.String("guard", v.Guard), zap.String("reason", v.Reason))
 	}
 }
@@ -396,7 +396,8 @@ func (a *Agent) cancel(r *orderRec, why string) {
 		}
 		if ce := a.log.Check(level, "order"); ce != nil {
 			ce.Write(zap.Int64("t", a.st.Time), zap.String("op", "cancel"), zap.String("key", r.key),
-				zap.Stringer("side", r.req.Side), zap.Stringer("price", r.req.Price), zap.String("why", why))
+				zap.Stringer("side", r.req.Side), zap.Stringer("outcome", r.req.Outcome), zap.Stringer("price", r.req.Price),
+				zap.String("why", why))
 		}
 		a.auditOrder("cancel", r, nil)
 		a.send(op0(opCancel, r))
@@ -570,7 +571,7 @@ func (a *Agent) rejected(rec *orderRec, err error) {
 	a.metrics.Order("reject")
 	if ce := a.log.Check(zap.WarnLevel, "rejected"); ce != nil {
 		ce.Write(zap.Int64("t", a.st.Time), zap.String("key", rec.key), zap.Stringer("side", rec.req.Side),
-			zap.Stringer("price", rec.req.Price), zap.Stringer("size", rec.req.Size), zap.Error(err))
+			zap.Stringer("outcome", rec.req.Outcome), zap.Stringer("price", rec.req.Price), zap.Stringer("size", rec.req.Size), zap.Error(err))
 	}
 	a.auditOrder("rejected", rec, err)
 	if s := rec.slot; s != nil && !rec.take {
@@ -815,6 +816,9 @@ func (a *Agent) onFill(f *market.Fill) {
 		var size, realized market.Micros
 		if pos != nil {
 			size, realized = pos.Size, pos.Realized
+		}
+		if key == "" { // an order the agent does not know: name its market
+			key = a.marketLabel(f.Market)
 		}
 		ce.Write(zap.Int64("t", a.st.Time), zap.String("key", key), zap.Stringer("outcome", f.Outcome),
 			zap.Stringer("side", f.Side), zap.Stringer("price", f.Price), zap.Stringer("size", f.Size),

@@ -32,7 +32,14 @@ func (a *Agent) startup(ctx context.Context) error {
 	}
 	a.runs = 1
 	if cp != nil {
-		if cp.Agent != "" && cp.Agent != a.cfg.ID {
+		switch {
+		case cp.Identity != "" && a.cfg.Identity != "":
+			// The identity decides; the name is for display (a renamed agent keeps
+			// its state, a copied file with the same name does not get it).
+			if cp.Identity != a.cfg.Identity {
+				return fmt.Errorf("agent: the state directory belongs to %s, not %s: give each agent its own state_dir (or the same id to share one)", cp.Identity, a.cfg.Identity)
+			}
+		case cp.Agent != "" && cp.Agent != a.cfg.ID:
 			return fmt.Errorf("agent: the state directory belongs to agent %s, not %s", cp.Agent, a.cfg.ID)
 		}
 		if !cp.Wallet.IsZero() && !a.cfg.Wallet.IsZero() && cp.Wallet != a.cfg.Wallet {
@@ -95,12 +102,28 @@ func (a *Agent) startup(ctx context.Context) error {
 		a.startEquity = a.st.Equity()
 	}
 	if why := a.cfg.ResumeAfterKill; why != "" {
-		if a.guards.Resume(&a.st, why) {
+		switch {
+		case a.guards.Resume(&a.st, why):
 			a.log.Info("kill switch cleared", zap.Int64("t", a.st.Time), zap.String("why", why))
 			a.auditSimple(AuditResume, why)
-		} else {
+		case a.failed != "" && !a.cfg.ClearFailure:
+			a.log.Warn("resume after kill: the kill switch is not tripped, the strategy failed: clear the failure instead",
+				zap.String("agent", string(a.cfg.ID)), zap.String("failed", a.failed))
+		default:
 			a.log.Warn("resume after kill: the kill switch is not tripped; nothing to clear", zap.String("agent", string(a.cfg.ID)))
 		}
+	}
+	if a.cfg.ClearFailure {
+		if was := a.failed; was != "" {
+			a.failed, a.lastErr = "", ""
+			a.log.Info("failure cleared", zap.Int64("t", a.st.Time), zap.String("was", was))
+			a.auditSimple(AuditControl, "clear_failure: at start (was: "+was+")")
+		} else {
+			a.log.Warn("clear failure: the agent has not failed; nothing to clear", zap.String("agent", string(a.cfg.ID)))
+		}
+	} else if a.failed != "" {
+		a.log.Warn("the strategy failed in an earlier run: no new orders until the failure is cleared",
+			zap.String("agent", string(a.cfg.ID)), zap.String("failed", a.failed))
 	}
 	if !a.noStore {
 		if err := a.store.Save(a.checkpoint()); err != nil {
@@ -164,7 +187,7 @@ func (a *Agent) mergePositions(cp *Checkpoint, acct *Account) {
 			pos = s
 			if s.Size != vp.Size {
 				a.log.Warn("position differs from the checkpoint (fills while the agent was away?): taking the venue's size",
-					zap.String("token", string(vp.Token)), zap.Stringer("venue", vp.Size), zap.Stringer("checkpoint", s.Size))
+					zap.String("position", a.tokenLabel(vp.Token)), zap.Stringer("venue", vp.Size), zap.Stringer("checkpoint", s.Size))
 				if s.Size > 0 {
 					pos.Cost, _ = market.MulDiv(s.Cost, vp.Size, s.Size)
 				} else {
@@ -190,7 +213,7 @@ func (a *Agent) mergePositions(cp *Checkpoint, acct *Account) {
 		}
 		if s.Size > 0 {
 			a.log.Warn("a position of the checkpoint is not on the venue: dropping it",
-				zap.String("token", string(tok)), zap.Stringer("size", s.Size))
+				zap.String("position", a.tokenLabel(tok)), zap.Stringer("size", s.Size))
 			s.Sold += s.Size
 			s.Size, s.Cost = 0, 0
 		}
@@ -229,7 +252,7 @@ func (a *Agent) reconcileOpen(ctx context.Context, cp *Checkpoint, open []market
 			return adopted, cancelled, fmt.Errorf("agent: cancel unknown open order %s: %w", o.ID, cerr)
 		}
 		a.log.Info("cancelled an open order the agent does not know", zap.String("id", string(o.ID)),
-			zap.Stringer("side", o.Side), zap.Stringer("price", o.Price), zap.Stringer("size", o.Remaining()))
+			zap.String("market", a.marketLabel(o.Market)), zap.Stringer("side", o.Side), zap.Stringer("outcome", o.Outcome), zap.Stringer("price", o.Price), zap.Stringer("size", o.Remaining()))
 		cancelled++
 	}
 	// Placements in flight when the last run stopped, and not open now: the venue

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
 
 	"github.com/pitbossdev/pitboss/market"
 )
@@ -38,7 +39,10 @@ type Counts struct {
 
 // PositionStatus is one position in a Status.
 type PositionStatus struct {
-	Market     market.ConditionID
+	Market market.ConditionID
+	// Label names the market for people (market.Info.Label: its slug, else its
+	// question, else the condition id); Outcome says which side (YES or NO).
+	Label      string
 	Token      market.TokenID
 	Outcome    market.Outcome
 	Size       market.Micros
@@ -60,7 +64,10 @@ type Status struct {
 	Reason string // why the agent is killed, failed or paused
 	// Halted reports a tripped kill switch (State is killed while the agent runs,
 	// stopped after it stopped; Reason says why in both).
-	Halted     bool
+	Halted bool
+	// Failed reports a strategy failure (Reason says which): no new orders, in
+	// this run and the next ones, until an operator clears it.
+	Failed     bool
 	Runs       uint64 // starts with this state directory
 	Time       int64  // event time of the last event applied (Unix ms)
 	Balance    market.Micros
@@ -132,6 +139,7 @@ func (a *Agent) snapshot() *Status {
 	s := &Status{Agent: a.cfg.ID, Wallet: a.cfg.Wallet, DryRun: a.cfg.DryRun, State: st, Runs: a.runs,
 		Time: a.st.Time, Balance: a.st.Balance, Reserved: a.st.Reserved, Counts: a.counts}
 	s.Halted = a.guards.Halted()
+	s.Failed = a.failed != ""
 	switch {
 	case s.Halted:
 		s.Reason = a.killReason()
@@ -145,8 +153,8 @@ func (a *Agent) snapshot() *Status {
 			continue
 		}
 		mark := a.st.Mark(p.Token)
-		ps := PositionStatus{Market: p.Market, Token: p.Token, Outcome: p.Outcome, Size: p.Size, AvgPrice: p.AvgPrice(),
-			Mark: mark, Realized: p.Realized, Fees: p.Fees}
+		ps := PositionStatus{Market: p.Market, Label: a.marketLabel(p.Market), Token: p.Token, Outcome: p.Outcome, Size: p.Size,
+			AvgPrice: p.AvgPrice(), Mark: mark, Realized: p.Realized, Fees: p.Fees}
 		if p.Size > 0 {
 			ps.Unrealized = p.Unrealized(mark)
 		}
@@ -173,48 +181,92 @@ func (a *Agent) publishStatus() {
 	a.metrics.Status(s)
 }
 
-// logStatus writes the position and PnL line.
+// logStatus writes the position and PnL line. A "status" line is left out while
+// nothing but marks changed since the last one, for up to StatusQuiet of event
+// time; "final" is always written.
 func (a *Agent) logStatus(msg string) {
 	ce := a.log.Check(zap.InfoLevel, msg)
 	if ce == nil {
 		return
 	}
 	s := a.status.Load()
-	var pos strings.Builder
-	for i, p := range s.Positions {
-		if p.Size == 0 {
-			continue
-		}
-		if pos.Len() > 0 || i > 0 && pos.Len() > 0 {
-			pos.WriteString(", ")
-		}
-		pos.WriteString(p.Outcome.String())
-		pos.WriteByte(' ')
-		pos.WriteString(shortID(string(p.Token)))
-		pos.WriteByte(' ')
-		pos.WriteString(p.Size.String())
-		pos.WriteString(" @")
-		pos.WriteString(p.AvgPrice.String())
+	sig := statusSig{state: s.State, halted: s.Halted, fills: s.Counts.Fills}
+	for _, p := range s.Positions {
+		sig.positions += p.Size.String() + ","
 	}
+	if msg == "status" && a.cfg.StatusQuiet > 0 && a.loggedAt > 0 && sig == a.logged &&
+		s.Time-a.loggedAt < a.cfg.StatusQuiet.Milliseconds() {
+		return
+	}
+	a.logged, a.loggedAt = sig, s.Time
 	ce.Write(zap.Int64("t", s.Time), zap.String("state", string(s.State)), zap.Stringer("equity", s.Equity),
 		zap.Stringer("pnl", s.PnL), zap.Stringer("realized", s.Realized), zap.Stringer("unrealized", s.Unrealized),
-		zap.Stringer("fees", s.Fees), zap.Stringer("balance", s.Balance), zap.String("positions", pos.String()),
+		zap.Stringer("fees", s.Fees), zap.Stringer("balance", s.Balance), zap.Array("positions", heldPositions(s.Positions)),
 		zap.Int("open_orders", s.OpenOrders), zap.Uint64("orders", s.Counts.Orders), zap.Uint64("fills", s.Counts.Fills),
 		zap.Uint64("denials", s.Counts.Denials))
 }
 
-// shortID abbreviates a long id for human lines.
-func shortID(s string) string {
-	if len(s) <= 12 {
-		return s
+// statusSig is what makes a status line worth writing when it changes: the state
+// and what the agent holds (orders have their own lines; marks move all the time).
+type statusSig struct {
+	state     RunState
+	halted    bool
+	fills     uint64
+	positions string
+}
+
+// heldPositions logs the positions held (size > 0) as structured objects: the
+// market's label, the outcome, size, average price and mark, and the ids.
+type heldPositions []PositionStatus
+
+// MarshalLogArray implements zapcore.ArrayMarshaler.
+func (ps heldPositions) MarshalLogArray(enc zapcore.ArrayEncoder) error {
+	for i := range ps {
+		if ps[i].Size == 0 {
+			continue
+		}
+		if err := enc.AppendObject(&ps[i]); err != nil {
+			return err
+		}
 	}
-	return s[:6] + "…" + s[len(s)-4:]
+	return nil
+}
+
+// MarshalLogObject implements zapcore.ObjectMarshaler: amounts as exact decimal
+// strings.
+func (p *PositionStatus) MarshalLogObject(enc zapcore.ObjectEncoder) error {
+	enc.AddString("market", p.Label)
+	enc.AddString("outcome", p.Outcome.String())
+	enc.AddString("size", p.Size.String())
+	enc.AddString("avg_price", p.AvgPrice.String())
+	enc.AddString("mark", p.Mark.String())
+	enc.AddString("condition", string(p.Market))
+	enc.AddString("token", string(p.Token))
+	return nil
+}
+
+// tokenLabel names a token for people: its market's label and YES or NO
+// (market.Info.TokenLabel), or the token id when the agent does not know it.
+func (a *Agent) tokenLabel(t market.TokenID) string {
+	if m, o, ok := a.st.MarketOf(t); ok {
+		return m.TokenLabel(o)
+	}
+	return string(t)
+}
+
+// marketLabel names market m for people (market.Info.Label), or is its id when the
+// agent does not know it.
+func (a *Agent) marketLabel(m market.ConditionID) string {
+	if info := a.st.Markets[m]; info != nil {
+		return info.Label()
+	}
+	return string(m)
 }
 
 // checkpoint builds the checkpoint of this instant.
 func (a *Agent) checkpoint() *Checkpoint {
 	a.prune()
-	c := &Checkpoint{Version: CheckpointVersion, Agent: a.cfg.ID, Wallet: a.cfg.Wallet, Runs: a.runs, Time: a.st.Time,
+	c := &Checkpoint{Version: CheckpointVersion, Agent: a.cfg.ID, Identity: a.cfg.Identity, Wallet: a.cfg.Wallet, Runs: a.runs, Time: a.st.Time,
 		StartEquity: Amount(a.startEquity), Paused: a.paused, Failed: a.failed}
 	if k, err := a.guards.KillState(); err == nil {
 		c.Kill = k

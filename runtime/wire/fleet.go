@@ -270,8 +270,9 @@ func RunSupervised(ctx context.Context, spec *agents.Spec, opt Options) error {
 	}
 
 	conds := make([]market.ConditionID, len(r.Bindings))
+	labels := make([]string, len(r.Bindings))
 	for i, b := range r.Bindings {
-		conds[i] = b.Info.Condition
+		conds[i], labels[i] = b.Info.Condition, b.Info.Label()
 	}
 	host, _ := os.Hostname()
 	// The agent refreshes its status snapshot every StatusInterval (10 s) and on
@@ -292,7 +293,7 @@ func RunSupervised(ctx context.Context, spec *agents.Spec, opt Options) error {
 			log.Error("the agent's loop has not answered for "+silent.Round(time.Second).String()+
 				": heartbeats stop so that the supervisor restarts it", zap.String("agent", string(id)))
 		}
-		return fleetStatus(r.Agent.Status(), conds, host, cc.Supervisor), publish
+		return fleetStatus(r.Agent.Status(), conds, labels, host, cc.Supervisor), publish
 	}
 
 	runCtx, stopRun := context.WithCancelCause(ctx)
@@ -378,17 +379,18 @@ func RunSupervised(ctx context.Context, spec *agents.Spec, opt Options) error {
 	return runErr
 }
 
-// fleetStatus converts the agent's status for the fleet.
-func fleetStatus(s agent.Status, markets []market.ConditionID, host, sup string) natsbus.Status {
+// fleetStatus converts the agent's status for the fleet; labels name markets for
+// people, in their order.
+func fleetStatus(s agent.Status, markets []market.ConditionID, labels []string, host, sup string) natsbus.Status {
 	st := natsbus.Status{Agent: s.Agent, Wallet: s.Wallet, State: natsbus.AgentState(s.State), DryRun: s.DryRun,
-		Markets: markets, OpenOrders: s.OpenOrders, Balance: natsbus.Amount(s.Balance), Reserved: natsbus.Amount(s.Reserved),
+		Markets: markets, MarketLabels: labels, OpenOrders: s.OpenOrders, Balance: natsbus.Amount(s.Balance), Reserved: natsbus.Amount(s.Reserved),
 		Realized: natsbus.Amount(s.Realized), Unrealized: natsbus.Amount(s.Unrealized), LastEvent: s.Time,
 		PID: os.Getpid(), Host: host, Supervisor: sup}
 	if s.State == agent.StateFailed || s.State == agent.StateKilled || s.Halted {
 		st.Error = s.Reason
 	}
 	for _, p := range s.Positions {
-		st.Positions = append(st.Positions, natsbus.PositionStatus{Market: p.Market, Token: p.Token, Outcome: p.Outcome.String(),
+		st.Positions = append(st.Positions, natsbus.PositionStatus{Market: p.Market, Label: p.Label, Token: p.Token, Outcome: p.Outcome.String(),
 			Size: natsbus.Amount(p.Size), AvgPrice: natsbus.Amount(p.AvgPrice), Mark: natsbus.Amount(p.Mark),
 			Realized: natsbus.Amount(p.Realized), Unrealized: natsbus.Amount(p.Unrealized)})
 	}

@@ -281,6 +281,10 @@ func TestRunSupervisedJoinsTheFleet(t *testing.T) {
 	if e.Status.State != natsbus.StateStopped || e.Status.Wallet != wire.PaperAddress(spec.Wallet) || e.Status.Supervisor != "test" {
 		t.Fatalf("last status %+v", e.Status)
 	}
+	// Markets are named for people too (ctl list and the dashboard show them).
+	if len(e.Status.MarketLabels) != len(e.Status.Markets) || len(e.Status.MarketLabels) == 0 || e.Status.MarketLabels[0] != "synthetic-market-1" {
+		t.Fatalf("status market labels %v for %v", e.Status.MarketLabels, e.Status.Markets)
+	}
 	recs := f.auditOf(t, "q-1")
 	k := kinds(recs)
 	if k[natsbus.AuditDecision] == 0 || k[natsbus.AuditOrder] == 0 || k[natsbus.AuditControl] < 3 {

@@ -146,14 +146,26 @@ func render(e zapcore.Entry, f map[string]any, wall bool) string {
 		fmt.Fprintf(&b, "%s %s %s %s @%s fee %s (%s) → position %s, realized %s", take("key"), take("side"), take("outcome"),
 			take("size"), take("price"), take("fee"), strings.ToLower(take("role")), take("position"), take("realized"))
 	case "deny":
-		fmt.Fprintf(&b, "%s %s %s %s @%s by %s: %s", take("key"), take("intent"), take("side"), take("size"), take("price"),
-			take("guard"), take("reason"))
+		fmt.Fprintf(&b, "%s %s %s", take("key"), take("intent"), take("side"))
+		if o := take("outcome"); o != "" {
+			b.WriteString(" " + o)
+		}
+		fmt.Fprintf(&b, " %s @%s by %s: %s", take("size"), take("price"), take("guard"), take("reason"))
 	case "status", "final":
 		fmt.Fprintf(&b, "%-8s equity %s  pnl %s (realized %s, unrealized %s, fees %s)  balance %s", take("state"), take("equity"),
 			signed(take("pnl")), take("realized"), take("unrealized"), take("fees"), take("balance"))
-		if p := take("positions"); p != "" {
-			b.WriteString("  [" + p + "]")
+		if ps, _ := f["positions"].([]any); len(ps) > 0 {
+			b.WriteString("  [")
+			for i, p := range ps {
+				if i > 0 {
+					b.WriteString(", ")
+				}
+				m, _ := p.(map[string]any)
+				fmt.Fprintf(&b, "%v %v %v @%v", m["market"], m["outcome"], m["size"], m["avg_price"])
+			}
+			b.WriteString("]")
 		}
+		delete(f, "positions")
 		fmt.Fprintf(&b, "  open %s  orders %s  fills %s", take("open_orders"), take("orders"), take("fills"))
 		if d := take("denials"); d != "" && d != "0" {
 			b.WriteString("  denials " + d)

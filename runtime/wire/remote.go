@@ -127,6 +127,9 @@ func buildRemote(ctx context.Context, spec *agents.Spec, opt Options, live bool)
 	if opt.Clock == ClockSim {
 		return nil, errors.New("--clock sim needs the embedded venue: the remote venue's market runs on its own clock")
 	}
+	if opt.Fresh && live {
+		return nil, ErrFreshLive
+	}
 	ro := opt.Remote
 	if opt.Balance == 0 {
 		opt.Balance = DefaultBalance
@@ -172,11 +175,8 @@ func buildRemote(ctx context.Context, spec *agents.Spec, opt Options, live bool)
 	}
 
 	// Locks before anything touches the state or the venue for this wallet.
-	store, err := agent.NewFileStore(r.StateDir)
+	store, err := r.openState(opt, spec.Name)
 	if err != nil {
-		return nil, err
-	}
-	if err := r.lock(opt, spec.Name); err != nil {
 		return nil, err
 	}
 
@@ -293,8 +293,8 @@ func buildRemote(ctx context.Context, spec *agents.Spec, opt Options, live bool)
 		log.Warn("--leave-orders on the remote venue: the venue cancels them about " + remote.HeartbeatTimeout.String() +
 			" after the last heartbeat, unless the agent is back by then")
 	}
-	cfg := agent.Config{ID: id, Wallet: r.Wallet, DryRun: !live, Markets: conds, Heartbeat: beat,
-		LeaveOrders: opt.LeaveOrders, MaxEvents: opt.Events, ResumeAfterKill: opt.ResumeAfterKill}
+	cfg := agent.Config{ID: id, Identity: spec.Identity(), Wallet: r.Wallet, DryRun: !live, Markets: conds, Heartbeat: beat,
+		LeaveOrders: opt.LeaveOrders, MaxEvents: opt.Events, ResumeAfterKill: opt.ResumeAfterKill, ClearFailure: opt.ClearFailure}
 	a, err := agent.New(cfg, agent.Deps{Venue: r.Venue, Feed: lf, Decider: inst, Guards: g, Store: store,
 		Audit: opt.Audit, Metrics: opt.Metrics, Logger: log, Clock: agent.WallClock})
 	if err != nil {

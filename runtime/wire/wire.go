@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -75,6 +76,16 @@ type Options struct {
 	// ResumeAfterKill clears a tripped kill switch at start, with this reason
 	// (--resume-after-kill; agent.Config.ResumeAfterKill). Empty: no change.
 	ResumeAfterKill string
+	// ClearFailure clears a strategy failure the state directory kept, at start
+	// (--clear-failure; agent.Config.ClearFailure).
+	ClearFailure bool
+	// Fresh starts from an empty state: the state directory's checkpoint is set
+	// aside (renamed agent.json.prev) before the agent starts, so the paper
+	// account is empty, the clock starts at its beginning and nothing of an
+	// earlier run carries over (--fresh). Refused for a live run on the remote
+	// venue, whose positions are the venue's and whose kill switch is the
+	// operator's to clear.
+	Fresh bool
 	// Flow replaces the embedded market's flow (tests). If nil, sandbox/sim's
 	// participants on four synthetic markets (embedded.NewSimFlow).
 	Flow embedded.Flow
@@ -125,8 +136,43 @@ type Runnable struct {
 	StateDir string
 	Bindings []Binding
 	// Remote describes the remote venue's run (nil on the embedded venue).
-	Remote  *RemoteRun
-	release []func()
+	Remote *RemoteRun
+	// Previous is the checkpoint the agent continues from (nil: a first run, or
+	// a fresh one); SetAside is where Options.Fresh moved it ("" when there was
+	// none).
+	Previous *agent.Checkpoint
+	SetAside string
+	release  []func()
+}
+
+// ErrFreshLive: --fresh on a live run on the remote venue.
+var ErrFreshLive = errors.New("--fresh is for paper accounts: a live agent's positions are the venue's, and a tripped kill switch or a failure is cleared explicitly (--resume-after-kill, --clear-failure)")
+
+// openState opens the state directory, takes the locks (nothing below may touch
+// the state of a running agent), and sets the checkpoint aside for a fresh run or
+// reads it (Previous).
+func (r *Runnable) openState(opt Options, name string) (*agent.FileStore, error) {
+	store, err := agent.NewFileStore(r.StateDir)
+	if err != nil {
+		return nil, err
+	}
+	if err := r.lock(opt, name); err != nil {
+		return nil, err
+	}
+	if opt.Fresh {
+		path := filepath.Join(r.StateDir, agent.CheckpointFile)
+		switch err := os.Rename(path, path+".prev"); {
+		case err == nil:
+			r.SetAside = path + ".prev"
+		case !errors.Is(err, fs.ErrNotExist):
+			return nil, fmt.Errorf("--fresh: %w", err)
+		}
+		return store, nil
+	}
+	if r.Previous, err = store.Load(); err != nil {
+		return nil, fmt.Errorf("%w (--fresh starts over, keeping it as %s.prev)", err, agent.CheckpointFile)
+	}
+	return store, nil
 }
 
 // Binding is one market the agent trades, under its strategy binding name.
@@ -209,12 +255,8 @@ func BuildContext(ctx context.Context, spec *agents.Spec, opt Options) (*Runnabl
 	// The wallet: on the embedded venue a label, never looked up (see PaperAddress).
 	r.Wallet = PaperAddress(spec.Wallet)
 
-	// Locks first: nothing below may touch the state of a running agent.
-	store, err := agent.NewFileStore(r.StateDir)
+	store, err := r.openState(opt, spec.Name)
 	if err != nil {
-		return nil, err
-	}
-	if err := r.lock(opt, spec.Name); err != nil {
 		return nil, err
 	}
 
@@ -231,7 +273,7 @@ func BuildContext(ctx context.Context, spec *agents.Spec, opt Options) (*Runnabl
 		}
 		// Continue after the last run's events (a sped-up run can be ahead of the
 		// wall clock): the agent's time never goes backwards.
-		if cp, err := store.Load(); err == nil && cp != nil && cp.Time >= xc.Start {
+		if cp := r.Previous; cp != nil && cp.Time >= xc.Start {
 			xc.Start = cp.Time + 1000
 		}
 	}
@@ -299,8 +341,8 @@ func BuildContext(ctx context.Context, spec *agents.Spec, opt Options) (*Runnabl
 		r.Venue = pv
 	}
 
-	cfg := agent.Config{ID: id, Wallet: r.Wallet, DryRun: !live, Markets: conds, Heartbeat: spec.Heartbeat,
-		LeaveOrders: opt.LeaveOrders, MaxEvents: opt.Events, ResumeAfterKill: opt.ResumeAfterKill}
+	cfg := agent.Config{ID: id, Identity: spec.Identity(), Wallet: r.Wallet, DryRun: !live, Markets: conds, Heartbeat: spec.Heartbeat,
+		LeaveOrders: opt.LeaveOrders, MaxEvents: opt.Events, ResumeAfterKill: opt.ResumeAfterKill, ClearFailure: opt.ClearFailure}
 	clock := agent.WallClock
 	if opt.Clock == ClockSim {
 		clock = agent.EventClock
