@@ -22,6 +22,21 @@ func (s *Spec) LoadStrategy() (*strategy.Strategy, error) {
 	if err != nil {
 		return nil, err
 	}
+	return s.bindStrategy(st)
+}
+
+// ParseStrategy is LoadStrategy for the strategy file's content, already read
+// (a sweep worker gets it from the coordinator, with the agent file).
+func (s *Spec) ParseStrategy(src []byte) (*strategy.Strategy, error) {
+	st, err := strategy.Parse(s.Strategy.File, src)
+	if err != nil {
+		return nil, err
+	}
+	return s.bindStrategy(st)
+}
+
+// bindStrategy applies the spec's parameter overrides to st and checks the slots.
+func (s *Spec) bindStrategy(st *strategy.Strategy) (*strategy.Strategy, error) {
 	var probs []*strategy.Problem
 	if len(s.Strategy.Params) > 0 {
 		ovs := make([]strategy.Override, len(s.Strategy.Params))

@@ -14,6 +14,7 @@ import (
 	"go.uber.org/zap/zapcore"
 	"golang.org/x/term"
 
+	"github.com/pitbossdev/pitboss/adapters/natsbus"
 	"github.com/pitbossdev/pitboss/agents"
 	"github.com/pitbossdev/pitboss/market"
 	"github.com/pitbossdev/pitboss/runtime/backtest"
@@ -74,6 +75,9 @@ func runBacktest(ctx context.Context, args []string, io stdio) error {
 	workers := fs.Int("workers", 0, "with --sweep: the older name of --parallel")
 	folds := fs.Int("walk-forward", 0, "with --sweep: N folds — fit each period, report the best point on the next")
 	quiet := fs.Bool("q", false, "no progress bar")
+	natsURL := fs.String("nats", "", "with --sweep: put the points on this NATS server's work queue, for `pitboss worker` processes anywhere to run (nats://host:4222)")
+	natsCreds := fs.String("nats-creds", "", "with --nats: credentials, a pitboss endpoint file or a NATS .creds file (0600)")
+	ackWait := fs.Duration("ack-wait", 30*time.Second, "with --nats: a point whose worker gave no sign of life for this long goes to another worker")
 	logPath := fs.String("log", "", "write the agent's log (event time, one line per decision that acts, order and fill) to this file")
 	logLevel := fs.String("log-level", "info", "with --log: debug, info, warn or error")
 	if err := parseFlags(fs, args); err != nil {
@@ -114,6 +118,12 @@ func runBacktest(ctx context.Context, args []string, io stdio) error {
 	if *folds > 0 && len(sweeps) == 0 {
 		return usagef("--walk-forward needs at least one --sweep")
 	}
+	if (*natsURL != "" || *natsCreds != "") && len(sweeps) == 0 {
+		return usagef("--nats sends a sweep's points to workers: give at least one --sweep")
+	}
+	if *ackWait < time.Second {
+		return usagef("--ack-wait must be at least 1s")
+	}
 
 	path := fs.Arg(0)
 	spec, err := agents.Options{Getenv: io.getenv}.Load(path)
@@ -121,8 +131,10 @@ func runBacktest(ctx context.Context, args []string, io stdio) error {
 		return agentProblems(io, "backtest", path, err)
 	}
 	var src backtest.Source
+	var files []string            // the recordings, for workers
+	var simData *backtest.SimData // or the synthetic flow
 	if len(data) > 0 {
-		files, err := backtest.DataFiles(data)
+		files, err = backtest.DataFiles(data)
 		if err != nil {
 			return err
 		}
@@ -152,8 +164,12 @@ func runBacktest(ctx context.Context, args []string, io stdio) error {
 			tc.Start = from
 		}
 		tc.Markets = sim.SyntheticMarkets(*simMarkets, startOr(tc.Start)/1000)
+		simData = &backtest.SimData{Seed: seed, Duration: *duration, Start: tc.Start, Markets: *simMarkets}
 		if *simConfig != "" {
 			if tc.Sim, err = sim.LoadConfig(*simConfig); err != nil {
+				return err
+			}
+			if simData.Config, err = os.ReadFile(*simConfig); err != nil {
 				return err
 			}
 		}
@@ -193,6 +209,14 @@ func runBacktest(ctx context.Context, args []string, io stdio) error {
 		}
 		cfg.Strategy = st
 		sc := backtest.SweepConfig{Base: cfg, Axes: axes, Metric: m, Workers: *parallel, Folds: *folds}
+		if *natsURL != "" || *natsCreds != "" {
+			pool, done, err := natsPool(ctx, io, *natsURL, *natsCreds, *ackWait, path, spec.Strategy.File, files, simData, &cfg)
+			if err != nil {
+				return err
+			}
+			defer done()
+			sc.Pool = pool
+		}
 		var bar *progressBar
 		if showProgress {
 			bar = newProgressBar(io.stderr, "runs")
@@ -260,6 +284,34 @@ func runBacktest(ctx context.Context, args []string, io stdio) error {
 		}
 	}
 	return nil
+}
+
+// natsPool connects to the NATS server of --nats, stores the sweep's files and
+// returns the pool that sends its points to workers; done closes the connection.
+func natsPool(ctx context.Context, io stdio, url, creds string, ackWait time.Duration, agentPath, strategyPath string,
+	tapes []string, simData *backtest.SimData, cfg *backtest.Config) (*backtest.RemotePool, func(), error) {
+	ep, err := natsEndpoint(io, url, creds)
+	if err != nil {
+		return nil, nil, usagef("--nats: %v", err)
+	}
+	bus, err := natsbus.Connect(ctx, ep, natsbus.ConnectOptions{Name: "pitboss backtest"})
+	if err != nil {
+		return nil, nil, err
+	}
+	q, err := bus.EnsureSweepQueue(ctx, natsbus.SweepQueueConfig{AckWait: ackWait})
+	if err != nil {
+		bus.Close()
+		return nil, nil, err
+	}
+	base, err := remoteBase(ctx, q, agentPath, strategyPath, tapes, cfg)
+	if err != nil {
+		bus.Close()
+		return nil, nil, err
+	}
+	base.Sim = simData
+	id := newSweepID()
+	fmt.Fprintf(io.stderr, "sweep %s: points queued on %s for pitboss worker processes\n", id, ep.String())
+	return &backtest.RemotePool{Base: base, Queue: sweepQueue{q}, ID: id}, bus.Close, nil
 }
 
 // agentProblems prints an agent file's problems (as pitboss check would) and

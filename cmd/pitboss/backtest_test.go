@@ -129,6 +129,8 @@ func TestBacktestUsageMistakes(t *testing.T) {
 		{"bad seed", []string{"--sim", "x", btQuoter}, "seed"},
 		{"bad balance", []string{"--data", btSample, "--balance", "-5", btQuoter}, "--balance"},
 		{"negative parallel", []string{"--data", btSample, "--sweep", "size=5:10:5", "--parallel", "-1", btQuoter}, "--parallel"},
+		{"nats without sweep", []string{"--data", btSample, "--nats", "nats://127.0.0.1:1", btQuoter}, "give at least one --sweep"},
+		{"short ack wait", []string{"--data", btSample, "--sweep", "size=5:10:5", "--nats", "nats://127.0.0.1:1", "--ack-wait", "10ms", btQuoter}, "--ack-wait"},
 		{"parallel and workers", []string{"--data", btSample, "--sweep", "size=5:10:5", "--parallel", "2", "--workers", "3", btQuoter}, "older name"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

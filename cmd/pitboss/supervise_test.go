@@ -317,13 +317,7 @@ func TestTwoSupervisorsOneNATS(t *testing.T) {
 	}
 	bin := buildPitboss(t)
 	dir := t.TempDir()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	srv, err := natsbus.StartServer(ctx, natsbus.ServerConfig{StoreDir: filepath.Join(dir, "nats")})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(srv.Shutdown) // after the supervisors (cleanups run last-in first-out)
+	srv := startNATS(t, filepath.Join(dir, "nats")) // shut down after the supervisors
 	supCreds, agentCreds := filepath.Join(dir, "sup.json"), filepath.Join(dir, "agent.json")
 	if err := srv.Endpoint(natsbus.RoleSupervisor).WriteFile(supCreds); err != nil {
 		t.Fatal(err)

@@ -107,16 +107,8 @@ func BenchmarkBacktest(b *testing.B) {
 // wall time divided by the serial one's (the same runs, measured in the same
 // iteration), and its inverse, speedup. Run it with -cpu N for N cores.
 func BenchmarkSweep(b *testing.B) {
-	spec := loadAgent(b, quoterAgent)
+	spec, st, axes := sweepOf(b, quoterAgent, "half_spread=0.01:0.04:0.01", "size=5:20:5")
 	src := sample(b)
-	st, err := spec.LoadStrategy()
-	if err != nil {
-		b.Fatal(err)
-	}
-	axes, err := ParseSweeps(st, []string{"half_spread=0.01:0.04:0.01", "size=5:20:5"})
-	if err != nil {
-		b.Fatal(err)
-	}
 	workers := runtime.GOMAXPROCS(0)
 	var serial, parallel time.Duration
 	for b.Loop() {

@@ -132,10 +132,35 @@ type SweepConfig struct {
 	// Done, if set, is called after each run (from worker goroutines, serialized)
 	// with the runs finished and the total, for a progress display.
 	Done func(done, total int)
+	// Pool, if set, runs the points instead of this process (RemotePool: workers
+	// on other machines); Workers is then not used. The table is the same.
+	Pool Pool
+}
+
+// Pool runs the points of a sweep somewhere else than in this process.
+type Pool interface {
+	// Run fills in every row its run's Summary, or Err when the run failed: the
+	// run of the sweep's Base with the row's Point values over [From, To], as
+	// RunRow makes it. done is called after each row, serialized. Only ctx's end
+	// (or the pool's failure) is an error.
+	Run(ctx context.Context, rows []*Row, done func()) error
 }
 
 // Point is one sweep point: the swept parameters' values, in axis order.
 type Point []report.Param
+
+// apply returns st with the point's values.
+func (p Point) apply(st *strategy.Strategy) (*strategy.Strategy, error) {
+	over := make([]strategy.Override, len(p))
+	for j, kv := range p {
+		over[j] = strategy.Override{Name: kv.Name, Value: kv.Value, File: "--sweep"}
+	}
+	s, err := st.With(over)
+	if err != nil {
+		return nil, fmt.Errorf("sweep point %s: %w", p, err)
+	}
+	return s, nil
+}
 
 // String returns "name=value name=value".
 func (p Point) String() string {
@@ -222,13 +247,9 @@ func Sweep(ctx context.Context, cfg SweepConfig) (*SweepResult, error) {
 	points := grid(cfg.Axes)
 	strats := make([]*strategy.Strategy, len(points))
 	for i, p := range points {
-		over := make([]strategy.Override, len(p))
-		for j, kv := range p {
-			over[j] = strategy.Override{Name: kv.Name, Value: kv.Value, File: "--sweep"}
-		}
-		s, err := base.With(over)
+		s, err := p.apply(base)
 		if err != nil {
-			return nil, fmt.Errorf("sweep point %s: %w", p, err)
+			return nil, err
 		}
 		strats[i] = s
 	}
@@ -289,9 +310,30 @@ func Sweep(ctx context.Context, cfg SweepConfig) (*SweepResult, error) {
 	return res, nil
 }
 
-// runJobs runs jobs on at most cfg.Workers goroutines, all of them owned and waited
-// for here. A failed run is recorded in its row; only ctx's end is an error.
+// runJobs runs jobs on cfg.Pool, or on at most cfg.Workers goroutines, all of them
+// owned and waited for here. A failed run is recorded in its row; only ctx's end
+// is an error.
 func runJobs(ctx context.Context, cfg *SweepConfig, jobs []job) error {
+	var mu sync.Mutex
+	done := 0
+	finished := func() {
+		if cfg.Done != nil {
+			mu.Lock()
+			done++
+			cfg.Done(done, len(jobs))
+			mu.Unlock()
+		}
+	}
+	if cfg.Pool != nil {
+		rows := make([]*Row, len(jobs))
+		for i := range jobs {
+			rows[i] = jobs[i].row
+		}
+		if err := cfg.Pool.Run(ctx, rows, finished); err != nil {
+			return err
+		}
+		return ctx.Err()
+	}
 	workers := cfg.Workers
 	if workers <= 0 {
 		workers = runtime.GOMAXPROCS(0)
@@ -299,28 +341,13 @@ func runJobs(ctx context.Context, cfg *SweepConfig, jobs []job) error {
 	workers = min(workers, len(jobs))
 	next := make(chan *job)
 	var wg sync.WaitGroup
-	var mu sync.Mutex
-	done := 0
 	for range workers {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			for j := range next {
-				c := cfg.Base
-				c.Strategy, c.From, c.To = j.strategy, j.row.From, j.row.To
-				c.Progress, c.Logger = nil, nil
-				r, err := Run(ctx, c)
-				if err != nil {
-					j.row.Err = err.Error()
-				} else {
-					j.row.Summary = r.Report.Summary
-				}
-				if cfg.Done != nil {
-					mu.Lock()
-					done++
-					cfg.Done(done, len(jobs))
-					mu.Unlock()
-				}
+				RunRow(ctx, cfg.Base, j.strategy, j.row)
+				finished()
 			}
 		}()
 	}
@@ -336,6 +363,21 @@ func runJobs(ctx context.Context, cfg *SweepConfig, jobs []job) error {
 	close(next)
 	wg.Wait()
 	return ctx.Err()
+}
+
+// RunRow runs base with strategy st (the sweep's strategy with row's point values)
+// over row's period, and records the run's Summary, or its failure, in row: one
+// point of a sweep, as this process or a worker elsewhere runs it.
+func RunRow(ctx context.Context, base Config, st *strategy.Strategy, row *Row) {
+	c := base
+	c.Strategy, c.From, c.To = st, row.From, row.To
+	c.Progress, c.Logger = nil, nil
+	r, err := Run(ctx, c)
+	if err != nil {
+		row.Err = err.Error()
+	} else {
+		row.Summary = r.Report.Summary
+	}
 }
 
 // sortRows orders rows best first by m: defined values descending, then undefined,

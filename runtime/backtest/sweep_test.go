@@ -8,18 +8,29 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/pitbossdev/pitboss/agents"
+	"github.com/pitbossdev/pitboss/strategy"
 )
 
-func TestSweepRunsTheGridSortedByTheMetric(t *testing.T) {
-	spec, src := loadAgent(t, quoterAgent), sample(t)
+// sweepOf loads the agent file at path and its strategy, and parses the sweep args.
+func sweepOf(tb testing.TB, path string, args ...string) (*agents.Spec, *strategy.Strategy, []Axis) {
+	tb.Helper()
+	spec := loadAgent(tb, path)
 	st, err := spec.LoadStrategy()
 	if err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
-	axes, err := ParseSweeps(st, []string{"half_spread=0.01:0.03:0.01", "size=5:10:5"})
+	axes, err := ParseSweeps(st, args)
 	if err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
+	return spec, st, axes
+}
+
+func TestSweepRunsTheGridSortedByTheMetric(t *testing.T) {
+	spec, st, axes := sweepOf(t, quoterAgent, "half_spread=0.01:0.03:0.01", "size=5:10:5")
+	src := sample(t)
 	first, _, _ := src.Span()
 	var out [2][]byte
 	for i, workers := range []int{1, 3} {

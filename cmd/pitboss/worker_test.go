@@ -1,0 +1,125 @@
+//go:build unix
+
+package main
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/pitbossdev/pitboss/adapters/natsbus"
+)
+
+// TestDistributedSweepSurvivesAKilledWorker runs a 16-point sweep through an
+// embedded nats-server and two `pitboss worker` processes, one of them SIGKILLed
+// while it runs a point: that point goes to the other worker once the ack wait has
+// passed, no point is counted twice, and the coordinator prints the local sweep's
+// table byte for byte. Each worker fetches the recording once.
+func TestDistributedSweepSurvivesAKilledWorker(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binary and runs three processes")
+	}
+	bin := buildPitboss(t)
+	dir := t.TempDir()
+	srv := startNATS(t, filepath.Join(dir, "nats"))
+	creds := filepath.Join(dir, "creds.json")
+	if err := srv.Endpoint(natsbus.RoleSupervisor).WriteFile(creds); err != nil {
+		t.Fatal(err)
+	}
+	sweep := []string{"backtest", "--data", btSample, "--sweep", "half_spread=0.01:0.04:0.01", "--sweep", "size=5:20:5", "--top", "0"}
+	code, local, errOut := runCLI(t, append(sweep, btQuoter)...)
+	if code != 0 || strings.Count(local, "\n") != 18 {
+		t.Fatalf("local sweep: code %d\n%s%s", code, local, errOut)
+	}
+	env := os.Environ()
+	stop := func(p *process) { p.cmd.Process.Signal(syscall.SIGTERM); p.wait() }
+	worker := func(name string) *process {
+		return startProcess(t, bin, env, stop, "worker", "--nats", srv.URL(), "--nats-creds", creds, "--parallel", "1",
+			"--cache", filepath.Join(dir, name))
+	}
+	a, b := worker("a"), worker("b")
+	coord := startProcess(t, bin, env, stop, append(append(sweep, "--nats", srv.URL(), "--nats-creds", creds, "--ack-wait", "2s", "-q"), btQuoter)...)
+	started := regexp.MustCompile(`point started.*"key": "([^"]+)"`)
+	var killed string
+	waitText(t, a, "worker a starting a point", 60*time.Second, func(s string) bool {
+		if m := started.FindStringSubmatch(s); m != nil {
+			killed = m[1]
+			return true
+		}
+		return false
+	})
+	a.kill()
+	if regexp.MustCompile(`point done.*"key": "` + killed + `"`).MatchString(a.text()) {
+		t.Logf("worker a finished %s before the kill landed", killed)
+	}
+	if code := coord.wait(); code != 0 {
+		t.Fatalf("coordinator: exit %d\n%s", code, coord.text())
+	}
+	out := coord.text()
+	// The coordinator's stdout and stderr share the buffer: the table follows the
+	// one line on stderr naming the sweep.
+	if i := strings.Index(out, "sorted by"); i < 0 || out[i:] != local[strings.Index(local, "sorted by"):] {
+		t.Fatalf("the distributed sweep's table differs from the local one:\n%s\nlocal:\n%s", out, local)
+	}
+	// The killed worker's point was run again by the other, on a later delivery.
+	again := regexp.MustCompile(`point started.*"key": "` + killed + `", "delivery": ([0-9]+)`).FindStringSubmatch(b.text())
+	if again == nil || again[1] == "1" {
+		t.Fatalf("point %s of the killed worker was not delivered again to the other:\n%s", killed, b.text())
+	}
+	for name, p := range map[string]*process{"a": a, "b": b} {
+		if n := strings.Count(p.text(), `"file": "sample.tape"`); n > 1 {
+			t.Fatalf("worker %s fetched the recording %d times:\n%s", name, n, p.text())
+		}
+	}
+	if strings.Count(b.text(), `"file": "sample.tape"`) != 1 {
+		t.Fatalf("worker b did not fetch the recording:\n%s", b.text())
+	}
+}
+
+func TestWorkerUsageMistakes(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{nil, "give --nats URL"},
+		{[]string{"--nats", "nats://127.0.0.1:4222", "extra"}, "unexpected argument"},
+		{[]string{"--nats", "nats://127.0.0.1:4222", "--parallel", "-2"}, "--parallel"},
+	} {
+		code, _, errOut := runCLI(t, append([]string{"worker"}, tc.args...)...)
+		if code != 2 || !strings.Contains(errOut, tc.want) {
+			t.Fatalf("worker %v: code %d, stderr %q; want 2 and %q", tc.args, code, errOut, tc.want)
+		}
+	}
+}
+
+// startNATS starts an embedded nats-server (loopback TCP, JetStream in dir), shut
+// down at the end of the test — after the processes started later, since cleanups
+// run last-in first-out.
+func startNATS(t *testing.T, dir string) *natsbus.Server {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	srv, err := natsbus.StartServer(ctx, natsbus.ServerConfig{StoreDir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(srv.Shutdown)
+	return srv
+}
+
+// waitText polls p's output until ok holds or d passes.
+func waitText(t *testing.T, p *process, what string, d time.Duration, ok func(string) bool) {
+	t.Helper()
+	deadline := time.Now().Add(d)
+	for !ok(p.text()) {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s:\n%s", what, p.text())
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
+}
