@@ -10,24 +10,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pitbossdev/pitboss/internal/browsertest"
 	"github.com/pitbossdev/pitboss/market"
 )
-
-// chromium finds Debian's chromium. Without it the browser test skips, unless
-// PITBOSS_REQUIRE_BROWSER=1 (CI) makes that a failure.
-func chromium(t *testing.T) string {
-	t.Helper()
-	for _, name := range []string{"chromium", "chromium-browser", "google-chrome"} {
-		if p, err := exec.LookPath(name); err == nil {
-			return p
-		}
-	}
-	if os.Getenv("PITBOSS_REQUIRE_BROWSER") == "1" {
-		t.Fatal("PITBOSS_REQUIRE_BROWSER=1 but no chromium on PATH (scripts/ci-setup installs it)")
-	}
-	t.Skip("no chromium on PATH (set PITBOSS_REQUIRE_BROWSER=1 to make this a failure)")
-	return ""
-}
 
 // wavyRun is a longer run whose equity curve and position have visible shape.
 func wavyRun(t testing.TB) *Report {
@@ -54,7 +39,7 @@ func wavyRun(t testing.TB) *Report {
 // blank (pixel variance) and the curve's colour is drawn. The screenshot is kept in
 // PITBOSS_SCREENSHOT_DIR when that is set.
 func TestHTMLReportRendersInHeadlessChromium(t *testing.T) {
-	bin := chromium(t)
+	bin := browsertest.Chromium(t)
 	dir := t.TempDir()
 	page := filepath.Join(dir, "report.html")
 	f, err := os.Create(page)
