@@ -379,7 +379,7 @@ func serveExchange(ctx context.Context, io stdio, f exchangeFlags, parts exchang
 	}
 	clock := func() int64 { return time.Now().UnixMilli() }
 	hub, err := ws.New(ws.Config{Source: h, Credentials: srv, TradeID: server.TradeID, Describe: describeMarket(cfg.Catalog),
-		Logger: log.Named("ws")})
+		ClientKey: srv.ClientKey, Logger: log.Named("ws")})
 	if err != nil {
 		h.Close(context.Background())
 		return err

@@ -561,6 +561,11 @@ func hostErr(err error) error {
 // clientKey is r's client in the per-client tables (docs/design/0132).
 func (s *Server) clientKey(r *http.Request) netip.Addr { return rateKey(s.trust.clientAddr(r)) }
 
+// ClientKey is r's client as the server's per-client tables know it: its peer
+// address, or the client a trusted proxy names (an IPv6 client by its /64). The
+// WebSocket hub paces clients by it (ws.Config.ClientKey).
+func (s *Server) ClientKey(r *http.Request) netip.Addr { return s.clientKey(r) }
+
 // draw reads n random bytes from the configured source.
 func (s *Server) draw(b []byte) error {
 	s.randMu.Lock()

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"net/netip"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -55,6 +56,8 @@ type conn struct {
 	batched atomic.Int64  // frames of the writer's batch not yet being written
 	wake    chan struct{} // 1-buffered; a token is sent only by whoever clears waiting
 	spare   [][]byte      // the writer's: the emptied batch, pending's next backing array
+
+	pacer *pacer // its client's message pacing (nil: none)
 
 	kicked atomic.Bool   // set when the connection must close (then kick is closed)
 	kick   chan struct{} // closed when the connection must close (the pinger waits on it)
@@ -156,6 +159,14 @@ func (h *Hub) handler(kind channel) http.Handler {
 		}
 		ws.SetReadLimit(h.cfg.ReadLimit)
 		c := &conn{h: h, ws: ws, kind: kind, wake: make(chan struct{}, 1), kick: make(chan struct{})}
+		if h.cfg.MessageRate > 0 {
+			key := peerKey(r)
+			if h.cfg.ClientKey != nil {
+				key = h.cfg.ClientKey(r)
+			}
+			c.pacer = h.pacerFor(key)
+			defer h.releasePacer(key)
+		}
 		h.mu.Lock()
 		if h.stopping {
 			h.mu.Unlock()
@@ -319,10 +330,12 @@ func (c *conn) pingLoop() {
 	}
 }
 
-// readLoop reads client messages until the connection fails or closes.
+// readLoop reads client messages until the connection fails or closes, paced by
+// MessageRate (see pace).
 func (c *conn) readLoop() {
 	ctx := context.Background()
 	for {
+		c.pace()
 		typ, b, err := c.ws.Read(ctx)
 		if err != nil {
 			if s := websocket.CloseStatus(err); s == -1 && !errors.Is(err, context.Canceled) {
@@ -359,6 +372,50 @@ func (c *conn) readLoop() {
 			c.onCommentsMessage(b)
 		}
 	}
+}
+
+// pace waits, when the connection's client has used its burst, until the client's
+// next message is due (a generic cell rate algorithm over MessageRate and
+// MessageBurst, shared by the client's connections), or until the connection is
+// kicked.
+func (c *conn) pace() {
+	p := c.pacer
+	if p == nil {
+		return
+	}
+	interval := time.Second / time.Duration(c.h.cfg.MessageRate)
+	now := time.Now()
+	p.mu.Lock()
+	if p.tat.Before(now) {
+		p.tat = now
+	}
+	wait := p.tat.Sub(now) - time.Duration(c.h.cfg.MessageBurst)*interval
+	p.tat = p.tat.Add(interval)
+	p.mu.Unlock()
+	if wait > 0 {
+		t := time.NewTimer(wait)
+		select {
+		case <-t.C:
+		case <-c.kick:
+			t.Stop()
+		}
+		c.h.stats.paced.Add(1)
+	}
+}
+
+// peerKey is a request's peer address (an IPv6 peer's /64), the default client key
+// of the pacing.
+func peerKey(r *http.Request) netip.Addr {
+	ap, err := netip.ParseAddrPort(r.RemoteAddr)
+	if err != nil {
+		return netip.Addr{}
+	}
+	a := ap.Addr().Unmap()
+	if a.Is6() {
+		p, _ := a.Prefix(64)
+		return p.Addr()
+	}
+	return a
 }
 
 var (

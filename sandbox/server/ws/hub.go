@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"net/netip"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -55,6 +56,10 @@ const (
 	DefaultPongTimeout  = 20 * time.Second
 	DefaultCloseGrace   = 2 * time.Second
 	DefaultReadLimit    = 256 << 10
+	// DefaultMessageRate and DefaultMessageBurst pace what one client (all its
+	// connections together) sends.
+	DefaultMessageRate  = 10
+	DefaultMessageBurst = 20
 	DefaultHashLevels   = 4096
 )
 
@@ -113,6 +118,17 @@ type Config struct {
 	CloseGrace time.Duration
 	// ReadLimit bounds a client message, in bytes. If zero, DefaultReadLimit.
 	ReadLimit int64
+	// MessageRate paces the messages one client sends over all its connections
+	// (subscriptions, PINGs), per second, after a burst of MessageBurst: past it the
+	// hub reads a connection's next message only when it is due, so a flooding
+	// client waits on its own sockets and costs no CPU whatever the number of its
+	// connections. If zero, DefaultMessageRate and DefaultMessageBurst; negative
+	// disables the pacing.
+	MessageRate, MessageBurst int
+	// ClientKey names the client of an upgrade request for the pacing: the
+	// sandbox/server's client address (its peer, or the client a trusted proxy
+	// names). If nil, the peer address.
+	ClientKey func(r *http.Request) netip.Addr
 	// MaxAssets bounds the assets (or markets) one connection subscribes to. If
 	// zero, api.MaxWSAssets.
 	MaxAssets int
@@ -156,13 +172,49 @@ type Hub struct {
 	comments map[*conn]struct{}
 	rtdsAll  map[*conn]struct{} // RTDS conns (filters checked per message)
 
+	pmu    sync.Mutex
+	pacers map[netip.Addr]*pacer // one per client with an open connection
+
 	stats hubStats
+}
+
+// pacer is the message pacing of one client, shared by its connections: a generic
+// cell rate algorithm's theoretical arrival time.
+type pacer struct {
+	mu    sync.Mutex
+	tat   time.Time
+	conns int // guarded by Hub.pmu
+}
+
+// pacerFor returns the pacer of client k, counting a connection of it.
+func (h *Hub) pacerFor(k netip.Addr) *pacer {
+	h.pmu.Lock()
+	defer h.pmu.Unlock()
+	p := h.pacers[k]
+	if p == nil {
+		p = &pacer{}
+		h.pacers[k] = p
+	}
+	p.conns++
+	return p
+}
+
+// releasePacer forgets a connection of client k.
+func (h *Hub) releasePacer(k netip.Addr) {
+	h.pmu.Lock()
+	defer h.pmu.Unlock()
+	if p := h.pacers[k]; p != nil {
+		if p.conns--; p.conns <= 0 {
+			delete(h.pacers, k)
+		}
+	}
 }
 
 type hubStats struct {
 	connections atomic.Int64
 	frames      atomic.Uint64
 	overflows   atomic.Uint64
+	paced       atomic.Uint64
 	reloads     atomic.Uint64
 }
 
@@ -171,6 +223,7 @@ type Stats struct {
 	Connections int64  // open connections
 	Frames      uint64 // frames enqueued to connections
 	Overflows   uint64 // connections closed as slow consumers
+	Paced       uint64 // client messages read late because their connection sent too many (MessageRate)
 	Reloads     uint64 // full reloads of the mirror after a gap in the event stream
 	Seq         uint64 // engine sequence number of the last event the hub has applied
 	Users       int    // authenticated user subscriptions (user channel and RTDS clob_user)
@@ -202,6 +255,12 @@ func New(cfg Config) (*Hub, error) {
 	if cfg.ReadLimit <= 0 {
 		cfg.ReadLimit = DefaultReadLimit
 	}
+	if cfg.MessageRate == 0 {
+		cfg.MessageRate = DefaultMessageRate
+	}
+	if cfg.MessageBurst <= 0 {
+		cfg.MessageBurst = DefaultMessageBurst
+	}
 	if cfg.MaxAssets <= 0 {
 		cfg.MaxAssets = api.MaxWSAssets
 	}
@@ -223,6 +282,7 @@ func New(cfg Config) (*Hub, error) {
 		ready: make(chan struct{}), done: make(chan struct{}), wake: make(chan struct{}, 1),
 		conns: map[*conn]struct{}{}, users: map[market.Address]map[*conn]struct{}{},
 		custom: map[*conn]struct{}{}, comments: map[*conn]struct{}{}, rtdsAll: map[*conn]struct{}{},
+		pacers: map[netip.Addr]*pacer{},
 	}
 	h.st.init(h)
 	return h, nil
@@ -381,7 +441,7 @@ func (h *Hub) Stats() Stats {
 	h.mu.Unlock()
 	return Stats{
 		Connections: h.stats.connections.Load(), Frames: h.stats.frames.Load(),
-		Overflows: h.stats.overflows.Load(), Reloads: h.stats.reloads.Load(), Seq: seq, Users: users,
+		Overflows: h.stats.overflows.Load(), Paced: h.stats.paced.Load(), Reloads: h.stats.reloads.Load(), Seq: seq, Users: users,
 	}
 }
 
