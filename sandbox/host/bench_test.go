@@ -2,6 +2,7 @@ package host_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync/atomic"
 	"testing"
@@ -57,6 +58,48 @@ func BenchmarkSubmit(b *testing.B) {
 			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "commands/s")
 			if st := h.Stats().Journal; st.Batches > 0 {
 				b.ReportMetric(float64(st.Records)/float64(st.Batches), "records/sync")
+			}
+		})
+	}
+}
+
+// BenchmarkRollback measures the cost of undoing a failed transaction (a reload of
+// the newest snapshot and the records after it, docs/design/0131) for a store of
+// 64 funded accounts and `orders` resting orders, all still in the journal (no
+// snapshot yet, the worst case up to SnapshotEvery records).
+func BenchmarkRollback(b *testing.B) {
+	for _, orders := range []int{1_000, 10_000} {
+		b.Run(fmt.Sprintf("records=%d", orders), func(b *testing.B) {
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			h, err := host.Open(ctx, host.Config{Dir: b.TempDir(), Genesis: genesis, Sync: journal.SyncNone, SnapshotEvery: -1, ExpireEvery: -1})
+			if err != nil {
+				b.Fatal(err)
+			}
+			done := make(chan error, 1)
+			go func() { done <- h.Run(ctx) }()
+			defer func() { cancel(); <-done }()
+			var cmds []exchange.Command
+			for i := range 64 {
+				cmds = append(cmds, deposit(market.Address{1, byte(i)}, 1e12))
+			}
+			for i := range orders {
+				cmds = append(cmds, place(fmt.Sprintf("r%d", i), market.Address{1, byte(i % 64)}, market.Buy, market.Micros(10_000*(1+i%40)), 5*market.One))
+			}
+			if _, err := h.SubmitBatch(ctx, cmds); err != nil {
+				b.Fatal(err)
+			}
+			failed := errors.New("fail")
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				err := h.Exec(ctx, func(tx *host.Tx) error {
+					tx.Apply(deposit(market.Address{2}, market.One))
+					return failed
+				})
+				if !errors.Is(err, failed) {
+					b.Fatal(err)
+				}
 			}
 		})
 	}
