@@ -29,7 +29,7 @@ type PassphraseFunc func(ctx context.Context, req PassphraseRequest) (Secret, er
 // Passphrase errors.
 var (
 	// ErrNoPassphrase means no source could supply a passphrase.
-	ErrNoPassphrase = errors.New("no passphrase available: run on a terminal, or pass --passphrase-fd, or set the documented environment variable")
+	ErrNoPassphrase = errors.New("no passphrase available: no terminal to ask, and no descriptor or environment variable gave one")
 	// ErrEmptyPassphrase refuses an empty new passphrase.
 	ErrEmptyPassphrase = errors.New("empty passphrase refused")
 	// ErrPassphraseMismatch is returned when the two entries of a new passphrase differ.

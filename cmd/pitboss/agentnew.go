@@ -14,6 +14,7 @@ import (
 
 	yaml "go.yaml.in/yaml/v3"
 
+	"github.com/pitbossdev/pitboss/adapters/secrets"
 	"github.com/pitbossdev/pitboss/agents"
 	"github.com/pitbossdev/pitboss/agents/examples"
 	"github.com/pitbossdev/pitboss/market"
@@ -72,7 +73,7 @@ func runAgentNew(_ context.Context, args []string, io stdio) error {
 	names := templateNames()
 	fs := newFlagSet("agent new", "NAME --template "+strings.Join(names, "|")+" [--wallet REF] [--dir DIR]", io)
 	tmpl := fs.String("template", "", "the example to start from: "+strings.Join(names, ", "))
-	walletFlag := fs.String("wallet", "", "the wallet reference to write (keyring:NAME, file:NAME, keystore:PATH or env:VAR; default keyring:pitboss-NAME)")
+	walletFlag := fs.String("wallet", "", "the wallet reference to write (keyring:NAME, file:NAME, keystore:PATH or env:VAR; default keyring:pitboss-NAME, or file:pitboss-NAME on a host without an OS keyring)")
 	dirFlag := fs.String("dir", "", "the directory to create (default ./NAME); it must not exist or be empty")
 	if err := parseFlags(fs, interspersed(args)); err != nil {
 		return err
@@ -90,9 +91,15 @@ func runAgentNew(_ context.Context, args []string, io stdio) error {
 	case !contains(names, *tmpl):
 		return usagef("unknown template %q: choose one of %s", *tmpl, strings.Join(names, ", "))
 	}
+	// Where this host can keep a key: the OS keyring when there is one (checked
+	// without calling it), else the encrypted file store.
+	keyringErr := secrets.NewKeyring(secrets.WithKeyringEnv(io.getenv)).Available()
 	wallet := *walletFlag
 	if wallet == "" {
 		wallet = "keyring:pitboss-" + name
+		if keyringErr != nil {
+			wallet = "file:pitboss-" + name
+		}
 	}
 	if !utf8.ValidString(wallet) || strings.ContainsAny(wallet, "\n\r") {
 		return usagef("--wallet must be one line of UTF-8 text")
@@ -176,15 +183,24 @@ func runAgentNew(_ context.Context, args []string, io stdio) error {
 	fmt.Fprintln(w, "dry run  yes: orders stay in the process until the file says dry_run: false and you pass --live")
 	fmt.Fprintln(w, "check    ok ('pitboss check' passes)")
 	fmt.Fprintln(w)
-	fmt.Fprintln(w, "Next:")
+	fmt.Fprintln(w, "Next (a dry run needs no wallet, key or network):")
+	fmt.Fprintf(w, "  pitboss run %s                  # paper-trade it on the embedded market; Ctrl-C stops it\n", agentFile)
+	fmt.Fprintf(w, "  pitboss backtest --sim 1 %s     # replay it on synthetic flow (or --data REC.tape, a recording)\n", agentFile)
 	switch ref.Scheme {
 	case agents.WalletKeyring:
-		fmt.Fprintf(w, "  pitboss wallet new --keyring %s     # if that wallet does not exist yet\n", ref.Value)
+		if keyringErr != nil {
+			fmt.Fprintf(w, "Before going live: this host has no usable OS keyring (%v);\n", keyringErr)
+			fmt.Fprintf(w, "  keep the key in the encrypted file store instead and write wallet: file:%s in the file:\n", ref.Value)
+			fmt.Fprintf(w, "  pitboss wallet new --file %s\n", ref.Value)
+		} else {
+			fmt.Fprintln(w, "Before going live (dry_run: false and --live), create the wallet the file names:")
+			fmt.Fprintf(w, "  pitboss wallet new --keyring %s\n", ref.Value)
+		}
 	case agents.WalletFile:
-		fmt.Fprintf(w, "  pitboss wallet new --file %s        # if that wallet does not exist yet\n", ref.Value)
+		fmt.Fprintln(w, "Before going live (dry_run: false and --live), create the wallet the file names")
+		fmt.Fprintf(w, "(the file store's passphrase: a terminal prompt, or $%s):\n", secrets.EnvStorePassphrase)
+		fmt.Fprintf(w, "  pitboss wallet new --file %s\n", ref.Value)
 	}
-	fmt.Fprintf(w, "  pitboss backtest %s     # try it on a recorded or synthetic tape\n", agentFile)
-	fmt.Fprintf(w, "  pitboss run %s          # paper-trade it (dry run)\n", agentFile)
 	return nil
 }
 

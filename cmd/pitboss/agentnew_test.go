@@ -11,6 +11,7 @@ import (
 
 	yaml "go.yaml.in/yaml/v3"
 
+	"github.com/pitbossdev/pitboss/adapters/secrets"
 	"github.com/pitbossdev/pitboss/agents"
 	"github.com/pitbossdev/pitboss/market"
 )
@@ -23,6 +24,7 @@ const examplesDir = "../../agents/examples"
 // `pitboss check`.
 func TestAgentNewFromEveryTemplate(t *testing.T) {
 	c := newCLI(t)
+	c.env["DBUS_SESSION_BUS_ADDRESS"] = "unix:path=/nonexistent" // a host with a keyring (nothing calls it)
 	for _, tmpl := range templateNames() {
 		t.Run(tmpl, func(t *testing.T) {
 			name := "my-" + tmpl
@@ -203,4 +205,39 @@ func FuzzRewriteAgent(f *testing.F) {
 			t.Fatalf("%q %q read back as %+v", name, wallet, doc)
 		}
 	})
+}
+
+// TestAgentNewHintsWork (issue 15, item 4): on a host without an OS keyring (a fresh
+// HOME, no D-Bus session) the new agent's wallet is in the file store, and every
+// "pitboss …" line agent new prints under Next and Before going live runs as
+// printed (run bounded with --clock sim --duration, the file store's passphrase in
+// the environment as the hint says).
+func TestAgentNewHintsWork(t *testing.T) {
+	c := newCLI(t)
+	c.env["HOME"] = t.TempDir()
+	c.env["XDG_RUNTIME_DIR"] = t.TempDir()
+	c.env[secrets.EnvStorePassphrase] = "hints"
+	dir := filepath.Join(t.TempDir(), "bot")
+	out := c.mustRun("", "agent", "new", "bot", "--template", "quoter", "--dir", dir)
+	if !strings.Contains(out, "wallet   file:pitboss-bot") {
+		t.Fatalf("without a keyring the wallet is not in the file store:\n%s", out)
+	}
+	var ran []string
+	for _, line := range strings.Split(out, "\n") {
+		cmd, ok := strings.CutPrefix(line, "  pitboss ")
+		if !ok {
+			continue
+		}
+		args := strings.Fields(stripComment(cmd))
+		if args[0] == "run" {
+			args = append([]string{"run", "--clock", "sim", "--duration", "10m"}, args[1:]...)
+		}
+		if code, stdout, stderr := c.run("", args...); code != 0 {
+			t.Fatalf("the hint 'pitboss %s' fails: exit %d\n%s%s", cmd, code, stdout, stderr)
+		}
+		ran = append(ran, args[0])
+	}
+	if strings.Join(ran, ",") != "run,backtest,wallet" {
+		t.Fatalf("ran the hints %v; want run, backtest and wallet new:\n%s", ran, out)
+	}
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/pitbossdev/pitboss/api"
 	"github.com/pitbossdev/pitboss/market"
 	"github.com/pitbossdev/pitboss/policies"
+	"github.com/pitbossdev/pitboss/runtime/wire"
 )
 
 func init() {
@@ -192,7 +193,10 @@ func (d *doctorRun) finish(asJSON bool) error {
 
 func (d *doctorRun) print(w io.Writer) {
 	head := "pitboss doctor"
-	if d.v != nil {
+	switch {
+	case d.v != nil && d.v.spec != nil && d.v.spec.Venue.Kind == agents.VenueEmbedded:
+		head += ": the embedded venue (inside the agent's process)"
+	case d.v != nil:
 		head += ": venue " + d.v.describe()
 	}
 	if d.report.Wallet != "" {
@@ -439,8 +443,21 @@ func (d *doctorRun) checkWallet(ctx context.Context, wf *walletFlags) {
 	}
 	d.ref = ref
 	d.report.Wallet = ref.String()
+	if spec := d.v.spec; spec != nil && spec.Venue.Kind == agents.VenueEmbedded {
+		// Dry or live, the embedded venue trades a paper address derived from the
+		// reference: no store is opened, nothing is unlocked.
+		d.add("wallet", checkOK, fmt.Sprintf("%s is a label on the embedded venue: agent %s trades the paper address %s, no key is used",
+			ref, spec.Name, checksum(wire.PaperAddress(spec.Wallet))), "")
+		return
+	}
 	a, err := d.env.resolver(&wf.passFD).WalletAddress(ctx, ref)
 	if err != nil {
+		if spec := d.v.spec; spec != nil && spec.DryRun() {
+			// A dry run never opens the wallet: only going live needs it.
+			d.add("wallet", checkWarn, fmt.Sprintf("%s does not resolve (not needed for a dry run, which trades a paper address; needed to go live): %v",
+				ref, err), walletFix(ref, err))
+			return
+		}
 		d.add("wallet", checkFail, fmt.Sprintf("%s does not resolve: %v", ref, err), walletFix(ref, err))
 		return
 	}
@@ -461,6 +478,9 @@ func walletFix(ref secrets.Ref, err error) string {
 		}
 		return "create it with 'pitboss wallet new --keyring " + ref.Name + "' (or import one); 'pitboss wallet list' shows what exists"
 	case secrets.SchemeFile:
+		if errors.Is(err, secrets.ErrNoPassphrase) {
+			return "give the file store's passphrase: --store-passphrase-fd N, or $" + secrets.EnvStorePassphrase + ", or run on a terminal"
+		}
 		return "create it with 'pitboss wallet new --file " + ref.Name + "' (or import one); the file store needs $" + secrets.EnvStorePassphrase + " or a terminal"
 	case secrets.SchemeEnv:
 		return "set the environment variable " + ref.Name + " (a hex key: CI and throwaway wallets only)"

@@ -14,6 +14,7 @@ import (
 
 	"github.com/pitbossdev/pitboss/adapters/auth"
 	"github.com/pitbossdev/pitboss/adapters/clob"
+	"github.com/pitbossdev/pitboss/adapters/secrets"
 )
 
 // skewedClock is the system clock off by d: a computer whose clock is wrong.
@@ -246,7 +247,29 @@ func TestDoctorReadsTheAgentFile(t *testing.T) {
 		out := c.must("doctor", filepath.Join(dir, "agent.yaml"))
 		expectCheck(t, out, "agent file", checkOK, "dry-run on the embedded venue")
 		expectCheck(t, out, "services", checkSkip, "embedded exchange")
-		expectCheck(t, out, "wallet", checkOK, testAddress)
+		expectCheck(t, out, "wallet", checkOK, "env:BOT_KEY is a label on the embedded venue", "no key is used")
+	})
+	// issue 15, item 10: the README's dry-run example passes on a host without a
+	// keyring (its keyring wallet is never opened), and a file store without its
+	// passphrase names the store's own flag and variable.
+	t.Run("the dry-run example on a host without a keyring", func(t *testing.T) {
+		code, out, errOut := c.run("", "doctor", quoterAgent)
+		if code != 0 || strings.Contains(out, "FAIL") {
+			t.Fatalf("exit %d\n%s%s", code, out, errOut)
+		}
+		expectCheck(t, out, "wallet", checkOK, "keyring:pitboss-quoter is a label on the embedded venue")
+	})
+	t.Run("a locked file store", func(t *testing.T) {
+		home, pass := c.env[secrets.EnvHome], c.env[secrets.EnvStorePassphrase]
+		defer func() { c.env[secrets.EnvHome], c.env[secrets.EnvStorePassphrase] = home, pass }()
+		c.env[secrets.EnvHome], c.env[secrets.EnvStorePassphrase] = t.TempDir(), "doctor"
+		c.must("wallet", "new", "--file", "locked")
+		delete(c.env, secrets.EnvStorePassphrase)
+		code, out, _ := c.run("", "doctor", "--wallet", "file:locked")
+		if code != 1 || strings.Contains(out, "--passphrase-fd") || strings.Contains(out, "documented environment variable") {
+			t.Fatalf("exit %d\n%s", code, out)
+		}
+		expectCheck(t, out, "wallet", checkFail, "the encrypted file store is locked", "--store-passphrase-fd N", "$"+secrets.EnvStorePassphrase)
 	})
 	t.Run("an agent file with problems", func(t *testing.T) {
 		bad := filepath.Join(t.TempDir(), "agent.yaml")

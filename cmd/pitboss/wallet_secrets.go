@@ -95,11 +95,11 @@ func newSecretEnv(io stdio, f *secretFlags) (*secretEnv, error) {
 		e.kdf = *kdfForTests
 	}
 	e.keyring = secrets.NewKeyring(secrets.WithKeyringEnv(io.getenv), secrets.WithKeyringLockFile(e.layout.KeyringLockFile()))
-	storePass := secrets.PassphraseChain(
+	storePass := namedSources(secrets.PassphraseChain(
 		e.fds.passphrase(&f.storePassFD),
 		secrets.PassphraseFromEnv(secrets.EnvStorePassphrase, io.getenv),
 		secrets.TerminalPassphrase(e.tty(), io.stderr),
-	)
+	), "the encrypted file store is locked: give its passphrase with --store-passphrase-fd N or $"+secrets.EnvStorePassphrase+", or run on a terminal")
 	e.file = secrets.NewFileVault(e.layout.StoreFile(), storePass, secrets.WithFileKDF(e.kdf))
 	return e, nil
 }
@@ -122,12 +122,31 @@ func (e *secretEnv) tty() *os.File {
 // keystorePassphrase is where keystore passphrases come from: the descriptor flag,
 // then $PITBOSS_KEYSTORE_PASSPHRASE, then a terminal prompt.
 func (e *secretEnv) keystorePassphrase(fd *fdFlag) secrets.PassphraseFunc {
-	return secrets.PassphraseChain(
+	return namedSources(secrets.PassphraseChain(
 		e.fds.passphrase(fd),
 		secrets.PassphraseFromEnv(secrets.EnvKeystorePassphrase, e.io.getenv),
 		secrets.TerminalPassphrase(e.tty(), e.io.stderr),
-	)
+	), "the keystore file is locked: give its passphrase with --passphrase-fd N or $"+secrets.EnvKeystorePassphrase+", or run on a terminal")
 }
+
+// namedSources makes fn's "no passphrase" say which flag and variable supply this
+// passphrase (the store's and a keystore's have their own); the error still is
+// secrets.ErrNoPassphrase for errors.Is.
+func namedSources(fn secrets.PassphraseFunc, msg string) secrets.PassphraseFunc {
+	return func(ctx context.Context, req secrets.PassphraseRequest) (secrets.Secret, error) {
+		s, err := fn(ctx, req)
+		if errors.Is(err, secrets.ErrNoPassphrase) {
+			return s, noPassphrase(msg)
+		}
+		return s, err
+	}
+}
+
+// noPassphrase is secrets.ErrNoPassphrase with a message that names the sources.
+type noPassphrase string
+
+func (e noPassphrase) Error() string        { return string(e) }
+func (e noPassphrase) Is(target error) bool { return target == secrets.ErrNoPassphrase }
 
 // resolver returns a Resolver over every store, with keystore passphrases from fd.
 func (e *secretEnv) resolver(fd *fdFlag) *secrets.Resolver {
