@@ -66,6 +66,9 @@ type exchangeEnv struct {
 	// otherwise they need OperatorToken ("" when there is none: closed).
 	SimOpen       bool
 	OperatorToken string
+	// Addr is the CLOB service's --addr as given: the services' "auto" addresses
+	// derive from it (serviceAddr).
+	Addr string
 }
 
 // exchangeService is an extra listener of `pitboss exchange` (the catalogue, data
@@ -401,7 +404,7 @@ func serveExchange(ctx context.Context, io stdio, f exchangeFlags, parts exchang
 	}
 	conns := server.NewConnLimit(f.connsPerIP, 0, cfg.TrustedProxies)
 	env := exchangeEnv{Host: h, Server: srv, Hub: hub, Catalog: cfg.Catalog, Logger: log, Clock: clock, Conns: conns,
-		SimOpen: f.sim, OperatorToken: token}
+		SimOpen: f.sim, OperatorToken: token, Addr: f.addr}
 	for _, hk := range parts.Hooks {
 		if hk.Mount != nil {
 			if err := hk.Mount(env); err != nil {

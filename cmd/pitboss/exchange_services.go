@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"strconv"
 
 	"github.com/pitbossdev/pitboss/market"
 	"github.com/pitbossdev/pitboss/sandbox/bridge"
@@ -30,10 +31,34 @@ type servicesRun struct {
 	bridge *bridge.Bridge
 }
 
-// serviceAddrDefaults are the default listen addresses of the catalogue, data and
-// bridge services (issue 5). Tests of this package use port 0 (see
-// exchange_services_test.go), so that they never collide on the fixed ports.
-var serviceAddrDefaults = [3]string{"127.0.0.1:8081", "127.0.0.1:8082", "127.0.0.1:8083"}
+// autoAddr is the default listen address of the catalogue, data and bridge
+// services: derived from --addr (serviceAddr), so that a second exchange started
+// with only --addr collides with nothing.
+const autoAddr = "auto"
+
+// serviceAddr resolves a service's listen address: "auto" is --addr's host with
+// its port + offset (1, 2, 3: 127.0.0.1:8081–8083 with the default --addr), or
+// port 0 when --addr's is 0 (each service then gets a free port of its own);
+// anything else is used as given ("" is off).
+func serviceAddr(flagName, value, clobAddr string, offset int) (string, error) {
+	if value != autoAddr {
+		return value, nil
+	}
+	host, port, err := net.SplitHostPort(clobAddr)
+	if err != nil {
+		return "", fmt.Errorf("--%s auto: --addr %q: %w", flagName, clobAddr, err)
+	}
+	p, err := strconv.Atoi(port)
+	switch {
+	case err != nil:
+		return "", fmt.Errorf("--%s auto: --addr %q has no numeric port: give --%s", flagName, clobAddr, flagName)
+	case p == 0:
+		return net.JoinHostPort(host, "0"), nil
+	case p+offset > 65535:
+		return "", fmt.Errorf("--%s auto: --addr port %d + %d is not a port: give --%s", flagName, p, offset, flagName)
+	}
+	return net.JoinHostPort(host, strconv.Itoa(p+offset)), nil
+}
 
 func init() {
 	registerExchangeParts(func() exchangeParts {
@@ -50,9 +75,9 @@ func init() {
 }
 
 func (s *servicesRun) flags(fs *flag.FlagSet) {
-	fs.StringVar(&s.catalogueAddr, "catalogue-addr", serviceAddrDefaults[0], "listen address of the catalogue service (events, markets, tags, comments, square); empty: off")
-	fs.StringVar(&s.dataAddr, "data-addr", serviceAddrDefaults[1], "listen address of the data service (positions, activity, leaderboard); empty: off")
-	fs.StringVar(&s.bridgeAddr, "bridge-addr", serviceAddrDefaults[2], "listen address of the bridge service (deposits, withdrawals, BNB swaps); empty: off")
+	fs.StringVar(&s.catalogueAddr, "catalogue-addr", autoAddr, "listen address of the catalogue service (events, markets, tags, comments, square); auto: --addr's host and port + 1 (127.0.0.1:8081; a free port when --addr's is 0); empty: off")
+	fs.StringVar(&s.dataAddr, "data-addr", autoAddr, "listen address of the data service (positions, activity, leaderboard); auto: --addr's host and port + 2 (127.0.0.1:8082); empty: off")
+	fs.StringVar(&s.bridgeAddr, "bridge-addr", autoAddr, "listen address of the bridge service (deposits, withdrawals, BNB swaps); auto: --addr's host and port + 3 (127.0.0.1:8083); empty: off")
 	fs.StringVar(&s.withdrawFee, "bridge-withdraw-fee", bridge.DefaultWithdrawFee.String(), "bridge withdrawal fee, in platform tokens")
 	fs.StringVar(&s.bnbPrice, "bridge-bnb-price", bridge.DefaultBNBPrice.String(), "simulated price of 1 BNB in platform tokens (swaps)")
 }
@@ -82,8 +107,14 @@ var (
 	_ bridge.Authenticator    = (*server.Server)(nil)
 )
 
-// listen starts a listener for addr ("" is off) and returns its URL and serve function.
-func listen(flagName, addr string, h http.Handler, env exchangeEnv) (string, func(context.Context) error, error) {
+// listen starts a listener for addr ("" is off; "auto" derives it from --addr:
+// offset is the service's place after the CLOB's port) and returns its URL and
+// serve function.
+func listen(flagName, addr string, offset int, h http.Handler, env exchangeEnv) (string, func(context.Context) error, error) {
+	addr, err := serviceAddr(flagName, addr, env.Addr, offset)
+	if err != nil {
+		return "", nil, err
+	}
 	if addr == "" {
 		return "", nil, nil
 	}
@@ -99,7 +130,7 @@ func listen(flagName, addr string, h http.Handler, env exchangeEnv) (string, fun
 
 func (s *servicesRun) startData(_ context.Context, env exchangeEnv) (string, func(context.Context) error, error) {
 	s.index.SetCatalog(env.Catalog)
-	return listen("data-addr", s.dataAddr, s.index.Handler(), env)
+	return listen("data-addr", s.dataAddr, 2, s.index.Handler(), env)
 }
 
 func (s *servicesRun) startCatalogue(_ context.Context, env exchangeEnv) (string, func(context.Context) error, error) {
@@ -111,7 +142,7 @@ func (s *servicesRun) startCatalogue(_ context.Context, env exchangeEnv) (string
 	if env.Hub != nil {
 		cfg.Comments, cfg.CommentsWS = env.Hub, env.Hub.CommentsHandler()
 	}
-	return listen("catalogue-addr", s.catalogueAddr, catalogue.New(cfg).Handler(env.Host), env)
+	return listen("catalogue-addr", s.catalogueAddr, 1, catalogue.New(cfg).Handler(env.Host), env)
 }
 
 func (s *servicesRun) startBridge(ctx context.Context, env exchangeEnv) (string, func(context.Context) error, error) {
@@ -129,5 +160,5 @@ func (s *servicesRun) startBridge(ctx context.Context, env exchangeEnv) (string,
 	if env.Server != nil {
 		auth = env.Server
 	}
-	return listen("bridge-addr", s.bridgeAddr, s.bridge.Handler(env.Host, auth), env)
+	return listen("bridge-addr", s.bridgeAddr, 3, s.bridge.Handler(env.Host, auth), env)
 }

@@ -15,9 +15,6 @@ import (
 	"github.com/pitbossdev/pitboss/sandbox/bridge"
 )
 
-// Tests of this package never bind the services' fixed default ports.
-func init() { serviceAddrDefaults = [3]string{"127.0.0.1:0", "127.0.0.1:0", "127.0.0.1:0"} }
-
 func TestExchangeStartsTheCatalogueDataAndBridgeServices(t *testing.T) {
 	env := map[string]string{envOperatorToken: "test-operator-token"}
 	r := startExchangeEnv(t, env, "--addr", "127.0.0.1:0", "--ephemeral")

@@ -11,6 +11,7 @@ import (
 	"os"
 	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -23,6 +24,7 @@ import (
 	"github.com/pitbossdev/pitboss/adapters/secrets"
 	"github.com/pitbossdev/pitboss/agents"
 	"github.com/pitbossdev/pitboss/market"
+	"github.com/pitbossdev/pitboss/sandbox/server"
 )
 
 // This file holds `pitboss keys` and the venue plumbing that the account commands
@@ -153,7 +155,11 @@ func (f *venueFlags) resolve(io stdio) (*venue, error) {
 		}
 	}
 	for i, s := range serviceInfo {
-		u := firstNonEmpty(f.urls[i], fromAgent[i], io.getenv(s.env), s.def)
+		u := firstNonEmpty(f.urls[i], fromAgent[i], io.getenv(s.env))
+		if u == "" && i != svcCLOB {
+			u = localServiceURL(v.urls[svcCLOB], i)
+		}
+		u = firstNonEmpty(u, s.def)
 		if err := checkServiceURL(u); err != nil {
 			return nil, usagef("--%s %q: %v", s.flag, u, err)
 		}
@@ -175,6 +181,22 @@ func (f *venueFlags) resolve(io stdio) (*venue, error) {
 	}
 	v.log = newCommandLogger(io, lvl)
 	return v, nil
+}
+
+// localServiceURL is the URL of service i of a local exchange whose CLOB service is
+// at clobURL, as `pitboss exchange --addr` places them (its port + i), or "" when
+// clobURL is not a loopback URL with a port (a remote venue names each service).
+func localServiceURL(clobURL string, i int) string {
+	u, err := url.Parse(clobURL)
+	if err != nil || u.Port() == "" || !server.IsLoopback(u.Host) {
+		return ""
+	}
+	p, err := strconv.Atoi(u.Port())
+	if err != nil || p+i > 65535 {
+		return ""
+	}
+	u.Host = net.JoinHostPort(u.Hostname(), strconv.Itoa(p+i))
+	return u.String()
 }
 
 // remote fails when the venue came from an agent file that trades in-process and
