@@ -665,3 +665,31 @@ func TestTagByID(t *testing.T) {
 		t.Fatal("unknown tag id")
 	}
 }
+
+// TestPostingIsPaced: an author posts at most PostBurst comments and messages in
+// any PostWindow (429 beyond, nothing recorded); another author is not affected;
+// the window slides.
+func TestPostingIsPaced(t *testing.T) {
+	r := newRig(t, "", nil)
+	defer r.stop()
+	author, other := market.Address{0xaa}, market.Address{0xbb}
+	post := func(who market.Address, i int) int {
+		st, _ := r.do("POST", "/square/messages", map[string]string{"content": fmt.Sprintf("message %d", i)}, who)
+		return st
+	}
+	for i := range PostBurst {
+		if st := post(author, i); st != 200 {
+			t.Fatalf("post %d: %d", i, st)
+		}
+	}
+	if st := post(author, PostBurst); st != 429 {
+		t.Fatalf("post %d within the window: %d, want 429", PostBurst, st)
+	}
+	if st := post(other, 0); st != 200 {
+		t.Fatalf("another author: %d", st)
+	}
+	r.now.Add(PostWindow)
+	if st := post(author, PostBurst+1); st != 200 {
+		t.Fatalf("after the window: %d", st)
+	}
+}

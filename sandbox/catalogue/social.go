@@ -140,6 +140,12 @@ func (s *Service) postDurably(ctx context.Context, h Host, p post, check func(tx
 			}
 		}
 		p.TimeMs = tx.Now()
+		s.posts.mu.RLock()
+		ok := s.posts.st.paced(p.Author, p.TimeMs)
+		s.posts.mu.RUnlock()
+		if !ok {
+			return market.Errorf(market.CodeRateLimited)
+		}
 		rec, _ := json.Marshal(p)
 		if err := tx.Record(ExtensionName, rec); err != nil {
 			return err

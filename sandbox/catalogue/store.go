@@ -40,11 +40,38 @@ type post struct {
 
 // store is the catalogue service's durable state: posts in creation order.
 type store struct {
-	Posts []*post `json:"posts"`
-	byID  map[string]*post
+	Posts  []*post `json:"posts"`
+	byID   map[string]*post
+	recent map[market.Address][]int64 // the times of an author's last PostBurst posts (the pacing)
 }
 
-func newStore() *store { return &store{byID: map[string]*post{}} }
+// Posting pace: an author posts at most PostBurst comments and messages in any
+// PostWindow (429 "rate limit exceeded" beyond), so that one wallet cannot grow the
+// journal without bound.
+const (
+	PostBurst  = 30
+	PostWindow = 10 * 60 * 1000 // ms
+)
+
+func newStore() *store {
+	return &store{byID: map[string]*post{}, recent: map[market.Address][]int64{}}
+}
+
+// note remembers p's time among its author's recent posts.
+func (s *store) note(p *post) {
+	r := append(s.recent[p.Author], p.TimeMs)
+	if len(r) > PostBurst {
+		r = r[len(r)-PostBurst:]
+	}
+	s.recent[p.Author] = r
+}
+
+// paced reports whether author may post at now: fewer than PostBurst posts since
+// now − PostWindow.
+func (s *store) paced(author market.Address, now int64) bool {
+	r := s.recent[author]
+	return len(r) < PostBurst || r[len(r)-PostBurst] <= now-PostWindow
+}
 
 var errPost = errors.New("catalogue: invalid post record")
 
@@ -63,6 +90,7 @@ func (s *store) apply(p *post) error {
 	p.ID = strconv.Itoa(len(s.Posts) + 1)
 	s.Posts = append(s.Posts, p)
 	s.byID[p.ID] = p
+	s.note(p)
 	return nil
 }
 
@@ -86,6 +114,7 @@ func restoreStore(data []byte) (*store, error) {
 			return nil, fmt.Errorf("catalogue: bad snapshot: post %d", i)
 		}
 		s.byID[p.ID] = p
+		s.note(p)
 	}
 	return s, nil
 }
