@@ -122,18 +122,24 @@ func rateKey(a netip.Addr) netip.Addr {
 // when the peer is a trusted proxy and the value is two letters; "" otherwise (no
 // restriction applies).
 func (t trust) country(r *http.Request) string {
-	if len(t) == 0 || !t.has(peerAddr(r)) {
-		return ""
-	}
-	c := r.Header.Get("Cf-Ipcountry")
-	if c == "" {
-		c = r.Header.Get("X-Country-Code")
-	}
-	c = strings.TrimSpace(c)
+	c := t.header(r, "Cf-Ipcountry", "X-Country-Code")
 	if len(c) != 2 || !isLetter(c[0]) || !isLetter(c[1]) {
 		return ""
 	}
 	return strings.ToUpper(c)
+}
+
+// header is the first non-empty of r's headers a and b (canonical names), trimmed,
+// when r's peer is a trusted proxy; "" otherwise.
+func (t trust) header(r *http.Request, a, b string) string {
+	if len(t) == 0 || !t.has(peerAddr(r)) {
+		return ""
+	}
+	v := r.Header.Get(a)
+	if v == "" {
+		v = r.Header.Get(b)
+	}
+	return strings.TrimSpace(v)
 }
 
 func isLetter(b byte) bool { return b|0x20 >= 'a' && b|0x20 <= 'z' }
@@ -141,14 +147,7 @@ func isLetter(b byte) bool { return b|0x20 >= 'a' && b|0x20 <= 'z' }
 // region is the request's region from CF-Region-Code or X-Region-Code, when the peer
 // is a trusted proxy and the value is a short code of letters and digits; "" otherwise.
 func (t trust) region(r *http.Request) string {
-	if len(t) == 0 || !t.has(peerAddr(r)) {
-		return ""
-	}
-	v := r.Header.Get("Cf-Region-Code")
-	if v == "" {
-		v = r.Header.Get("X-Region-Code")
-	}
-	v = strings.TrimSpace(v)
+	v := t.header(r, "Cf-Region-Code", "X-Region-Code")
 	if len(v) > 8 {
 		return ""
 	}

@@ -80,9 +80,7 @@ func (c *replayCache) check(key, sig, ts string, now int64) error {
 		return market.Errorf(market.CodeL2Failure) // the verifier accepted it: unreachable
 	}
 	exp := sec*1000 + c.win
-	kh := maphash.String(c.seeds[0], key)
-	id := sigID{maphash.String(c.seeds[1], key+"\x00"+sig), maphash.String(c.seeds[2], sig+"\x00"+key)}
-	sh := &c.shards[kh%uint64(len(c.shards))]
+	sh, kh, id := c.locate(key, sig)
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
 	if e, ok := sh.seen[id]; ok {
@@ -101,6 +99,13 @@ func (c *replayCache) check(key, sig, ts string, now int64) error {
 	sh.count[kh]++
 	c.n.Add(1)
 	return nil
+}
+
+// locate returns the shard of key, the key's hash and the signature's id.
+func (c *replayCache) locate(key, sig string) (*replayShard, uint64, sigID) {
+	kh := maphash.String(c.seeds[0], key)
+	id := sigID{maphash.String(c.seeds[1], key+"\x00"+sig), maphash.String(c.seeds[2], sig+"\x00"+key)}
+	return &c.shards[kh%uint64(len(c.shards))], kh, id
 }
 
 func (sh *replayShard) remove(c *replayCache, id sigID, e replayEntry) {
@@ -124,9 +129,7 @@ func (sh *replayShard) sweep(c *replayCache, now int64) {
 // the same signed request may be tried again (a signature is used up by a request
 // that succeeds, not by one that was refused or failed).
 func (c *replayCache) forget(key, sig string) {
-	kh := maphash.String(c.seeds[0], key)
-	id := sigID{maphash.String(c.seeds[1], key+"\x00"+sig), maphash.String(c.seeds[2], sig+"\x00"+key)}
-	sh := &c.shards[kh%uint64(len(c.shards))]
+	sh, _, id := c.locate(key, sig)
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
 	if e, ok := sh.seen[id]; ok {
