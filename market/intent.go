@@ -1,5 +1,7 @@
 package market
 
+import "unsafe"
+
 // IntentKind says what an agent intends to do. The set is closed: there is no
 // withdrawal, transfer or any other movement of funds out of the venue, by
 // construction (see docs/design).
@@ -55,4 +57,21 @@ type Intent struct {
 	Expiration int64   // Unix seconds, GTD only
 	OrderID    OrderID // IntentCancel of one specific order
 	Reason     string  // why the strategy wants it (rule or quote name), for the audit trail
+}
+
+// Same reports whether it and o are equal in every field (*it == *o), comparing
+// strings by their data pointer first: a strategy hands the same strings event
+// after event, so the usual equal intent costs no call to compare bytes.
+// TestSameComparesEveryField checks it against ==.
+func (it *Intent) Same(o *Intent) bool {
+	return it.Price == o.Price && it.Size == o.Size && it.Kind == o.Kind && it.Side == o.Side && it.Outcome == o.Outcome &&
+		it.Type == o.Type && it.PostOnly == o.PostOnly && it.Expiration == o.Expiration &&
+		Same(it.Key, o.Key) && Same(it.Token, o.Token) && Same(it.Market, o.Market) && Same(it.OrderID, o.OrderID) &&
+		Same(it.Reason, o.Reason)
+}
+
+// Same reports whether a == b, without comparing bytes when both are the same
+// string data (ids interned by a tape reader, strings a strategy hands again).
+func Same[S ~string](a, b S) bool {
+	return len(a) == len(b) && (unsafe.StringData(string(a)) == unsafe.StringData(string(b)) || a == b)
 }

@@ -42,7 +42,7 @@ func (p *pending) reset() {
 
 func (p *pending) token(t market.TokenID) *pendingToken {
 	for i := range p.tokens {
-		if same(p.tokens[i].token, t) {
+		if market.Same(p.tokens[i].token, t) {
 			return &p.tokens[i]
 		}
 	}
@@ -116,6 +116,11 @@ func (p *pending) addIntent(it *market.Intent, rep *market.Order, n market.Micro
 // the batch's first decision.
 func (c *Chain) Batch(s *market.State) *Batch {
 	b := &c.batch
+	// The last batch's trace and pending set are kept (Batch.Repeat): swapped,
+	// not copied.
+	c.lastPending, b.p = b.p, c.lastPending
+	c.trace, c.lastTrace = c.lastTrace[:0], c.trace
+	c.lastOK, c.traceOK = c.traceOK, true
 	b.c, b.state = c, s
 	b.p.reset()
 	b.topMarket, b.topMB = nil, nil

@@ -48,6 +48,13 @@ type Chain struct {
 	values  valuation
 	books   bookCache   // the books of the markets decided on (keep.go)
 	limits  []lastLimit // the last denial of each limit guard (guards.go)
+	// The memos of the decisions of the current batch and of the last one, in
+	// order, while every decision was one a memo remembers (traceOK, lastOK), and
+	// the last batch's pending set at its end: what Batch.Repeat replays.
+	trace, lastTrace []*memo
+	traceOK, lastOK  bool
+	lastPending      pending
+	repeats          uint64 // calls of Batch.Repeat
 	// revalidated counts the decisions kept over a move of the top of the books
 	// (keep.go), for tests.
 	revalidated uint64
@@ -203,6 +210,7 @@ func (c *Chain) evaluate(b *Batch, it *market.Intent, replaces market.OrderID, k
 			if d.Denied != nil || !d.Reused {
 				c.audit(s, it, d.Denied)
 			}
+			c.trace = append(c.trace, m)
 			return d
 		}
 	}
@@ -222,6 +230,11 @@ func (c *Chain) evaluate(b *Batch, it *market.Intent, replaces market.OrderID, k
 	d.Allowed = d.Denied == nil
 	if m != nil {
 		c.remember(b, m, v, replaces, order, keep, d.Denied, at, &b.p)
+	}
+	if m != nil && m.valid {
+		c.trace = append(c.trace, m)
+	} else {
+		c.traceOK = false
 	}
 	if d.Allowed {
 		b.p.add(v, keep)

@@ -2,7 +2,6 @@ package policies
 
 import (
 	"math"
-	"unsafe"
 
 	"github.com/pitbossdev/pitboss/market"
 )
@@ -71,6 +70,8 @@ type memo struct {
 	// Time is the event time the decision was last made or re-checked at.
 	env    Env
 	hasEnv bool
+	// rep is the Repeat call that last looked at the memo (Chain.repeats).
+	rep uint64
 }
 
 // top is the best bid and ask prices of both tokens of a market (0 when absent):
@@ -99,7 +100,7 @@ func (c *Chain) memoFor(b *Batch, it *market.Intent, replaces market.OrderID, ke
 	// A strategy asks for the same few keys on every event, and mostly with the
 	// same strings: recent finds them without hashing (memos are never removed).
 	for i := range c.recent {
-		if r := &c.recent[i]; r.m != nil && same(r.key, it.Key) {
+		if r := &c.recent[i]; r.m != nil && market.Same(r.key, it.Key) {
 			return r.m
 		}
 	}
@@ -141,7 +142,7 @@ func (c *Chain) order(s *market.State, m *memo, id market.OrderID) *market.Order
 func (c *Chain) reused(b *Batch, m *memo, it *market.Intent, replaces market.OrderID, rep *market.Order) (d Decision, ok bool) {
 	s := b.state
 	if !m.valid || m.state != s || m.version != c.version || m.epoch != c.epoch || m.keeps != replaces ||
-		b.posValue < m.posMin || b.posValue > m.posMax || !sameIntent(&m.it, it) || !m.p.equal(&b.p) {
+		b.posValue < m.posMin || b.posValue > m.posMax || !m.it.Same(it) || !m.p.equal(&b.p) {
 		return d, false
 	}
 	mb := b.booksOf(m)
@@ -165,20 +166,8 @@ func (c *Chain) reused(b *Batch, m *memo, it *market.Intent, replaces market.Ord
 		}
 		return Decision{Denied: m.denied, Reused: true}, true
 	}
-	if m.hasEnv {
-		timed := c.custom.timed && m.env.Time != s.Time
-		if timed {
-			m.env.Time = s.Time
-			if m.market.EndDate > 0 {
-				m.env.HoursToEnd = hoursToEnd(m.market, s.Time)
-			}
-		}
-		if moved {
-			m.env.setBooks(books, m.outcome)
-		}
-		if (timed || moved && c.custom.booked) && !c.custom.allow(&m.env, timed, moved) {
-			return d, false // a new decision: made in full, and audited
-		}
+	if m.hasEnv && !c.recheck(m, s, books, moved) {
+		return d, false // a new decision: made in full, and audited
 	}
 	b.p.addIntent(it, rep, m.notional, m.market, true)
 	if moved {
@@ -187,6 +176,72 @@ func (c *Chain) reused(b *Batch, m *memo, it *market.Intent, replaces market.Ord
 		return Decision{Allowed: true}, true
 	}
 	return Decision{Allowed: true, Reused: true}, true
+}
+
+// recheck re-runs, on m's environment brought to the time of s (and, when the top
+// moved, to books), the custom guards of the allowance m remembers that read what
+// changed, and reports whether they still allow.
+func (c *Chain) recheck(m *memo, s *market.State, books [2]*market.Book, moved bool) bool {
+	timed := c.custom.timed && m.env.Time != s.Time
+	if timed {
+		m.env.Time = s.Time
+		if m.market.EndDate > 0 {
+			m.env.HoursToEnd = hoursToEnd(m.market, s.Time)
+		}
+	}
+	if moved {
+		m.env.setBooks(books, m.outcome)
+	}
+	return !(timed || moved && c.custom.booked) || c.custom.allow(&m.env, timed, moved)
+}
+
+// Repeat is for a batch that repeats the last one: the caller is about to check
+// the same n intents, in the same order, each as it did in the last batch (kept
+// with the same open order, or new), and no batch was started in between. Call it
+// right after Chain.Batch, before any evaluation. It reports whether every one of
+// those decisions would be reused unchanged (Decision.Reused: every input the
+// same, the top of the books included, the custom guards that read the time still
+// allowing at the new time); then it has made them — the denials audited as
+// evaluate audits a reused denial, the batch's pending set what the n
+// evaluations would leave — and the caller treats each intent as its last
+// decision. Otherwise nothing was decided and the caller evaluates as usual. It
+// is the per-intent reuse of reused, checked once per batch: the memo, the pending
+// set (the same decisions before it, so the same set) and the intent (the caller
+// compared it) are not looked at again.
+func (b *Batch) Repeat(n int) bool {
+	c, s := b.c, b.state
+	if !c.lastOK || len(c.lastTrace) != n || n == 0 || len(c.trace) != 0 || b.action != (Action{}) || !c.reuse ||
+		!c.versioned(s) {
+		return false
+	}
+	c.repeats++
+	for _, m := range c.lastTrace {
+		if m.rep == c.repeats {
+			return false // two decisions on one key: the memo holds only the second
+		}
+		m.rep = c.repeats
+		if !m.valid || m.state != s || m.version != c.version || m.epoch != c.epoch ||
+			b.posValue < m.posMin || b.posValue > m.posMax {
+			return false
+		}
+		b.booksOf(m)
+		if b.top != m.top {
+			return false
+		}
+		if m.denied == nil && m.hasEnv && !c.recheck(m, s, [2]*market.Book{}, false) {
+			m.valid = false // its environment moved on: decided anew, in full
+			return false
+		}
+	}
+	for _, m := range c.lastTrace {
+		if m.denied != nil {
+			c.audit(s, &m.it, m.denied)
+		}
+	}
+	// The batch is the last one again: its pending set and its trace.
+	b.p, c.lastPending = c.lastPending, b.p
+	c.trace, c.lastTrace = c.lastTrace, c.trace
+	return true
 }
 
 // remember records the decision just made on it in m, or forgets m when the
@@ -340,7 +395,7 @@ func (p *pending) equal(q *pending) bool {
 		return false
 	}
 	for i := range p.tokens {
-		if pt, qt := &p.tokens[i], &q.tokens[i]; pt.buys != qt.buys || pt.sells != qt.sells || !same(pt.token, qt.token) {
+		if pt, qt := &p.tokens[i], &q.tokens[i]; pt.buys != qt.buys || pt.sells != qt.sells || !market.Same(pt.token, qt.token) {
 			return false
 		}
 	}
@@ -356,21 +411,4 @@ func (p *pending) copyFrom(q *pending) {
 	tokens, replaced := append(p.tokens[:0], q.tokens...), append(p.replaced[:0], q.replaced...)
 	*p = *q
 	p.tokens, p.replaced = tokens, replaced
-}
-
-// sameIntent reports whether a and b are equal in every field (a == b), comparing
-// strings by their data pointer first: the strategy hands the same strings event
-// after event, so the usual equal intent costs no call to compare bytes.
-// TestSameIntentComparesEveryField checks it against ==.
-func sameIntent(a, b *market.Intent) bool {
-	return a.Price == b.Price && a.Size == b.Size && a.Kind == b.Kind && a.Side == b.Side && a.Outcome == b.Outcome &&
-		a.Type == b.Type && a.PostOnly == b.PostOnly && a.Expiration == b.Expiration &&
-		same(a.Key, b.Key) && same(a.Token, b.Token) && same(a.Market, b.Market) && same(a.OrderID, b.OrderID) &&
-		same(a.Reason, b.Reason)
-}
-
-// same reports whether a == b, without comparing bytes when both are the same
-// string data.
-func same[S ~string](a, b S) bool {
-	return len(a) == len(b) && (unsafe.StringData(string(a)) == unsafe.StringData(string(b)) || a == b)
 }

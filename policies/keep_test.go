@@ -4,9 +4,7 @@ import (
 	"fmt"
 	"maps"
 	"math/rand/v2"
-	"reflect"
 	"slices"
-	"strings"
 	"testing"
 
 	"github.com/pitbossdev/pitboss/market"
@@ -403,6 +401,12 @@ func checkKeptDecisions(t *testing.T, cfg Config, seed int64) {
 	rng := rand.New(rand.NewPCG(uint64(seed), 5))
 	fast, fastCol := newChain(t, cfg)
 	full, fullCol := newChain(t, cfg)
+	// rep is fast with Batch.Repeat tried before each batch whose intents are the
+	// last batch's: a batch it repeats must be one fast reuses in full.
+	rep, repCol := newChain(t, cfg)
+	var lastIntents [3]market.Intent
+	var lastRep [3]Decision
+	repeats := 0
 	s := fixture()
 	s.Time = (t0/1000+86_400)*1000 - 2*3_600_000 // two hours before cond's end
 	hold(s, yes, "20", "0.40")
@@ -430,6 +434,8 @@ func checkKeptDecisions(t *testing.T, cfg Config, seed int64) {
 	}
 	order("0xbid", market.Buy, m("0.44"))
 	order("0xask", market.Sell, m("0.48"))
+	extra := quote(yes, market.Buy, "0.43", "15")
+	extra.Key = "extra"
 	version := uint64(1)
 	topOf := func() top {
 		var t top
@@ -478,6 +484,7 @@ func checkKeptDecisions(t *testing.T, cfg Config, seed int64) {
 			}
 			fast.SetGeoblock(g)
 			full.SetGeoblock(g)
+			rep.SetGeoblock(g)
 		}
 		for _, it := range intents {
 			if rng.IntN(12) == 0 {
@@ -485,16 +492,46 @@ func checkKeptDecisions(t *testing.T, cfg Config, seed int64) {
 			}
 		}
 		fast.SetStateVersion(s, version)
-		fb, bb := fast.Batch(s), full.Batch(s)
+		rep.SetStateVersion(s, version)
+		fb, bb, rb := fast.Batch(s), full.Batch(s), rep.Batch(s)
+		same := true
+		for i, it := range intents {
+			same = same && *it == lastIntents[i]
+			lastIntents[i] = *it
+		}
+		repeated := same && rb.Repeat(len(intents))
+		if repeated {
+			repeats++
+		}
+
 		top := topOf()
 		for i, it := range intents {
 			var d, e Decision
+			var r Decision
 			switch i {
 			case 2:
 				d, e = fb.Evaluate(it), bb.Evaluate(it)
+				if !repeated {
+					r = rb.Evaluate(it)
+				}
 			default:
 				id := market.OrderID("0x" + it.Key)
 				d, e = fb.EvaluateKeeping(it, id), bb.EvaluateKeeping(it, id)
+				if !repeated {
+					r = rb.EvaluateKeeping(it, id)
+				}
+			}
+			if repeated {
+				r = lastRep[i]
+				r.Reused = true
+				if !d.Reused {
+					t.Fatalf("step %d, %s: the batch was repeated, but its decision is not reused: %v %q", step, it.Key, d.Allowed, guardOf(d))
+				}
+			}
+			lastRep[i] = r
+			if r.Allowed != d.Allowed || guardOf(r) != guardOf(d) || r.Reused != d.Reused {
+				t.Fatalf("step %d, %s: with repeated batches %v %q (reused %v), without %v %q (reused %v)", step, it.Key,
+					r.Allowed, guardOf(r), r.Reused, d.Allowed, guardOf(d), d.Reused)
 			}
 			decisions++
 			if d.Allowed != e.Allowed || guardOf(d) != guardOf(e) || d.Action != e.Action || e.Reused {
@@ -514,12 +551,33 @@ func checkKeptDecisions(t *testing.T, cfg Config, seed int64) {
 				want = append(want, fullCol.recs[len(fullCol.recs)-1])
 			}
 		}
+		if repeated && !rb.p.equal(&fb.p) { // what the intents left, as evaluations leave it
+			t.Fatalf("step %d: the repeated batch's pending set %+v, evaluated %+v", step, rb.p, fb.p)
+		}
+		// Sometimes one more buy in the batch: it is decided against what the
+		// batch's intents added, repeated or not.
+		if rng.IntN(3) == 0 {
+			extra.Size = market.Micros(5+rng.IntN(20)) * market.One
+			d, e, r := fb.Evaluate(extra), bb.Evaluate(extra), rb.Evaluate(extra)
+			if d.Allowed != e.Allowed || r.Allowed != e.Allowed || guardOf(d) != guardOf(e) || guardOf(r) != guardOf(e) {
+				t.Fatalf("step %d, a buy after the batch's intents (repeated %v): %q, %q, a full evaluation %q", step, repeated,
+					guardOf(d), guardOf(r), guardOf(e))
+			}
+			want = append(want, fullCol.recs[len(fullCol.recs)-1])
+		}
 	}
 	if !slices.Equal(fastCol.recs, want) {
 		t.Fatalf("audited %d records, want %d (those of the full evaluations but the reused allowances)", len(fastCol.recs), len(want))
 	}
+	if !slices.Equal(repCol.recs, fastCol.recs) {
+		t.Fatalf("with repeated batches %d records audited, without %d", len(repCol.recs), len(fastCol.recs))
+	}
+	if repeats < 20 {
+		t.Fatalf("%d batches repeated: Batch.Repeat is not exercised", repeats)
+	}
 	revalidated := int(fast.revalidated)
-	t.Logf("%d decisions: %d reused, %d kept over a move of the top; denied by %v", decisions, reused, revalidated, slices.Sorted(maps.Keys(seen)))
+	t.Logf("%d decisions: %d reused, %d kept over a move of the top, %d batches repeated; denied by %v", decisions, reused,
+		revalidated, repeats, slices.Sorted(maps.Keys(seen)))
 	for _, g := range []string{GuardPreflight, GuardPriceBand, GuardMarketPos, GuardGross, GuardGeoblock} {
 		if !seen[g] {
 			t.Errorf("no decision denied by %s: the stream does not reach it", g)
@@ -554,40 +612,5 @@ func TestADeniedQuoteIsKeptOverAMoveOfTheBook(t *testing.T) {
 	setTop(s, yes, "0.50", "0.52") // NO's best ask 0.50: the post-only bid crosses
 	if d := c.Batch(s).Evaluate(it); d.Denied == nil || d.Denied.Guard != GuardPreflight || c.revalidated != 1 {
 		t.Fatalf("after a move that crosses: %v (kept over a move %d times)", d.Err(), c.revalidated)
-	}
-}
-
-// TestSameIntentComparesEveryField checks sameIntent against ==: equal intents with
-// distinct string data are the same, and a change of any one field (found by
-// reflection, so that a field added to market.Intent is covered) is seen.
-func TestSameIntentComparesEveryField(t *testing.T) {
-	a := market.Intent{Kind: market.IntentQuote, Key: "bid", Market: cond, Token: yes, Outcome: market.No, Side: market.Sell,
-		Price: m("0.44"), Size: m("10"), Type: market.GTD, PostOnly: true, Expiration: 17, OrderID: "0xo", Reason: "why"}
-	b := a
-	b.Key, b.Token, b.Reason = strings.Clone(a.Key), market.TokenID(strings.Clone(string(a.Token))), strings.Clone(a.Reason)
-	if !sameIntent(&a, &b) || a != b {
-		t.Fatal("equal intents with distinct strings are not the same")
-	}
-	rt := reflect.TypeFor[market.Intent]()
-	for i := range rt.NumField() {
-		t.Run(rt.Field(i).Name, func(t *testing.T) {
-			c := a
-			f := reflect.ValueOf(&c).Elem().Field(i)
-			switch f.Kind() {
-			case reflect.String:
-				f.SetString(f.String() + "x")
-			case reflect.Bool:
-				f.SetBool(!f.Bool())
-			case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
-				f.SetInt(f.Int() + 1)
-			case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
-				f.SetUint(f.Uint() + 1)
-			default:
-				t.Fatalf("field of kind %v: teach this test and sameIntent about it", f.Kind())
-			}
-			if sameIntent(&a, &c) || a == c {
-				t.Fatalf("a change of %s is not seen", rt.Field(i).Name)
-			}
-		})
 	}
 }

@@ -17,18 +17,19 @@ import (
 // orders. Create it with New and run it with Run; Status and Control may be called
 // from any goroutine while it runs.
 type Agent struct {
-	cfg     Config
-	venue   Venue
-	feed    Feed
-	decider Decider
-	guards  Guards
-	keeper  Keeper // guards, when they implement it
-	store   Store
-	noStore bool // Deps.Store was nil: no checkpoints are built
-	sink    AuditSink
-	metrics Metrics
-	log     *zap.Logger
-	clock   Clock
+	cfg      Config
+	venue    Venue
+	feed     Feed
+	decider  Decider
+	guards   Guards
+	keeper   Keeper        // guards, when they implement it
+	repeater BatchRepeater // guards, when they implement it (repeat.go)
+	store    Store
+	noStore  bool // Deps.Store was nil: no checkpoints are built
+	sink     AuditSink
+	metrics  Metrics
+	log      *zap.Logger
+	clock    Clock
 
 	sync      bool      // venue calls run on the loop
 	prepLocal bool      // an asynchronous venue's Prepare runs on the loop (LocalPreparer)
@@ -45,6 +46,13 @@ type Agent struct {
 	// than market data applied (books, prints, time).
 	stVer uint64
 	out   []market.Intent
+	// The last pass, when it may be repeated, and what its repetition compares
+	// (repeat.go): acts counts changes of the agent's bookkeeping, batches the
+	// guard batches begun.
+	tr       passTrace
+	acts     uint64
+	batches  uint64
+	repeated uint64 // passes repeated (tests)
 	// local holds, in the order they happened, the events a Simulator emitted
 	// during a call and the answers of synchronous calls: handled after the pass
 	// that made the calls, a call's events before its answer.
@@ -136,6 +144,7 @@ func New(cfg Config, d Deps) (*Agent, error) {
 	_, a.evTime = a.clock.(eventClock)
 	a.noArrival = !readsArrival(a.clock, a.metrics)
 	a.keeper, _ = d.Guards.(Keeper)
+	a.repeater, _ = d.Guards.(BatchRepeater)
 	if s, ok := d.Venue.(Synchronous); ok && s.Synchronous() {
 		a.sync = true
 	}
@@ -650,9 +659,16 @@ func (a *Agent) decide(ev *market.Event) {
 		return
 	}
 	a.beginBatch()
+	if a.repeats(out) {
+		a.repeat(out)
+		return
+	}
+	a.beginTrace(out)
 	for i := range out {
 		a.intent(i, &out[i])
 	}
+	a.endTrace(out)
+	a.tr.ok = a.tr.ok && len(a.dirty) == 0
 	a.reconcileDirty()
 }
 
@@ -675,6 +691,7 @@ func (a *Agent) declareVersion() {
 
 // beginBatch starts a batch of guard checks over the current state.
 func (a *Agent) beginBatch() {
+	a.batches++
 	a.declareVersion()
 	if act := a.guards.Begin(&a.st); act.Any() {
 		a.pending = mergeAction(a.pending, act)
@@ -716,6 +733,7 @@ func (a *Agent) afterPass() {
 // fail records a strategy failure: no new orders, open orders cancelled, until an
 // operator resumes the agent.
 func (a *Agent) fail(err error) {
+	a.act()
 	msg := err.Error()
 	if a.failed == "" {
 		a.log.Error("strategy failed: no new orders until the failure is cleared", zap.Int64("t", a.st.Time), zap.Error(err))
@@ -732,6 +750,7 @@ func (a *Agent) fail(err error) {
 
 // onAction carries out a kill-switch action.
 func (a *Agent) onAction(act Action) {
+	a.act()
 	a.log.Warn("kill switch tripped", zap.Int64("t", a.st.Time), zap.String("reason", act.Reason),
 		zap.Bool("cancel_all", act.CancelAll), zap.Bool("flatten", act.Flatten), zap.Bool("halt", act.Halt))
 	if a.sink != nil {

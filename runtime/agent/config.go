@@ -100,6 +100,11 @@ type Config struct {
 	// nothing changes and a warning is logged.
 	ClearFailure bool
 
+	// FullPasses makes every pass walk its intents through the reconciler and the
+	// guards, never repeating the last pass (repeat.go): for tests that compare
+	// both ways.
+	FullPasses bool
+
 	// QueueSize bounds the events waiting between the feed and the loop (the
 	// feed waits when it is full). If zero, DefaultQueueSize (1024).
 	QueueSize int

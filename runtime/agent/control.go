@@ -73,6 +73,9 @@ func (a *Agent) Control(ctx context.Context, req ControlRequest) (RunState, erro
 
 func (a *Agent) handleControl(m controlMsg) {
 	req := m.req
+	if req.Op != OpStatus {
+		a.act() // the pass after it is not the last one again (repeat.go)
+	}
 	reason := req.Reason
 	if reason == "" {
 		reason = "operator"

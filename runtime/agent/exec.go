@@ -78,6 +78,9 @@ func (a *Agent) prepareHere(o *op) bool {
 // dispatch makes the venue call o: on the loop for a synchronous venue, else on an
 // executor.
 func (a *Agent) dispatch(o op) {
+	if o.kind != opHeartbeat {
+		a.act()
+	}
 	if a.sync {
 		r := &a.scratch
 		*r = result{op: o}

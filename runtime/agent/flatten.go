@@ -28,6 +28,7 @@ func (a *Agent) flattening(m market.ConditionID) bool {
 // startFlatten starts flattening market m (every market the agent trades or holds
 // when empty).
 func (a *Agent) startFlatten(m market.ConditionID, why string) {
+	a.act()
 	var ms []market.ConditionID
 	if m != "" {
 		ms = append(ms, m)

@@ -145,10 +145,13 @@ func (a *Agent) intent(i int, it *market.Intent) {
 	case market.IntentQuote:
 		s := a.quoteSlot(i, it)
 		s.want, s.hasWant = *it, true
-		if s.cur == nil || !s.cur.open() {
+		origin := s.cur == nil || !s.cur.open()
+		if origin {
 			s.origin = a.arrived
 		}
+		steps := len(a.tr.steps)
 		a.reconcile(s)
+		a.traceQuote(s, origin, steps)
 	case market.IntentCancel:
 		if it.OrderID != "" {
 			if r := a.byID[it.OrderID]; r != nil && r.open() && a.check(it, r.id).Allowed {
@@ -158,6 +161,7 @@ func (a *Agent) intent(i int, it *market.Intent) {
 		}
 		s := a.slots[it.Key]
 		if s == nil {
+			a.traceStep(nil, stepNone, nil)
 			return // nothing to withdraw: nothing to decide
 		}
 		s.hasWant = false
@@ -166,7 +170,9 @@ func (a *Agent) intent(i int, it *market.Intent) {
 				return
 			}
 		}
+		steps := len(a.tr.steps)
 		a.reconcile(s)
+		a.traceQuote(s, false, steps)
 	case market.IntentTake:
 		a.take(it)
 	case market.IntentCancelAll:
@@ -254,12 +260,17 @@ func (a *Agent) reconcile(s *slot) {
 	rc := &a.cfg.Reconcile
 	plan := PlanQuote(want, live, inFlight, a.st.Time, a.slotTick(s), rc.ToleranceTicks, rc.SizeTolerance)
 	switch plan {
+	case PlanNone:
+		a.traceStep(s, stepNone, nil)
 	case PlanCancel:
 		a.cancel(s.cur, "withdrawn")
 	case PlanKeep:
 		switch v := a.checkKeep(want, s.cur.id); {
 		case v.Allowed:
 			s.denied = ""
+			if !v.Action.Any() {
+				a.traceStep(s, stepKeep, nil)
+			}
 		case !v.RateLimited:
 			a.denied(s, want, &v)
 			a.cancel(s.cur, "denied by "+v.Guard)
@@ -271,6 +282,9 @@ func (a *Agent) reconcile(s *slot) {
 		v := a.check(want, "")
 		if !v.Allowed {
 			a.denied(s, want, &v)
+			if !v.RateLimited && !v.Action.Any() {
+				a.traceStep(s, stepDenied, &v)
+			}
 			return
 		}
 		op := "place"
@@ -410,6 +424,7 @@ func (a *Agent) cancel(r *orderRec, why string) {
 // empty) with one venue call, and drops the wants of their quotes (the strategy
 // states them again on its next evaluation).
 func (a *Agent) cancelAll(m market.ConditionID, why string) {
+	a.act()
 	n := 0
 	for _, r := range a.open {
 		if !r.open() || m != "" && r.req.Market != m {
@@ -474,6 +489,7 @@ func (a *Agent) take(it *market.Intent) {
 }
 
 func (a *Agent) pause(why string) {
+	a.act()
 	if a.paused {
 		return
 	}
@@ -485,6 +501,9 @@ func (a *Agent) pause(why string) {
 
 // handleResult handles the answer to one venue call.
 func (a *Agent) handleResult(r *result) {
+	if r.op.kind != opHeartbeat {
+		a.act()
+	}
 	switch r.op.kind {
 	case opPlace:
 		a.onPlaced(r)
@@ -614,6 +633,7 @@ func backoffFor(failures int) int64 { return min(int64(500)<<min(failures, 6), 3
 // comes first; retrying within the same pass, against the same book, would be
 // refused again, for ever.
 func (a *Agent) hold(s *slot) {
+	a.act()
 	s.failures++
 	s.backoff = a.st.Time + backoffFor(s.failures)
 	if !s.waitData {

@@ -53,6 +53,9 @@ type Config struct {
 	// own goroutine, instead of inline (agent.InlineFeed): the way of the dry
 	// run's live feeds, for the tests that check both give the same results.
 	viaQueue bool
+	// fullPasses makes the agent walk every pass in full (agent.Config.FullPasses),
+	// for the same tests.
+	fullPasses bool
 }
 
 // Progress counts a run's events as it goes. Its methods are safe from any

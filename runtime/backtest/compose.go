@@ -117,7 +117,7 @@ func (p *parts) agent(feed agent.Feed, d agent.Decider) (*agent.Agent, error) {
 		return nil, err
 	}
 	cfg := agent.Config{ID: id, Wallet: p.wallet, DryRun: true, Markets: p.conds, Heartbeat: p.cfg.Spec.Heartbeat,
-		QueueSize: feedQueue}
+		QueueSize: feedQueue, FullPasses: p.cfg.fullPasses}
 	// No Store: a backtest keeps no checkpoint, so the agent never snapshots the
 	// paper account (agent.Persistent) either.
 	return agent.New(cfg, agent.Deps{Venue: p.venue, Feed: feed, Decider: d, Guards: p.guards,

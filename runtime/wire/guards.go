@@ -26,8 +26,9 @@ type Guards struct {
 }
 
 var (
-	_ agent.Guards = (*Guards)(nil)
-	_ agent.Keeper = (*Guards)(nil)
+	_ agent.Guards        = (*Guards)(nil)
+	_ agent.Keeper        = (*Guards)(nil)
+	_ agent.BatchRepeater = (*Guards)(nil)
 )
 
 // NewGuards builds the chain from cfg and opts.
@@ -94,6 +95,9 @@ func (g *Guards) CheckKeep(it *market.Intent, keeps market.OrderID) agent.Verdic
 	}
 	return verdict(g.batch.EvaluateKeeping(it, keeps))
 }
+
+// RepeatBatch implements agent.BatchRepeater (policies.Batch.Repeat).
+func (g *Guards) RepeatBatch(n int) bool { return g.batch != nil && g.batch.Repeat(n) }
 
 // noBatch denies a Check or CheckKeep made before Begin.
 var noBatch = agent.Verdict{Guard: "agent", Reason: "no batch started", Err: policies.ErrNotAllowed}

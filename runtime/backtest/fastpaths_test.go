@@ -12,12 +12,13 @@ import (
 	"github.com/pitbossdev/pitboss/sandbox/sim"
 )
 
-// TestInlineFeedGivesTheQueuesResults runs every example over the sample, and the
-// quoter over a simulated flow with latency, once with the events handed over through the
-// agent's queue (a dry run's way) and once inline (a backtest's): the reports, the
-// fills and the debug log of every decision, order and fill must be the same,
-// byte for byte.
-func TestInlineFeedGivesTheQueuesResults(t *testing.T) {
+// TestInlineFeedAndRepeatedPassesGiveTheSameResults runs every example over the
+// sample, and the quoter over a simulated flow with latency, once with the events
+// handed over through the agent's queue (a dry run's way) and every pass walked in
+// full, and once as a backtest runs (inline, passes that repeat the last one
+// repeated): the reports, the fills and the debug log of every decision, order
+// and fill must be the same, byte for byte.
+func TestInlineFeedAndRepeatedPassesGiveTheSameResults(t *testing.T) {
 	simSrc, err := NewSimSource(sim.TapeConfig{Seed: 3, Duration: time.Hour, Markets: sim.SyntheticMarkets(2, sim.DefaultTapeStart/1000)})
 	if err != nil {
 		t.Fatal(err)
@@ -33,14 +34,14 @@ func TestInlineFeedGivesTheQueuesResults(t *testing.T) {
 			}
 			t.Run(ex+"/"+data.name, func(t *testing.T) {
 				var out [2][4][]byte
-				for i, queued := range []bool{true, false} {
+				for i, slow := range []bool{true, false} {
 					var log bytes.Buffer
 					lg, err := wire.NewLogger(&log, wire.LogText, zapcore.DebugLevel, true)
 					if err != nil {
 						t.Fatal(err)
 					}
 					cfg := Config{Spec: loadAgent(t, filepath.Join("..", "..", "agents", "examples", ex, "agent.yaml")),
-						Source: data.src, Latency: data.latency, Logger: lg, viaQueue: queued}
+						Source: data.src, Latency: data.latency, Logger: lg, viaQueue: slow, fullPasses: slow}
 					r := render(t, run(t, cfg))
 					lg.Sync()
 					out[i] = [4][]byte{r[0], r[1], r[2], log.Bytes()}
@@ -50,7 +51,7 @@ func TestInlineFeedGivesTheQueuesResults(t *testing.T) {
 				}
 				for k, what := range []string{"json report", "html report", "fills", "log"} {
 					if !bytes.Equal(out[0][k], out[1][k]) {
-						t.Errorf("the %s differs between the queued and the inline feed (%d and %d bytes)", what, len(out[0][k]), len(out[1][k]))
+						t.Errorf("the %s differs between the slow and the fast paths (%d and %d bytes)", what, len(out[0][k]), len(out[1][k]))
 					}
 				}
 			})
