@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"go.uber.org/zap"
 
@@ -30,6 +31,9 @@ func TestExchangeOperatorToken(t *testing.T) {
 	}
 	raw, _ := os.ReadFile(file)
 	token := strings.TrimSpace(string(raw))
+	for deadline := time.Now().Add(10 * time.Second); !strings.Contains(r.out.String(), "operator token") && time.Now().Before(deadline); {
+		time.Sleep(5 * time.Millisecond) // printed after the listeners' URLs
+	}
 	if len(token) != 64 || !strings.Contains(r.out.String(), "operator token      "+file) || strings.Contains(r.out.String()+r.errOut.String(), token) {
 		t.Fatalf("token %q; output:\n%s", token, r.out)
 	}

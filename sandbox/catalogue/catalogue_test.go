@@ -666,9 +666,9 @@ func TestTagByID(t *testing.T) {
 	}
 }
 
-// TestPostingIsPaced: an author posts at most PostBurst comments and messages in
-// any PostWindow (429 beyond, nothing recorded); another author is not affected;
-// the window slides.
+// TestPostingIsPaced: an author posts a burst of PostBurst comments and messages,
+// then one per PostInterval (429 beyond, nothing recorded); another author is not
+// affected.
 func TestPostingIsPaced(t *testing.T) {
 	r := newRig(t, "", nil)
 	defer r.stop()
@@ -688,8 +688,11 @@ func TestPostingIsPaced(t *testing.T) {
 	if st := post(other, 0); st != 200 {
 		t.Fatalf("another author: %d", st)
 	}
-	r.now.Add(PostWindow)
+	r.now.Add(PostInterval)
 	if st := post(author, PostBurst+1); st != 200 {
-		t.Fatalf("after the window: %d", st)
+		t.Fatalf("an interval later: %d", st)
+	}
+	if st := post(author, PostBurst+2); st != 429 {
+		t.Fatalf("a second post within the interval: %d", st)
 	}
 }

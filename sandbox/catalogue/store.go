@@ -40,37 +40,32 @@ type post struct {
 
 // store is the catalogue service's durable state: posts in creation order.
 type store struct {
-	Posts  []*post `json:"posts"`
-	byID   map[string]*post
-	recent map[market.Address][]int64 // the times of an author's last PostBurst posts (the pacing)
+	Posts []*post `json:"posts"`
+	byID  map[string]*post
+	tat   map[market.Address]int64 // an author's pacing: the theoretical arrival time of its next post (ms)
 }
 
-// Posting pace: an author posts at most PostBurst comments and messages in any
-// PostWindow (429 "rate limit exceeded" beyond), so that one wallet cannot grow the
-// journal without bound.
+// Posting pace: an author posts at most one comment or message per PostInterval on
+// average, after a burst of PostBurst (a generic cell rate algorithm; 429 "rate
+// limit exceeded" beyond), so that one wallet cannot grow the journal faster. The
+// pacing is derived from the posts' times, so replay and snapshots rebuild it.
 const (
-	PostBurst  = 30
-	PostWindow = 10 * 60 * 1000 // ms
+	PostBurst    = 30
+	PostInterval = 1000 // ms
 )
 
 func newStore() *store {
-	return &store{byID: map[string]*post{}, recent: map[market.Address][]int64{}}
+	return &store{byID: map[string]*post{}, tat: map[market.Address]int64{}}
 }
 
-// note remembers p's time among its author's recent posts.
+// note counts p in its author's pacing.
 func (s *store) note(p *post) {
-	r := append(s.recent[p.Author], p.TimeMs)
-	if len(r) > PostBurst {
-		r = r[len(r)-PostBurst:]
-	}
-	s.recent[p.Author] = r
+	s.tat[p.Author] = max(s.tat[p.Author], p.TimeMs) + PostInterval
 }
 
-// paced reports whether author may post at now: fewer than PostBurst posts since
-// now − PostWindow.
+// paced reports whether author may post at now.
 func (s *store) paced(author market.Address, now int64) bool {
-	r := s.recent[author]
-	return len(r) < PostBurst || r[len(r)-PostBurst] <= now-PostWindow
+	return s.tat[author] <= now+(PostBurst-1)*PostInterval
 }
 
 var errPost = errors.New("catalogue: invalid post record")
