@@ -105,15 +105,18 @@ func BenchmarkBacktest(b *testing.B) {
 // values of half_spread and size) once one run at a time and once on GOMAXPROCS
 // workers, in every iteration, and reports parallel-ratio, the parallel sweep's
 // wall time divided by the serial one's (the same runs, measured in the same
-// iteration), and its inverse, speedup. Run it with -cpu N for N cores.
+// iteration), and its inverse, speedup; cpu-ratio is the parallel sweep's CPU time
+// over the serial one's (1: running points at once costs no extra work, so on N
+// idle cores the wall time falls N-fold; on a machine other work keeps busy, the
+// wall-time ratio shows what was left over). Run it with -cpu N for N cores.
 func BenchmarkSweep(b *testing.B) {
 	spec, st, axes := sweepOf(b, quoterAgent, "half_spread=0.01:0.04:0.01", "size=5:20:5")
 	src := sample(b)
 	workers := runtime.GOMAXPROCS(0)
-	var serial, parallel time.Duration
+	var serial, parallel, serialCPU, parallelCPU time.Duration
 	for b.Loop() {
 		for _, w := range []int{1, workers} {
-			t0 := time.Now()
+			t0, c0 := time.Now(), cpuTime(b)
 			res, err := Sweep(context.Background(), SweepConfig{Base: Config{Spec: spec, Source: src, Strategy: st}, Axes: axes, Workers: w})
 			if err != nil {
 				b.Fatal(err)
@@ -121,14 +124,16 @@ func BenchmarkSweep(b *testing.B) {
 			if len(res.Rows) != 16 || res.Rows[0].Err != "" {
 				b.Fatalf("%d rows, first %q", len(res.Rows), res.Rows[0].Err)
 			}
+			wall, cpu := time.Since(t0), cpuTime(b)-c0
 			if w == 1 {
-				serial += time.Since(t0)
+				serial, serialCPU = serial+wall, serialCPU+cpu
 			} else {
-				parallel += time.Since(t0)
+				parallel, parallelCPU = parallel+wall, parallelCPU+cpu
 			}
 		}
 	}
 	b.ReportMetric(parallel.Seconds()/serial.Seconds(), "parallel-ratio")
 	b.ReportMetric(serial.Seconds()/parallel.Seconds(), "speedup")
+	b.ReportMetric(parallelCPU.Seconds()/serialCPU.Seconds(), "cpu-ratio")
 	b.ReportMetric(float64(workers), "workers")
 }
