@@ -129,11 +129,13 @@ func TestREADMELocalExchangeSession(t *testing.T) {
 				t.Fatal("README: watch before the exchange")
 			}
 			args := expand(line)[2:]
-			if len(args) != 2 {
-				t.Fatalf("README: watch %v: want a market's two tokens", args)
+			if len(args) != 1 {
+				t.Fatalf("README: watch %v: want one market", args)
 			}
-			out, _, stop := startWatch(t, append(args, "--url", "ws"+strings.TrimPrefix(lv.ex.url(t, "CLOB service"), "http"))...)
-			waitOutput(t, out, "a book", func(s string) bool { return strings.Count(s, " BOOK ") >= 2 })
+			out, _, stop := startWatchEnv(t, map[string]string{envCLOBURL: lv.ex.url(t, "CLOB service")}, args...)
+			waitOutput(t, out, "both books", func(s string) bool {
+				return strings.Contains(s, " BOOK     "+args[0]+" YES ") && strings.Contains(s, " BOOK     "+args[0]+" NO ")
+			})
 			if code := stop(); code != 0 {
 				t.Fatalf("watch exited %d", code)
 			}

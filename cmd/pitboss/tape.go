@@ -372,7 +372,7 @@ func runTapeInfo(ctx context.Context, args []string, io stdio) error {
 }
 
 // tapeLabels shortens the token ids of every market of every file, keeping them
-// distinct (as pitboss watch does).
+// distinct.
 func tapeLabels(files []fileInfoJSON) map[market.TokenID]string {
 	var toks []market.TokenID
 	seen := map[market.TokenID]bool{}
@@ -387,6 +387,27 @@ func tapeLabels(files []fileInfoJSON) map[market.TokenID]string {
 		}
 	}
 	return labelTokens(toks)
+}
+
+// labelTokens shortens long token ids for display, keeping them distinct.
+func labelTokens(toks []market.TokenID) map[market.TokenID]string {
+	out := map[market.TokenID]string{}
+	for n := 4; ; n += 2 {
+		seen := map[string]bool{}
+		dup := false
+		for _, t := range toks {
+			l := string(t)
+			if len(l) > 2*n+1 {
+				l = l[:n] + "…" + l[len(l)-n:]
+			}
+			dup = dup || seen[l]
+			seen[l] = true
+			out[t] = l
+		}
+		if !dup || n > 40 {
+			return out
+		}
+	}
 }
 
 func printTapeInfo(w io.Writer, out *tapeInfoJSON) {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -16,54 +17,60 @@ func init() {
 	register(command{name: "watch", summary: "print a live market stream (books, changes, trades) from the WebSocket market channel", run: runWatch})
 }
 
-const watchUsage = `[--url ws://127.0.0.1:8080] [--json] [--depth N] TOKEN...
+const watchUsage = `[venue flags] [--url ws://HOST:PORT] [--json] [--depth N] MARKET...
 
-Connects to the market channel of the service (by default the local exchange of
-'pitboss exchange'), subscribes to the token ids and prints one line per event:
-the book snapshot with its best levels, every level change with the best bid and
-ask after it, trades, tick size changes and resolutions. Books are kept by the
-same client agents use (adapters/wsfeed): it reconnects by itself, starts again
-from snapshots and repairs gaps, and says so on stderr. With --json it prints the
-frames exactly as the server sent them, one per line. Token ids are listed by
-GET /simplified-markets. Stops on SIGINT.`
+Connects to the market channel of the venue (by default the local exchange of
+'pitboss exchange'; --clob-url or $PITBOSS_CLOB_URL like the other client
+commands), subscribes to the markets and prints one line per event: the book
+snapshot with its best levels, every level change with the best bid and ask after
+it, trades, tick size changes and resolutions, each named by the market's slug and
+YES or NO. MARKET is a slug or a condition id (both of its tokens) or a token id
+(that token); 'pitboss markets' lists them. Books are kept by the same client
+agents use (adapters/wsfeed): it reconnects by itself, starts again from
+snapshots and repairs gaps, and says so on stderr. With --json it prints the
+frames exactly as the server sent them, one per line. Stops on SIGINT.`
 
 func runWatch(ctx context.Context, args []string, io stdio) error {
 	fs := newFlagSet("watch", watchUsage, io)
-	url := fs.String("url", "ws://127.0.0.1:8080", "WebSocket base URL of the service (http:// is accepted and converted)")
-	bookURL := fs.String("book-url", "", "HTTP base URL for GET /book resyncs (default: --url as http)")
+	var vf venueFlags
+	vf.register(fs)
+	url := fs.String("url", "", "WebSocket base URL of the market channel (default: the CLOB URL as ws://; http:// is accepted and converted)")
+	bookURL := fs.String("book-url", "", "HTTP base URL for GET /book resyncs (default: the CLOB URL)")
 	asJSON := fs.Bool("json", false, "print the raw frames as received, one per line")
 	depth := fs.Int("depth", 3, "levels per side printed with a book snapshot")
-	// Flags may come before or after the token ids.
-	var tokens []market.TokenID
-	for rest := args; ; {
-		if err := parseFlags(fs, rest); err != nil {
-			return err
-		}
-		if fs.NArg() == 0 {
-			break
-		}
-		tokens = append(tokens, market.TokenID(fs.Arg(0)))
-		rest = fs.Args()[1:]
+	refs, err := parseInterleaved(fs, args) // flags may come before or after the markets
+	if err != nil {
+		return err
 	}
-	if len(tokens) == 0 {
-		return usagef("name at least one token id (GET /simplified-markets lists them)")
-	}
-	for _, t := range tokens {
-		if !api.ValidTokenID(string(t)) {
-			return usagef("%q is not a token id (decimal digits)", t)
-		}
+	if len(refs) == 0 {
+		return usagef("name at least one MARKET: a slug, a condition id or a token id ('pitboss markets' lists them)")
 	}
 	if *depth < 0 {
 		return usagef("--depth must not be negative")
 	}
+	v, c, err := readVenue(&vf, io)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
 	u := *url
+	if u == "" {
+		u = v.urls[svcCLOB]
+	}
 	switch {
 	case strings.HasPrefix(u, "http://"), strings.HasPrefix(u, "https://"):
 		u = "ws" + strings.TrimPrefix(u, "http")
 	case !strings.HasPrefix(u, "ws://") && !strings.HasPrefix(u, "wss://"):
 		return usagef("--url must be a ws://, wss://, http:// or https:// URL")
 	}
-	p := &watchPrinter{out: io.stdout, errOut: io.stderr, depth: *depth, labels: labelTokens(tokens)}
+	if *bookURL == "" && *url == "" {
+		*bookURL = v.urls[svcCLOB]
+	}
+	p := &watchPrinter{out: io.stdout, errOut: io.stderr, depth: *depth, labels: map[market.TokenID]string{}, markets: map[market.ConditionID]*market.Info{}}
+	tokens, err := p.resolve(ctx, newMarketCache(c, v), refs)
+	if err != nil {
+		return err
+	}
 	cfg := wsfeed.Config{URL: u, BookURL: *bookURL, Assets: tokens, CustomFeatures: true, Handler: p.event, OnState: p.state}
 	if *asJSON {
 		cfg.Handler = func(*market.Event) {}
@@ -76,33 +83,52 @@ func runWatch(ctx context.Context, args []string, io stdio) error {
 	return f.Run(ctx)
 }
 
+// resolve turns the MARKET arguments into the tokens to subscribe to, and names
+// each token "slug YES" (market.Info.TokenLabel). A token id the venue does not
+// list is watched all the same, shown by its id, with a warning.
+func (p *watchPrinter) resolve(ctx context.Context, mc *marketCache, refs []string) ([]market.TokenID, error) {
+	var tokens []market.TokenID
+	seen := map[market.TokenID]bool{}
+	add := func(t market.TokenID, label string) {
+		if !seen[t] {
+			seen[t] = true
+			tokens = append(tokens, t)
+			p.labels[t] = label
+		}
+	}
+	for _, ref := range refs {
+		info, named, err := mc.resolve(ctx, ref)
+		if err != nil {
+			if kind, _ := classifyMarketRef(ref); kind == refToken && !isUsage(err) {
+				fmt.Fprintf(p.errOut, "pitboss watch: token %s: no market metadata (%v); shown by its id\n", ref, err)
+				add(market.TokenID(ref), ref)
+				continue
+			}
+			return nil, err
+		}
+		p.markets[info.Condition] = info
+		for _, o := range [...]market.Outcome{market.Yes, market.No} {
+			if named == "" || info.Tokens[o] == named {
+				add(info.Tokens[o], info.TokenLabel(o))
+			}
+		}
+	}
+	return tokens, nil
+}
+
+// isUsage reports whether err is a command-line mistake.
+func isUsage(err error) bool {
+	var ue *usageError
+	return errors.As(err, &ue)
+}
+
 // watchPrinter renders events as lines. Its methods are called one at a time (the
 // feed serializes them).
 type watchPrinter struct {
 	out, errOut io.Writer
 	depth       int
-	labels      map[market.TokenID]string
-}
-
-// labelTokens shortens long token ids for display, keeping them distinct.
-func labelTokens(toks []market.TokenID) map[market.TokenID]string {
-	out := map[market.TokenID]string{}
-	for n := 4; ; n += 2 {
-		seen := map[string]bool{}
-		dup := false
-		for _, t := range toks {
-			l := string(t)
-			if len(l) > 2*n+1 {
-				l = l[:n] + "…" + l[len(l)-n:]
-			}
-			dup = dup || seen[l]
-			seen[l] = true
-			out[t] = l
-		}
-		if !dup || n > 40 {
-			return out
-		}
-	}
+	labels      map[market.TokenID]string // "slug YES"
+	markets     map[market.ConditionID]*market.Info
 }
 
 func (p *watchPrinter) label(t market.TokenID) string {
@@ -173,7 +199,11 @@ func (p *watchPrinter) event(ev *market.Event) {
 	case market.EventTickSize:
 		fmt.Fprintf(p.out, "%s TICK     %s %s → %s\n", t, tok, ev.OldTick, ev.NewTick)
 	case market.EventResolved:
-		fmt.Fprintf(p.out, "%s RESOLVED %s winner %s\n", t, ev.Market, p.label(ev.Winner))
+		name := string(ev.Market)
+		if info := p.markets[ev.Market]; info != nil {
+			name = info.Label()
+		}
+		fmt.Fprintf(p.out, "%s RESOLVED %s winner %s\n", t, name, p.label(ev.Winner))
 	}
 }
 

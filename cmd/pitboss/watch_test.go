@@ -13,10 +13,16 @@ import (
 // startWatch runs `pitboss watch args...` in-process until the test ends.
 func startWatch(t *testing.T, args ...string) (out, errOut *lockedBuffer, stop func() int) {
 	t.Helper()
+	return startWatchEnv(t, nil, args...)
+}
+
+// startWatchEnv is startWatch with an environment.
+func startWatchEnv(t *testing.T, env map[string]string, args ...string) (out, errOut *lockedBuffer, stop func() int) {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	out, errOut = &lockedBuffer{}, &lockedBuffer{}
 	done := make(chan int, 1)
-	io := stdio{stdin: strings.NewReader(""), stdout: out, stderr: errOut, getenv: func(string) string { return "" }}
+	io := stdio{stdin: strings.NewReader(""), stdout: out, stderr: errOut, getenv: func(k string) string { return env[k] }}
 	go func() { done <- runMain(ctx, append([]string{"watch"}, args...), io) }()
 	stopped := false
 	var code int
@@ -71,7 +77,7 @@ func TestWatchPrintsTheLiveLocalMarket(t *testing.T) {
 	ws := "ws" + strings.TrimPrefix(base, "http")
 
 	t.Run("readable lines", func(t *testing.T) {
-		out, errOut, stop := startWatch(t, "--url", ws, "--depth", "2", tok)
+		out, errOut, stop := startWatch(t, "--clob-url", base, "--url", ws, "--depth", "2", tok)
 		waitOutput(t, out, "a book and a change", func(s string) bool {
 			return strings.Contains(s, " BOOK ") && strings.Contains(s, " CHANGE ")
 		})
@@ -105,6 +111,41 @@ func TestWatchPrintsTheLiveLocalMarket(t *testing.T) {
 	})
 }
 
+// TestWatchNamesMarketsLikeTheOtherCommands (issue 15, item 6): watch reads the
+// CLOB URL from $PITBOSS_CLOB_URL as the other client commands do, takes a slug (or
+// a condition id) for both of a market's tokens, and names each token by the
+// market's slug and YES or NO instead of a truncated id.
+func TestWatchNamesMarketsLikeTheOtherCommands(t *testing.T) {
+	r := startExchange(t, "--addr", "127.0.0.1:0", "--ephemeral", "--sync", "none", "--sim", "--sim-seed", "3")
+	base := r.url(t, "CLOB service")
+	var rows []struct{ Slug string }
+	if err := json.Unmarshal([]byte(runOK(t, map[string]string{envCLOBURL: base}, "markets", "--limit", "1", "--json")), &rows); err != nil || len(rows) == 0 || rows[0].Slug == "" {
+		t.Fatalf("no market with a slug: %v %v", rows, err)
+	}
+	name := rows[0].Slug
+	out, errOut, stop := startWatchEnv(t, map[string]string{envCLOBURL: base}, name)
+	waitOutput(t, out, "books of both tokens", func(s string) bool {
+		return strings.Contains(s, " BOOK     "+name+" YES ") && strings.Contains(s, " BOOK     "+name+" NO ")
+	})
+	if code := stop(); code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	if strings.Contains(out.String(), "…") {
+		t.Fatalf("a truncated id:\n%s", out)
+	}
+}
+
+// runOK runs a command with env and returns its stdout; it must succeed.
+func runOK(t *testing.T, env map[string]string, args ...string) string {
+	t.Helper()
+	var out, errOut strings.Builder
+	io := stdio{stdin: strings.NewReader(""), stdout: &out, stderr: &errOut, getenv: func(k string) string { return env[k] }}
+	if code := runMain(context.Background(), args, io); code != 0 {
+		t.Fatalf("pitboss %s: exit %d\n%s%s", strings.Join(args, " "), code, out.String(), errOut.String())
+	}
+	return out.String()
+}
+
 // TestWatchFlagErrors: missing or malformed tokens and URLs are usage errors (2).
 func TestWatchFlagErrors(t *testing.T) {
 	tests := []struct {
@@ -112,8 +153,8 @@ func TestWatchFlagErrors(t *testing.T) {
 		args []string
 		msg  string
 	}{
-		{"no token", []string{"--url", "ws://127.0.0.1:1"}, "name at least one token id"},
-		{"bad token", []string{"0xabc"}, "is not a token id"},
+		{"no market", []string{"--url", "ws://127.0.0.1:1"}, "name at least one MARKET"},
+		{"bad market", []string{"0xabc"}, "is neither a condition id"},
 		{"bad url", []string{"--url", "ftp://x", "123"}, "--url must be"},
 		{"negative depth", []string{"--depth", "-1", "123"}, "--depth"},
 	}
