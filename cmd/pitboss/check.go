@@ -6,35 +6,39 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	yaml "go.yaml.in/yaml/v3"
 
 	"github.com/pitbossdev/pitboss/agents"
+	"github.com/pitbossdev/pitboss/runtime/supervisor"
 	"github.com/pitbossdev/pitboss/strategy"
 )
 
 func init() {
-	register(command{name: "check", summary: "validate agent and strategy files, reporting every problem (file:line:col)", run: runCheck})
+	register(command{name: "check", summary: "validate agent, strategy and fleet files, reporting every problem (file:line:col)", run: runCheck})
 }
 
-const checkUsage = `[-type auto|agent|strategy] [-q] FILE...
+const checkUsage = `[--type auto|agent|strategy|fleet] [-q] FILE...
 
 Checks each agent file (and the strategy file it names, with its parameter
-overrides and market slots) and each strategy file, and prints every problem as
-file:line:col: message. The exit status is 1 when there is any problem.`
+overrides and market slots), each strategy file and each fleet file (its settings,
+and every agent file it runs with its strategy, as 'pitboss supervise' loads them),
+and prints every problem as file:line:col: message. The kind of a file is told
+from its fields. The exit status is 1 when there is any problem.`
 
 func runCheck(_ context.Context, args []string, io stdio) error {
 	fs := newFlagSet("check", checkUsage, io)
-	kind := fs.String("type", "auto", "file type: auto (from the file's fields), agent or strategy")
+	kind := fs.String("type", "auto", "file type: auto (from the file's fields), agent, strategy or fleet")
 	quiet := fs.Bool("q", false, "print only problems, not a line per valid file")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
 	switch *kind {
-	case "auto", "agent", "strategy":
+	case "auto", "agent", "strategy", "fleet":
 	default:
-		return usagef("-type must be auto, agent or strategy, not %q", *kind)
+		return usagef("--type must be auto, agent, strategy or fleet, not %q", *kind)
 	}
 	if fs.NArg() == 0 {
 		return usagef("name at least one file to check")
@@ -45,9 +49,12 @@ func runCheck(_ context.Context, args []string, io stdio) error {
 		if k == "auto" {
 			k = detectKind(path)
 		}
-		if k == "agent" {
+		switch k {
+		case "agent":
 			c.agent(path)
-		} else {
+		case "fleet":
+			c.fleet(path)
+		default:
 			c.strategy(path)
 		}
 	}
@@ -129,6 +136,40 @@ func (c *checker) agent(path string) {
 	}
 }
 
+// fleet checks a fleet file as 'pitboss supervise' loads it, then every agent file
+// it runs (with its strategy) as 'pitboss check' checks an agent file.
+func (c *checker) fleet(path string) {
+	before := c.problems
+	f, err := supervisor.Options{Getenv: c.io.getenv}.LoadFile(path)
+	if err != nil {
+		c.reportErr(path, err)
+	}
+	if f == nil {
+		return
+	}
+	var names []string
+	quiet := c.quiet
+	c.quiet = true // one line for the fleet, not one per agent
+	for _, a := range f.Agents {
+		c.agent(a.File)
+		id := a.ID
+		if id == "" {
+			if spec, err := (agents.Options{Getenv: c.io.getenv}).Load(a.File); err == nil {
+				id = spec.Name
+			}
+		}
+		mode := "dry run"
+		if a.Live {
+			mode = "LIVE"
+		}
+		names = append(names, id+" ("+mode+")")
+	}
+	c.quiet = quiet
+	if c.problems == before {
+		c.ok("%s: ok (fleet %s: %d agent(s): %s)", path, f.Name, len(f.Agents), strings.Join(names, ", "))
+	}
+}
+
 func (c *checker) strategy(path string) {
 	if c.checked[filepath.Clean(path)] {
 		c.ok("%s: ok (checked with its agent file)", path)
@@ -143,36 +184,40 @@ func (c *checker) strategy(path string) {
 	c.ok("%s: ok (strategy %s: %d quote(s), %d rule(s), %d parameter(s))", path, st.Name(), len(st.Quotes()), len(st.Rules()), len(st.Params()))
 }
 
-// agentOnly and strategyOnly are top-level fields that only one kind of file has.
+// fleetOnly, agentOnly and strategyOnly are top-level fields that only one kind of
+// file has.
 var (
-	agentOnly    = []string{"wallet", "venue", "dry_run", "strategy", "guards", "heartbeat", "state_dir", "log_level", "version"}
+	fleetOnly    = []string{"agents", "nats", "stop_timeout", "lock_ttl", "http_addr", "allow_remote_http", "metrics_addr", "restart", "limits", "market_data", "budget", "max_agents"}
+	agentOnly    = []string{"wallet", "venue", "dry_run", "strategy", "guards", "state_dir", "log_level"}
 	strategyOnly = []string{"params", "indicators", "vars", "quotes", "rules"}
 )
 
-// detectKind tells an agent file from a strategy file by its top-level fields, or,
-// when they do not tell (or the file does not parse), by its name: agent*.yaml is an
-// agent file.
+// detectKind tells a fleet file, an agent file and a strategy file apart by their
+// top-level fields, or, when they do not tell (or the file does not parse), by the
+// file's name: fleet*.yaml is a fleet file, agent*.yaml an agent file.
 func detectKind(path string) string {
 	if src, err := os.ReadFile(path); err == nil {
 		var doc yaml.Node
 		if yaml.Unmarshal(src, &doc) == nil && len(doc.Content) == 1 && doc.Content[0].Kind == yaml.MappingNode {
 			root := doc.Content[0]
+			keys := map[string]bool{}
 			for i := 0; i+1 < len(root.Content); i += 2 {
-				k := root.Content[i].Value
-				for _, f := range agentOnly {
-					if k == f {
-						return "agent"
-					}
-				}
-				for _, f := range strategyOnly {
-					if k == f {
-						return "strategy"
-					}
+				keys[root.Content[i].Value] = true
+			}
+			for _, k := range []struct {
+				kind   string
+				fields []string
+			}{{"fleet", fleetOnly}, {"agent", agentOnly}, {"strategy", strategyOnly}} {
+				if slices.ContainsFunc(k.fields, func(f string) bool { return keys[f] }) {
+					return k.kind
 				}
 			}
 		}
 	}
-	if strings.HasPrefix(filepath.Base(path), "agent") {
+	switch base := filepath.Base(path); {
+	case strings.HasPrefix(base, "fleet"):
+		return "fleet"
+	case strings.HasPrefix(base, "agent"):
 		return "agent"
 	}
 	return "strategy"

@@ -180,3 +180,27 @@ rules:
 		})
 	}
 }
+
+// TestCheckUnderstandsFleetFiles (issue 15, item 11): the example fleet file is a
+// fleet file — checked with every agent file it runs — not an agent file with bogus
+// errors; a problem of one of its agent files is reported at that file's line.
+func TestCheckUnderstandsFleetFiles(t *testing.T) {
+	const example = "../../agents/examples/fleet.yaml"
+	code, out, errOut := runCLI(t, "check", example)
+	if code != 0 || !strings.Contains(out, example+": ok (fleet examples: 2 agent(s): quoter (dry run), meanrev (dry run))") {
+		t.Fatalf("pitboss check %s: exit %d\n%s%s", example, code, out, errOut)
+	}
+	dir := writeFiles(t, map[string]string{
+		"s.yaml":       goodStrategy,
+		"agent.yaml":   "name: a\nwallet: keyring:a\nmarkets: [\"12345\"]\nstrategy: {file: s.yaml, params: {size: 1000}}\n",
+		"my-fleet.yml": "version: 1\nname: f\nheartbeat: 1s\nagents:\n  - agent.yaml\n",
+	})
+	code, out, _ = runCLI(t, "check", filepath.Join(dir, "my-fleet.yml"))
+	if code != 1 || !strings.Contains(out, filepath.Join(dir, "agent.yaml")+":4:") || !strings.Contains(out, "size") || strings.Contains(out, "strategy file (known") {
+		t.Fatalf("a fleet whose agent overrides a parameter out of range: exit %d\n%s", code, out)
+	}
+	code, out, _ = runCLI(t, "check", "--type", "fleet", filepath.Join(dir, "agent.yaml"))
+	if code != 1 || !strings.Contains(out, "agents is required") {
+		t.Fatalf("--type fleet on an agent file: exit %d\n%s", code, out)
+	}
+}

@@ -18,8 +18,9 @@ const readmeSession = "## A local exchange: `pitboss exchange`"
 const readmeWallet = "file:demo"
 
 // readmeCommands returns the command lines of the indented code blocks of the
-// README section that starts with heading: comment lines (output samples) and
-// trailing comments dropped, backslash continuations joined.
+// README section that starts with heading: comment lines (output samples), lines
+// indented further (output samples too) and trailing comments dropped, backslash
+// continuations joined.
 func readmeCommands(t *testing.T, heading string) []string {
 	t.Helper()
 	raw, err := os.ReadFile(filepath.FromSlash("../../README.md"))
@@ -39,8 +40,8 @@ func readmeCommands(t *testing.T, heading string) []string {
 	pending := ""
 	for _, line := range strings.Split(s, "\n") {
 		code, ok := strings.CutPrefix(line, "    ")
-		if !ok {
-			continue
+		if !ok || pending == "" && strings.HasPrefix(code, " ") {
+			continue // prose, or an indented line of an output sample
 		}
 		code = strings.TrimSpace(stripComment(code))
 		if code == "" {
