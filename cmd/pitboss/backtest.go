@@ -18,6 +18,7 @@ import (
 	"github.com/pitbossdev/pitboss/agents"
 	"github.com/pitbossdev/pitboss/market"
 	"github.com/pitbossdev/pitboss/runtime/backtest"
+	"github.com/pitbossdev/pitboss/runtime/report"
 	"github.com/pitbossdev/pitboss/runtime/wire"
 	"github.com/pitbossdev/pitboss/sandbox/sim"
 )
@@ -31,9 +32,12 @@ const backtestUsage = `[flags] --data FILE|DIR|GLOB... | --sim SEED  AGENT.yaml
 Replays market data through the agent the file describes — the same strategy,
 guards, reconciler and paper venue (fill model) as its dry run — and reports PnL,
 return, Sharpe, Sortino, drawdown, win rate, profit factor, turnover, fills, fees,
-exposure, per-market results, settlement PnL and a Brier score where the strategy
-declares a probability. Event time is the only clock: the same inputs give the same
-report, byte for byte.
+exposure, per-market and per-day results, round trips, settlement PnL, Brier scores
+where the strategy declares a probability, the guards' denials, kill-switch trips,
+halts and flattens, buy-and-hold and do-nothing baselines, and warnings where the
+figures mean little. --html adds price charts with every fill and the agent's
+quotes. Event time is the only clock: the same inputs give the same report, byte
+for byte.
 
   pitboss backtest --data agents/examples/testdata/sample.tape agents/examples/quoter/agent.yaml
   pitboss backtest --sim 7 --duration 12h --html report.html --csv fills.csv agents/examples/quoter/agent.yaml
@@ -67,6 +71,7 @@ func runBacktest(ctx context.Context, args []string, io stdio) error {
 	csvOut := fs.String("csv", "", "write every fill as CSV to this file")
 	jsonOut := fs.String("out", "", "write the JSON report to this file as well")
 	title := fs.String("title", "", "the report's title (default: the agent and the data)")
+	brierHorizon := fs.Duration("brier-horizon", report.DefaultBrierHorizon, "score the forecast this long before each resolution (the report's Brier score; docs/backtests.md)")
 	var sweeps multiFlag
 	fs.Var(&sweeps, "sweep", "sweep a strategy parameter: NAME=FROM:TO:STEP (repeatable; the grid is every combination)")
 	metric := fs.String("metric", "pnl", "sort the sweep by: "+metricNames())
@@ -103,6 +108,9 @@ func runBacktest(ctx context.Context, args []string, io stdio) error {
 	bal, err := market.ParseMicros(*balance)
 	if err != nil || bal <= 0 {
 		return usagef("--balance must be a positive decimal amount, not %q", *balance)
+	}
+	if *brierHorizon <= 0 {
+		return usagef("--brier-horizon must be positive")
 	}
 	if *latency < 0 || *feeBps < -1 || *feeBps > 10_000 || *top < 0 || *parallel < 0 || *workers < 0 || *folds < 0 {
 		return usagef("--latency, --top, --parallel and --walk-forward must not be negative; --fee-bps is -1 or 0 to 10000")
@@ -177,7 +185,8 @@ func runBacktest(ctx context.Context, args []string, io stdio) error {
 			return err
 		}
 	}
-	cfg := backtest.Config{Spec: spec, Source: src, From: from, To: to, Latency: *latency, Balance: bal, Title: *title}
+	cfg := backtest.Config{Spec: spec, Source: src, From: from, To: to, Latency: *latency, Balance: bal, Title: *title,
+		Report: report.Config{BrierHorizon: *brierHorizon}}
 	if *feeBps >= 0 {
 		f := uint32(*feeBps)
 		cfg.FeeBps = &f

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"image"
 	"image/color"
+	"image/draw"
 	"image/png"
 	"math"
 	"os"
@@ -21,6 +22,12 @@ const UpdateEnv = "PITBOSS_UPDATE_GOLDEN"
 // look at. Unset: a failed comparison keeps them in $TMPDIR/pitboss-screenshots.
 const ScreenshotDirEnv = "PITBOSS_SCREENSHOT_DIR"
 
+// RefScale is the factor by which references are reduced (see Reduce): a
+// sixteenth of the pixels — the bytes a repository can carry for several full
+// pages — and still the mean colour of every 4 × 4 square, finer than the
+// comparison's squares.
+const RefScale = 4
+
 // Tolerance says how different a screenshot may be from its reference.
 //
 // The comparison is perceptual rather than pixel for pixel: both pictures are
@@ -32,9 +39,9 @@ const ScreenshotDirEnv = "PITBOSS_SCREENSHOT_DIR"
 // its channel means differs by more than Level (of 255); the pictures match when at
 // most MaxBad of the squares differ and their heights are within MaxHeight.
 type Tolerance struct {
-	Block     int     // side of a square in screenshot pixels (even); default 8
+	Block     int     // side of a square in screenshot pixels (a multiple of RefScale); default 8
 	Level     float64 // per-channel mean difference allowed in a square; default 24
-	MaxBad    float64 // fraction of squares allowed to differ; default 0.005
+	MaxBad    float64 // fraction of squares allowed to differ; default 0.002
 	MaxHeight float64 // relative difference of heights allowed; default 0.01
 }
 
@@ -42,14 +49,14 @@ func (t Tolerance) withDefaults() Tolerance {
 	if t.Block <= 0 {
 		t.Block = 8
 	}
-	if t.Block%2 == 1 {
-		t.Block++
+	if r := t.Block % RefScale; r != 0 {
+		t.Block += RefScale - r
 	}
 	if t.Level <= 0 {
 		t.Level = 24
 	}
 	if t.MaxBad <= 0 {
-		t.MaxBad = 0.005
+		t.MaxBad = 0.002
 	}
 	if t.MaxHeight <= 0 {
 		t.MaxHeight = 0.01
@@ -59,28 +66,38 @@ func (t Tolerance) withDefaults() Tolerance {
 
 // Reduce returns img scaled down by a whole factor (each output pixel the mean of
 // a factor × factor square; partial squares at the edges are averaged over what
-// they hold), opaque RGB. References are kept reduced by 2: a quarter of the
-// bytes, still readable by a person, and nothing the comparison needs is lost.
+// they hold), opaque RGB. References are kept reduced by RefScale: nothing the
+// comparison needs is lost.
 func Reduce(img image.Image, factor int) *image.RGBA {
-	b := img.Bounds()
+	src := toRGBA(img)
+	b := src.Bounds()
 	w, h := (b.Dx()+factor-1)/factor, (b.Dy()+factor-1)/factor
 	out := image.NewRGBA(image.Rect(0, 0, w, h))
 	for y := 0; y < h; y++ {
 		for x := 0; x < w; x++ {
-			var r, g, bl, n uint64
-			for dy := 0; dy < factor; dy++ {
-				for dx := 0; dx < factor; dx++ {
-					px, py := b.Min.X+x*factor+dx, b.Min.Y+y*factor+dy
-					if px >= b.Max.X || py >= b.Max.Y {
-						continue
-					}
-					cr, cg, cb, _ := img.At(px, py).RGBA()
-					r, g, bl, n = r+uint64(cr>>8), g+uint64(cg>>8), bl+uint64(cb>>8), n+1
+			var r, g, bl, n int
+			for dy := 0; dy < factor && y*factor+dy < b.Dy(); dy++ {
+				row := src.PixOffset(b.Min.X+x*factor, b.Min.Y+y*factor+dy)
+				for dx := 0; dx < factor && x*factor+dx < b.Dx(); dx++ {
+					p := src.Pix[row+4*dx : row+4*dx+3 : row+4*dx+3]
+					r, g, bl, n = r+int(p[0]), g+int(p[1]), bl+int(p[2]), n+1
 				}
 			}
-			out.SetRGBA(x, y, color.RGBA{uint8((r + n/2) / n), uint8((g + n/2) / n), uint8((bl + n/2) / n), 255})
+			o := out.PixOffset(x, y)
+			out.Pix[o], out.Pix[o+1], out.Pix[o+2], out.Pix[o+3] = uint8((r+n/2)/n), uint8((g+n/2)/n), uint8((bl+n/2)/n), 255
 		}
 	}
+	return out
+}
+
+// toRGBA returns img as opaque-composited RGBA (a copy unless it is one already).
+func toRGBA(img image.Image) *image.RGBA {
+	if r, ok := img.(*image.RGBA); ok {
+		return r
+	}
+	b := img.Bounds()
+	out := image.NewRGBA(b)
+	draw.Draw(out, b, img, b.Min, draw.Src)
 	return out
 }
 
@@ -107,28 +124,30 @@ func (c Comparison) String() string {
 		c.Bad, c.Squares, 100*float64(c.Bad)/float64(max(c.Squares, 1)), c.Worst, c.GotH, c.WantH)
 }
 
-// CompareImages compares a screenshot with a reference kept reduced by 2 (see
-// Reduce). Widths must be equal; where heights differ, the squares of the longer
-// one's extra rows count as different.
-func CompareImages(got image.Image, want image.Image, tol Tolerance) (Comparison, error) {
+// CompareImages compares a screenshot with a reference kept reduced by RefScale
+// (see Reduce). Widths must be equal; where heights differ, the squares of the
+// longer one's extra rows count as different.
+func CompareImages(got image.Image, wantImg image.Image, tol Tolerance) (Comparison, error) {
 	tol = tol.withDefaults()
-	g := Reduce(got, 2)
+	g := Reduce(got, RefScale)
+	want := toRGBA(wantImg)
 	wb := want.Bounds()
 	if g.Bounds().Dx() != wb.Dx() {
-		return Comparison{}, fmt.Errorf("screenshot %d px wide, reference %d px (reduced by 2: %d)", got.Bounds().Dx(), 2*wb.Dx(), wb.Dx())
+		return Comparison{}, fmt.Errorf("screenshot %d px wide, reference %d px (reduced by %d: %d)", got.Bounds().Dx(),
+			RefScale*wb.Dx(), RefScale, wb.Dx())
 	}
-	s := tol.Block / 2 // square side in reduced pixels
+	s := tol.Block / RefScale // square side in reduced pixels
 	cols := (wb.Dx() + s - 1) / s
 	rowsG, rowsW := (g.Bounds().Dy()+s-1)/s, (wb.Dy()+s-1)/s
 	rows := max(rowsG, rowsW)
-	c := Comparison{Squares: cols * rows, GotH: got.Bounds().Dy(), WantH: 2 * wb.Dy()}
+	c := Comparison{Squares: cols * rows, GotH: got.Bounds().Dy(), WantH: RefScale * wb.Dy()}
 	c.Diff = image.NewRGBA(image.Rect(0, 0, wb.Dx(), max(wb.Dy(), g.Bounds().Dy())))
 	for y := 0; y < c.Diff.Bounds().Dy(); y++ {
 		for x := 0; x < wb.Dx(); x++ {
 			v := uint8(255)
 			if y < wb.Dy() {
-				r, gg, b, _ := want.At(wb.Min.X+x, wb.Min.Y+y).RGBA()
-				v = uint8(191 + (0.299*float64(r>>8)+0.587*float64(gg>>8)+0.114*float64(b>>8))/4)
+				p := want.RGBAAt(wb.Min.X+x, wb.Min.Y+y)
+				v = uint8(191 + (0.299*float64(p.R)+0.587*float64(p.G)+0.114*float64(p.B))/4)
 			}
 			c.Diff.SetRGBA(x, y, color.RGBA{v, v, v, 255})
 		}
@@ -157,26 +176,26 @@ func CompareImages(got image.Image, want image.Image, tol Tolerance) (Comparison
 }
 
 // mean is the mean colour of img over r ∩ its bounds; false when empty.
-func mean(img image.Image, r image.Rectangle) ([3]float64, bool) {
+func mean(img *image.RGBA, r image.Rectangle) ([3]float64, bool) {
 	r = r.Intersect(img.Bounds())
 	if r.Empty() {
 		return [3]float64{}, false
 	}
-	var s [3]float64
+	var s [3]int
 	for y := r.Min.Y; y < r.Max.Y; y++ {
-		for x := r.Min.X; x < r.Max.X; x++ {
-			cr, cg, cb, _ := img.At(x, y).RGBA()
-			s[0] += float64(cr >> 8)
-			s[1] += float64(cg >> 8)
-			s[2] += float64(cb >> 8)
+		o := img.PixOffset(r.Min.X, y)
+		for x := 0; x < r.Dx(); x++ {
+			s[0] += int(img.Pix[o+4*x])
+			s[1] += int(img.Pix[o+4*x+1])
+			s[2] += int(img.Pix[o+4*x+2])
 		}
 	}
 	n := float64(r.Dx() * r.Dy())
-	return [3]float64{s[0] / n, s[1] / n, s[2] / n}, true
+	return [3]float64{float64(s[0]) / n, float64(s[1]) / n, float64(s[2]) / n}, true
 }
 
 // CheckReference compares a screenshot with the reference image at path (a PNG
-// reduced by 2, see Reduce) within tol, failing the test when it differs — and
+// reduced by RefScale, see Reduce) within tol, failing the test when it differs — and
 // keeping the screenshot and a picture of the differences for people to look at.
 // With PITBOSS_UPDATE_GOLDEN=1 it writes the reference instead. With
 // PITBOSS_SCREENSHOT_DIR set, every screenshot is kept there too, named after the
@@ -188,7 +207,7 @@ func CheckReference(t testing.TB, path string, got image.Image, tol Tolerance) {
 		writePNG(t, filepath.Join(dir, name+".png"), got)
 	}
 	if os.Getenv(UpdateEnv) == "1" {
-		writePNG(t, path, Reduce(got, 2))
+		writePNG(t, path, Reduce(got, RefScale))
 		return
 	}
 	f, err := os.Open(path)

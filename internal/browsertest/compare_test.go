@@ -37,7 +37,7 @@ func none(int, int) int { return 0 }
 
 func TestCompareImagesToleratesAntialiasingButNotAMissingLine(t *testing.T) {
 	const w, h = 400, 320
-	ref := Reduce(page(w, h, none, true), 2)
+	ref := Reduce(page(w, h, none, true), RefScale)
 	tol := Tolerance{}
 
 	// The same picture.

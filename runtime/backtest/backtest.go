@@ -81,11 +81,10 @@ type Result struct {
 
 // Forecaster is implemented by deciders that declare a probability of YES for the
 // markets they trade (strategy.Instance: the strategy's value named "fair"). A
-// backtest reads it just before a market's resolution is applied, scores it with a
-// Brier score, and reports every market's last declaration.
-type Forecaster interface {
-	Forecast(m market.ConditionID) (p float64, ok bool)
-}
+// backtest reads it at every sample of the report (each second of event time) and
+// just before a market's resolution is applied, and scores it with Brier scores
+// (report.Config.Forecaster).
+type Forecaster = report.Forecaster
 
 // ErrNoEvents is returned when the data holds no event in [From, To].
 var ErrNoEvents = errors.New("backtest: no market event in the chosen period")
@@ -103,20 +102,22 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	if cfg.From != 0 && cfg.To != 0 && cfg.To < cfg.From {
 		return nil, fmt.Errorf("backtest: --to (%d) is before --from (%d)", cfg.To, cfg.From)
 	}
-	rc := cfg.Report
-	rc.From, rc.To = from, to
-	col, err := report.NewCollector(rc)
-	if err != nil {
-		return nil, err
-	}
 	parts, err := compose(&cfg)
 	if err != nil {
 		return nil, err
 	}
-	obs := &observer{inner: parts.decider, col: col, markets: parts.infos}
-	if f, ok := parts.decider.(Forecaster); ok {
-		obs.fc = f
+	rc := cfg.Report
+	rc.From, rc.To = from, to
+	fc, _ := parts.decider.(Forecaster)
+	if fc != nil {
+		rc.Forecaster = fc
 	}
+	col, err := report.NewCollector(rc)
+	if err != nil {
+		return nil, err
+	}
+	obs := &observer{inner: parts.decider, fc: fc, col: col, markets: parts.infos}
+	parts.audit = &auditSink{col: col}
 	progress := cfg.Progress
 	if progress == nil {
 		progress = new(Progress)
@@ -233,10 +234,7 @@ func (o *observer) Decide(ev *market.Event, st *market.State, out []market.Inten
 		o.forecast(ev.Market) // the last declaration before the outcome is known
 	}
 	out, err := o.inner.Decide(ev, st, out)
-	if ev.Kind == market.EventFill {
-		o.col.Fill(&ev.Fill)
-	}
-	o.col.Event(ev, st)
+	o.col.Event(ev, st) // the event's fill, if any, reached the collector through the audit (auditSink)
 	return out, err
 }
 
@@ -269,4 +267,45 @@ func activity(c agent.Counts) []report.Count {
 		{Name: "fills", Value: int64(c.Fills)},
 		{Name: "re-prices throttled", Value: int64(c.Throttled)},
 	}
+}
+
+// auditSink hands the agent's audit records that a report shows to the collector:
+// fills with the key of their order, the guards' refusals, kill-switch trips,
+// flattens, pauses and resumes. It runs on the agent's loop, before the strategy
+// sees the event (so a fill is in the ledger when the collector samples), and
+// keeps nothing of the record.
+type auditSink struct{ col *report.Collector }
+
+// Audit implements agent.AuditSink.
+func (s *auditSink) Audit(r *agent.AuditRecord) {
+	switch r.Kind {
+	case agent.AuditFill:
+		s.col.Fill(&r.Fill, r.Key)
+	case agent.AuditDecision:
+		switch {
+		case !r.Allowed:
+			s.col.Deny(r.Time, r.Guard, r.Reason, r.Intent.Market)
+		case r.Intent.Kind == market.IntentPause:
+			s.col.Mark(report.Mark{Time: r.Time, Kind: report.MarkPause, Market: r.Intent.Market, Reason: pauseWhy(&r.Intent)})
+		}
+	case agent.AuditTrip:
+		s.col.Mark(report.Mark{Time: r.Time, Kind: report.MarkKillSwitch, Reason: r.Reason,
+			Actions: report.TripActions(r.Action.CancelAll, r.Action.Flatten, r.Action.Halt)})
+	case agent.AuditResume:
+		s.col.Mark(report.Mark{Time: r.Time, Kind: report.MarkResume, Reason: r.Reason})
+	case agent.AuditControl:
+		s.col.Mark(report.Mark{Time: r.Time, Kind: report.MarkControl, Reason: r.Reason})
+	case agent.AuditOrder:
+		if r.Op == "flatten_start" {
+			s.col.Mark(report.Mark{Time: r.Time, Kind: report.MarkFlatten, Market: r.Order.Market, Reason: r.Reason})
+		}
+	}
+}
+
+// pauseWhy is the reason a strategy gave for pausing.
+func pauseWhy(it *market.Intent) string {
+	if it.Reason != "" {
+		return it.Reason
+	}
+	return it.Key
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -215,7 +216,9 @@ func TestSimSourceReplaysTheSameFlow(t *testing.T) {
 
 // TestBrierScoresTheDeclaredProbability binds the quoter (whose indicator "fair" is
 // its probability of YES) to the sample's market that resolves, and checks the
-// report scores the declaration it made just before the resolution.
+// report's three scores: the declaration an hour before the resolution (the
+// headline), the last one before it, and the average over time, which lies
+// between the best and the worst of the declarations.
 func TestBrierScoresTheDeclaredProbability(t *testing.T) {
 	src := sample(t)
 	resolving := src.Markets()[1].Condition
@@ -230,16 +233,28 @@ func TestBrierScoresTheDeclaredProbability(t *testing.T) {
 		t.Fatal(err)
 	}
 	r := run(t, Config{Spec: loadAgent(t, path), Source: src})
-	m := r.Markets[0]
-	if !m.Resolved || !m.Forecast.Defined() || r.Summary.Forecasts != 1 {
-		t.Fatalf("market %+v, forecasts %d", m, r.Summary.Forecasts)
+	m, s := r.Markets[0], r.Summary
+	if !m.Resolved || !m.Forecast.Defined() || !m.ForecastHorizon.Defined() || s.Forecasts != 1 || s.ForecastsLast != 1 || s.ForecastsAvg != 1 {
+		t.Fatalf("market %+v, summary %+v", m, s)
 	}
 	outcome := 0.0
 	if m.Winner == "YES" {
 		outcome = 1
 	}
-	want := (float64(m.Forecast) - outcome) * (float64(m.Forecast) - outcome)
-	if d := float64(r.Summary.Brier) - want; d > 1e-5 || d < -1e-5 || float64(m.Brier) != float64(r.Summary.Brier) {
-		t.Fatalf("brier %v (market %v), want (%v − %v)² = %v", r.Summary.Brier, m.Brier, m.Forecast, outcome, want)
+	sq := func(p report.Ratio) float64 { return (float64(p) - outcome) * (float64(p) - outcome) }
+	near := func(a, b float64) bool { return math.Abs(a-b) < 1e-5 }
+	if !near(float64(s.Brier), sq(m.ForecastHorizon)) || !near(float64(s.BrierLast), sq(m.Forecast)) || float64(m.Brier) != float64(s.Brier) {
+		t.Fatalf("brier %v at the horizon (forecast %v), %v last (forecast %v), outcome %v", s.Brier, m.ForecastHorizon, s.BrierLast, m.Forecast, outcome)
+	}
+	// The price converges: the last forecast scores far better than the one
+	// an hour before, which is the point of the horizon.
+	if !(float64(s.BrierLast) < float64(s.Brier)) {
+		t.Fatalf("last %v, horizon %v: the last forecast should score better on a converged market", s.BrierLast, s.Brier)
+	}
+	if avg := float64(s.BrierTimeAvg); !(avg > 0 && avg < 1) {
+		t.Fatalf("time-averaged %v", avg)
+	}
+	if s.BrierHorizonMs != 3_600_000 {
+		t.Fatalf("horizon %d ms", s.BrierHorizonMs)
 	}
 }

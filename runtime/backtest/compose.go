@@ -24,6 +24,7 @@ type parts struct {
 	wallet   market.Address
 	infos    []market.Info // the bound markets' metadata, in binding order
 	conds    []market.ConditionID
+	audit    agent.AuditSink // the report's, if set
 }
 
 // catalog is the data's markets as the paper venue's market source, with the fee
@@ -120,7 +121,7 @@ func (p *parts) agent(feed agent.Feed, d agent.Decider) (*agent.Agent, error) {
 		QueueSize: feedQueue, FullPasses: p.cfg.fullPasses}
 	// No Store: a backtest keeps no checkpoint, so the agent never snapshots the
 	// paper account (agent.Persistent) either.
-	return agent.New(cfg, agent.Deps{Venue: p.venue, Feed: feed, Decider: d, Guards: p.guards,
+	return agent.New(cfg, agent.Deps{Venue: p.venue, Feed: feed, Decider: d, Guards: p.guards, Audit: p.audit,
 		Logger: p.cfg.Logger, Clock: agent.EventClock})
 }
 

@@ -10,8 +10,15 @@ import (
 
 // Defaults of Config.
 const (
-	DefaultResolution = time.Second
-	DefaultPoints     = 1000
+	DefaultResolution   = time.Second
+	DefaultPoints       = 1000
+	DefaultBrierHorizon = time.Hour
+	// MaxEvents bounds Report.Events and MaxRoundTrips Report.RoundTrips (the
+	// rest are counted in a note).
+	MaxEvents     = 2000
+	MaxRoundTrips = 100_000
+	// horizonSamples bounds the forecasts a market keeps for its horizon score.
+	horizonSamples = 512
 	// MaxPeriods bounds the return series: a period that would give more is
 	// refused by NewCollector.
 	MaxPeriods = 1 << 20
@@ -36,6 +43,20 @@ type Config struct {
 	// Points bounds the equity curve's points (it is halved, keeping every other
 	// point, whenever it fills). If zero, DefaultPoints (1000).
 	Points int
+	// BrierHorizon is how long before a market's resolution the forecast scored
+	// by Summary.Brier is taken. If zero, DefaultBrierHorizon (1 hour).
+	BrierHorizon time.Duration
+	// Forecaster, if set, is asked for the strategy's probability of YES of each
+	// open market at every sample (on the one-second grid): the time-averaged and
+	// horizon Brier scores and the price chart's fair value come from it.
+	Forecaster Forecaster
+}
+
+// Forecaster is implemented by strategies that declare a probability of YES for
+// their markets (strategy.Instance: the strategy's value named "fair"). It is read
+// on the run's loop only.
+type Forecaster interface {
+	Forecast(m market.ConditionID) (p float64, ok bool)
 }
 
 // Collector gathers a run's results as it happens and builds the Report. The run's
@@ -82,6 +103,20 @@ type Collector struct {
 	pointEvery   int64 // ms between kept chart points (doubles when full)
 	nextPoint    int64
 	notes        []string
+
+	horizon  int64 // Brier horizon, ms
+	marks    []Mark
+	dropped  int // marks beyond MaxEvents
+	denials  map[string]*Denial
+	denied   int64
+	trips    int                           // kill-switch trips
+	open     map[market.TokenID]*roundTrip // round trips in progress
+	closed   []RoundTrip
+	tripsOut int // round trips beyond MaxRoundTrips
+	day      dayAcc
+	days     []Day
+	hold     [2]holdBaseline // buy and hold YES, NO
+	quotes   []quote         // scratch: the agent's best quotes per market
 }
 
 // mkt is the collector's view of one market.
@@ -92,9 +127,16 @@ type mkt struct {
 	fees       market.Micros
 	settlement market.Micros
 	resolved   bool
+	resolvedAt int64
 	winner     market.Outcome
-	forecast   float64
-	brier      float64
+	forecast   float64 // last declared
+	flattenWhy string  // why the last flatten of the market began
+	prices     []PricePoint
+	fc         forecastAcc
+	brierH     float64 // at the horizon
+	brierLast  float64
+	brierAvg   float64 // time-averaged
+	fcHorizon  float64 // the forecast scored by brierH
 }
 
 // NewCollector returns a Collector for cfg.
@@ -120,8 +162,15 @@ func NewCollector(cfg Config) (*Collector, error) {
 	if span := cfg.To - cfg.From; span > 0 && span/cfg.ReturnPeriod.Milliseconds() > MaxPeriods {
 		return nil, fmt.Errorf("report: return period %s gives more than %d periods", cfg.ReturnPeriod, MaxPeriods)
 	}
+	if cfg.BrierHorizon == 0 {
+		cfg.BrierHorizon = DefaultBrierHorizon
+	}
+	if cfg.BrierHorizon < 0 {
+		return nil, fmt.Errorf("report: negative Brier horizon %s", cfg.BrierHorizon)
+	}
 	c := &Collector{cfg: cfg, res: cfg.Resolution.Milliseconds(), period: cfg.ReturnPeriod.Milliseconds(),
-		pos: map[market.TokenID]*market.Position{}, byCond: map[market.ConditionID]*mkt{}, byToken: map[market.TokenID]*mkt{}}
+		pos: map[market.TokenID]*market.Position{}, byCond: map[market.ConditionID]*mkt{}, byToken: map[market.TokenID]*mkt{},
+		horizon: cfg.BrierHorizon.Milliseconds(), denials: map[string]*Denial{}, open: map[market.TokenID]*roundTrip{}}
 	return c, nil
 }
 
@@ -155,6 +204,9 @@ func (c *Collector) Begin(t int64, st *market.State, markets []market.Info) {
 	c.periodEnd = t + c.period
 	c.next = t - t%c.res + c.res
 	c.pointEvery = max(c.res, (c.cfg.To-c.cfg.From)/int64(c.cfg.Points))
+	c.day = dayAcc{start: t - mod(t, dayMs), startEq: c.startEquity, peak: c.startEquity}
+	c.beginHold()
+	c.enterHold(st)
 	c.addPoint(t, c.startEquity, exposure(st), st)
 }
 
@@ -162,7 +214,7 @@ func (c *Collector) Begin(t int64, st *market.State, markets []market.Info) {
 func (c *Collector) market(cond market.ConditionID, info *market.Info) *mkt {
 	m := c.byCond[cond]
 	if m == nil {
-		m = &mkt{forecast: math.NaN(), brier: math.NaN()}
+		m = &mkt{forecast: math.NaN(), brierH: math.NaN(), brierLast: math.NaN(), brierAvg: math.NaN(), fcHorizon: math.NaN()}
 		m.info.Condition = cond
 		c.byCond[cond] = m
 		c.mkts = append(c.mkts, m)
@@ -183,8 +235,11 @@ func (c *Collector) Note(format string, args ...any) {
 	c.notes = append(c.notes, fmt.Sprintf(format, args...))
 }
 
-// Fill records one of the run's fills (call it when the agent learns of it).
-func (c *Collector) Fill(f *market.Fill) {
+// Fill records one of the run's fills (call it when the agent learns of it, before
+// Event of the event that carries it). key is the quote or rule key of the order it
+// filled ("" when unknown): round trips name what opened and closed them by it.
+func (c *Collector) Fill(f *market.Fill, key string) {
+	c.rollDay(f.Time)
 	m := c.byCond[f.Market]
 	if m == nil {
 		m = c.byToken[f.Token]
@@ -201,12 +256,16 @@ func (c *Collector) Fill(f *market.Fill) {
 	var realized market.Micros
 	switch f.Side {
 	case market.Buy:
-		p.Buy(f.Price, f.Size, f.Fee)
+		if p.Buy(f.Price, f.Size, f.Fee) {
+			c.tripBuy(m, p, f, notional, key)
+		}
 	case market.Sell:
 		r, ok := p.Sell(f.Price, f.Size, f.Fee)
 		if ok {
 			realized = r
 			c.realized = append(c.realized, r)
+			c.day.realize(r)
+			c.tripSell(m, p, f, notional, r, key)
 		} else {
 			c.Note("fill %s sells %s shares of token %s, more than the %s held: not counted in the ledger", f.Trade, f.Size, f.Token, p.Size)
 		}
@@ -214,14 +273,28 @@ func (c *Collector) Fill(f *market.Fill) {
 	m.fills++
 	m.volume += notional
 	m.fees += f.Fee
-	c.fills = append(c.fills, FillRow{Time: f.Time, Market: m.info.Condition, Token: f.Token, Outcome: f.Outcome.String(),
-		Side: f.Side.String(), Role: f.Role.String(), Price: Money(f.Price), Size: Money(f.Size), Notional: Money(notional),
-		Fee: Money(f.Fee), Realized: Money(realized), Order: f.Order, Trade: f.Trade})
+	c.day.fills++
+	c.day.volume += notional
+	c.day.fees += f.Fee
+	c.fills = append(c.fills, FillRow{Time: f.Time, Market: m.info.Condition, Slug: m.label(), Token: f.Token,
+		Outcome: f.Outcome.String(), Side: f.Side.String(), Role: f.Role.String(), Price: Money(f.Price), Size: Money(f.Size),
+		Notional: Money(notional), Fee: Money(f.Fee), Realized: Money(realized), Order: f.Order, Trade: f.Trade, Key: key})
 	c.dirty = true
 }
 
-// Forecast records the strategy's declared probability of YES for a market at time
-// t (Unix ms). Values outside [0, 1] and NaN are ignored.
+// label names the market as reports do (market.Info.Label), "" when only its
+// condition id is known.
+func (m *mkt) label() string {
+	if m.info.Slug == "" && m.info.Question == "" {
+		return ""
+	}
+	return m.info.Label()
+}
+
+// Forecast records the strategy's declared probability of YES for a market at the
+// time of the last event (the backtest calls it just before a resolution is
+// applied, and at the end; Config.Forecaster is asked at every sample). Values
+// outside [0, 1] and NaN are ignored.
 func (c *Collector) Forecast(cond market.ConditionID, p float64) {
 	if !(p >= 0 && p <= 1) {
 		return
@@ -231,6 +304,7 @@ func (c *Collector) Forecast(cond market.ConditionID, p float64) {
 		return
 	}
 	m.forecast = p
+	m.fc.add(c.lastTime, p, max(c.res, c.horizon/horizonSamples), c.horizon)
 }
 
 // Event is called after the agent applied ev to st (and handled it). It settles the
@@ -257,24 +331,23 @@ func (c *Collector) resolve(ev *market.Event) {
 	if !ok {
 		return
 	}
-	m.resolved, m.winner = true, o
+	c.rollDay(ev.Time)
+	m.resolved, m.winner, m.resolvedAt = true, o, ev.Time
 	for i, tok := range m.info.Tokens {
 		p := c.pos[tok]
 		if p == nil || p.Size == 0 {
 			continue
 		}
+		size := p.Size
 		r := p.Settle(market.Outcome(i) == o)
 		m.settlement += r
 		c.realized = append(c.realized, r)
+		c.day.realize(r)
+		c.tripSettle(tok, size, market.Outcome(i) == o, r, ev.Time)
 	}
-	if !math.IsNaN(m.forecast) {
-		y := 0.0
-		if o == market.Yes {
-			y = 1
-		}
-		d := m.forecast - y
-		m.brier = d * d
-	}
+	c.settleHold(m, o)
+	c.scoreForecasts(m, o, ev.Time)
+	c.Mark(Mark{Time: ev.Time, Kind: MarkResolved, Market: m.info.Condition, Reason: o.String() + " won"})
 	c.dirty = true
 }
 
@@ -294,6 +367,7 @@ func (c *Collector) sample(t int64, st *market.State) {
 			c.heldTime += dt
 		}
 	}
+	c.rollDay(t)
 	// Return periods that ended before t close at the previous sample's equity.
 	for t >= c.periodEnd && len(c.periodEquity) < MaxPeriods {
 		c.periodEquity = append(c.periodEquity, c.lastEq)
@@ -312,6 +386,11 @@ func (c *Collector) sample(t int64, st *market.State) {
 			c.maxDDPct = float64(dd) / float64(c.peak)
 		}
 	}
+	c.day.observe(eq)
+	if c.cfg.Forecaster != nil {
+		c.sampleForecasts(t)
+	}
+	c.enterHold(st)
 	c.next = t - t%c.res + c.res
 	if t >= c.nextPoint {
 		c.addPoint(t, eq, exp, st)
@@ -349,6 +428,9 @@ func (c *Collector) addPoint(t int64, eq, exp market.Micros, st *market.State) {
 		clear(c.points[len(half):])
 		c.points = half
 		c.pointEvery *= 2
+		for _, m := range c.mkts {
+			m.prices = halve(m.prices)
+		}
 	}
 	net := make([]Money, len(c.mkts))
 	for i, m := range c.mkts {
@@ -361,6 +443,8 @@ func (c *Collector) addPoint(t int64, eq, exp market.Micros, st *market.State) {
 		}
 		net[i] = Money(y - n)
 	}
-	c.points = append(c.points, Point{Time: t, Equity: Money(eq), Exposure: Money(exp), Net: net})
+	c.points = append(c.points, Point{Time: t, Equity: Money(eq), Exposure: Money(exp), Net: net,
+		Hold: Money(c.hold[market.Yes].value(st)), HoldNo: Money(c.hold[market.No].value(st))})
+	c.samplePrices(t, st)
 	c.nextPoint = t + c.pointEvery
 }

@@ -1,6 +1,7 @@
 package report
 
 import (
+	"fmt"
 	"math"
 	"time"
 
@@ -19,6 +20,8 @@ func (c *Collector) Finish(st *market.State, run Run) *Report {
 	if run.To == 0 {
 		run.To = end
 	}
+	c.closeOpenTrips(end, st)
+	c.closeDay(c.lastEq)
 	rep := &Report{Version: Version, Run: run, Notes: c.notes, Fills: c.fills}
 	if rep.Fills == nil {
 		rep.Fills = []FillRow{}
@@ -52,16 +55,15 @@ func (c *Collector) Finish(st *market.State, run Run) *Report {
 	}
 
 	// Per market, from the ledger.
-	var brierSum float64
+	var brierH, brierLast, brierAvg float64
 	for _, m := range c.mkts {
-		mr := MarketReport{Condition: m.info.Condition, Name: m.info.Slug, Fills: m.fills, Volume: Money(m.volume),
+		mr := MarketReport{Condition: m.info.Condition, Name: m.label(), Fills: m.fills, Volume: Money(m.volume),
 			Fees: Money(m.fees), Settlement: Money(m.settlement), Resolved: m.resolved,
-			Forecast: Ratio(m.forecast), Brier: Ratio(m.brier)}
-		if mr.Name == "" {
-			mr.Name = m.info.Question
-		}
+			Forecast: Ratio(m.forecast), ForecastHorizon: Ratio(m.fcHorizon), Brier: Ratio(m.brierH),
+			BrierLast: Ratio(m.brierLast), BrierTimeAvg: Ratio(m.brierAvg), Prices: m.prices}
 		if m.resolved {
 			mr.Winner = m.winner.String()
+			mr.ResolvedAt = m.resolvedAt
 		}
 		for o, tok := range m.info.Tokens {
 			p := c.pos[tok]
@@ -87,18 +89,26 @@ func (c *Collector) Finish(st *market.State, run Run) *Report {
 		s.Fees += mr.Fees
 		s.Fills += m.fills
 		s.Volume += mr.Volume
-		if m.resolved && !math.IsNaN(m.brier) {
-			brierSum += m.brier
-			s.Forecasts++
+		if m.resolved {
+			if !math.IsNaN(m.brierH) {
+				brierH += m.brierH
+				s.Forecasts++
+			}
+			if !math.IsNaN(m.brierLast) {
+				brierLast += m.brierLast
+				s.ForecastsLast++
+			}
+			if !math.IsNaN(m.brierAvg) {
+				brierAvg += m.brierAvg
+				s.ForecastsAvg++
+			}
 		}
 	}
 	if rep.Markets == nil {
 		rep.Markets = []MarketReport{}
 	}
-	s.Brier = Ratio(math.NaN())
-	if s.Forecasts > 0 {
-		s.Brier = Ratio(brierSum / float64(s.Forecasts))
-	}
+	s.BrierHorizonMs = c.horizon
+	s.Brier, s.BrierLast, s.BrierTimeAvg = meanOf(brierH, s.Forecasts), meanOf(brierLast, s.ForecastsLast), meanOf(brierAvg, s.ForecastsAvg)
 	for i := range c.fills {
 		f := &c.fills[i]
 		switch f.Role {
@@ -152,7 +162,39 @@ func (c *Collector) Finish(st *market.State, run Run) *Report {
 	}
 	s.ReturnPeriodMs = c.period
 	s.Sharpe, s.Sortino, s.Periods = ratios(eqs, c.period)
+
+	// What happened on the way, and compared with what.
+	rep.Events = c.marks
+	if c.dropped > 0 {
+		c.notes = append(c.notes, fmt.Sprintf("%d more events than the %d listed", c.dropped, MaxEvents))
+	}
+	rep.Denials = c.denialRows()
+	s.Denials, s.KillSwitchTrips = c.denied, c.trips
+	rep.RoundTrips = c.closed
+	if c.tripsOut > 0 {
+		c.notes = append(c.notes, fmt.Sprintf("%d more round trips than the %d listed (not in the averages)", c.tripsOut, MaxRoundTrips))
+	}
+	s.RoundTrips = len(c.closed)
+	if n := len(c.closed); n > 0 {
+		var sum int64
+		for i := range c.closed {
+			sum += c.closed[i].DurationMs
+		}
+		s.AvgHoldMs = sum / int64(n)
+	}
+	rep.Days = c.days
+	rep.Baselines = c.baselines(st)
+	rep.Notes = c.notes
+	rep.Warnings = warnings(rep)
 	return rep
+}
+
+// meanOf is sum / n, NaN when n is 0.
+func meanOf(sum float64, n int) Ratio {
+	if n == 0 {
+		return Ratio(math.NaN())
+	}
+	return Ratio(sum / float64(n))
 }
 
 // ratios computes the annualized Sharpe and Sortino ratios of the returns between

@@ -8,8 +8,11 @@ import (
 	"github.com/pitbossdev/pitboss/market"
 )
 
-// Version is the version of the report's JSON layout.
-const Version = 1
+// Version is the version of the report's JSON layout. Version 2 added the price
+// samples, events, denials, round trips, days, baselines and warnings, the Brier
+// score at a horizon and time-averaged, and market slugs on fills; it reads
+// version 1 files (the new fields empty).
+const Version = 2
 
 // Money is an exact amount of collateral (or shares) that marshals to JSON as a
 // decimal string ("12.5", "-0.000001"), never a float.
@@ -112,8 +115,177 @@ type Report struct {
 	Equity []Point `json:"equity"`
 	// Fills are the run's fills in order, with the PnL each realized.
 	Fills []FillRow `json:"fills"`
+	// Warnings say which figures mean little for this run (too few trades, a
+	// Sharpe ratio annualized from short periods, no Brier score), in a fixed
+	// order.
+	Warnings []string `json:"warnings,omitempty"`
+	// Baselines are what doing nothing and buying and holding would have made
+	// over the same period, for comparison with Summary.PnL.
+	Baselines []Baseline `json:"baselines,omitempty"`
+	// Events are what happened to the agent on the way, in time order: kill-switch
+	// trips (with what they asked for: cancel all, flatten, halt), flattens,
+	// pauses, resumes and resolutions. At most MaxEvents are kept.
+	Events []Mark `json:"events,omitempty"`
+	// Denials are the guards' refusals, by guard (most first).
+	Denials []Denial `json:"denials,omitempty"`
+	// RoundTrips are the positions the run opened and closed (or held at its
+	// end), per token, in the order they closed. At most MaxRoundTrips are kept.
+	RoundTrips []RoundTrip `json:"round_trips,omitempty"`
+	// Days breaks the run down by UTC day.
+	Days []Day `json:"days,omitempty"`
 	// Notes are remarks about the run (a torn recording, a strategy failure).
 	Notes []string `json:"notes,omitempty"`
+}
+
+// Event kinds of Mark.
+const (
+	MarkKillSwitch = "kill_switch" // the kill switch tripped (Actions says what it asked for)
+	MarkFlatten    = "flatten"     // closing a market's positions began (Market; Reason: who asked)
+	MarkPause      = "pause"       // the strategy paused the agent
+	MarkResume     = "resume"      // the kill switch was cleared, or the agent resumed
+	MarkControl    = "control"     // an operator's command
+	MarkResolved   = "resolved"    // a market resolved (Reason: "YES won")
+)
+
+// Mark is one event of the run worth seeing on a time chart.
+type Mark struct {
+	Time int64  `json:"t"`
+	Kind string `json:"kind"`
+	// Market and Slug name the market concerned, if one is.
+	Market market.ConditionID `json:"market,omitempty"`
+	Slug   string             `json:"slug,omitempty"`
+	Reason string             `json:"reason,omitempty"`
+	// Actions, for a kill-switch trip: "cancel_all", "flatten", "halt".
+	Actions []string `json:"actions,omitempty"`
+}
+
+// Halts reports whether the mark stops the agent opening positions (a trip that
+// halts, a pause) until a resume.
+func (m *Mark) Halts() bool {
+	if m.Kind == MarkPause {
+		return true
+	}
+	if m.Kind == MarkKillSwitch {
+		for _, a := range m.Actions {
+			if a == "halt" {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// Denial counts one guard's refusals.
+type Denial struct {
+	Guard string `json:"guard"`
+	Count int64  `json:"count"`
+	// First and Last are the times of the first and last refusal (Unix ms).
+	First int64 `json:"first_ms"`
+	Last  int64 `json:"last_ms"`
+	// Reason is the first refusal's reason and LastReason the last one's (reasons
+	// carry the figures of the moment: "price 0.43 is 0.125 from the mid …").
+	Reason     string `json:"reason"`
+	LastReason string `json:"last_reason,omitempty"`
+	// Markets counts the refusals by market, most first.
+	Markets []MarketCount `json:"markets,omitempty"`
+}
+
+// MarketCount is a count for one market.
+type MarketCount struct {
+	Market market.ConditionID `json:"market"`
+	Slug   string             `json:"slug,omitempty"`
+	Count  int64              `json:"count"`
+}
+
+// Exit reasons of a RoundTrip that did not end with a sell.
+const (
+	ExitResolved = "resolution"  // the market resolved (the winner pays 1, the loser 0)
+	ExitOpen     = "open at end" // still held when the run ended (marked, not closed)
+)
+
+// RoundTrip is one position in one token, from the fill that opened it (from
+// flat) to the fill or resolution that closed it, or to the end of the run.
+type RoundTrip struct {
+	Market  market.ConditionID `json:"market"`
+	Slug    string             `json:"slug,omitempty"`
+	Outcome string             `json:"outcome"` // YES or NO
+	Entry   int64              `json:"entry_ms"`
+	Exit    int64              `json:"exit_ms"`
+	// DurationMs is Exit − Entry.
+	DurationMs int64 `json:"duration_ms"`
+	// Bought and Sold are the shares bought and sold (settled shares count as
+	// sold at 1 or 0); MaxSize the largest position held.
+	Bought  Money `json:"bought"`
+	Sold    Money `json:"sold"`
+	MaxSize Money `json:"max_size"`
+	// EntryPrice and ExitPrice are the average prices of the buys and of the sells
+	// (or settlement, or the mark of a position still open).
+	EntryPrice Money `json:"entry_price"`
+	ExitPrice  Money `json:"exit_price"`
+	// PnL is what the round trip made, fees included (for a position still open,
+	// realized plus unrealized at the mark); Return is PnL over the cost of the
+	// buys.
+	PnL    Money `json:"pnl"`
+	Fees   Money `json:"fees"`
+	Return Ratio `json:"return"`
+	Fills  int   `json:"fills"`
+	// EntryBy is the quote or rule key of the opening fill's order; ExitReason
+	// says what closed it: "sell <key>" (the strategy's quote or rule), "flatten
+	// (<why>)", ExitResolved or ExitOpen.
+	EntryBy    string `json:"entry_by,omitempty"`
+	ExitReason string `json:"exit_reason"`
+}
+
+// Day is one UTC day of the run.
+type Day struct {
+	Date        string `json:"date"` // 2006-01-02
+	StartEquity Money  `json:"start_equity"`
+	EndEquity   Money  `json:"end_equity"`
+	PnL         Money  `json:"pnl"`
+	Return      Ratio  `json:"return"`
+	// Realized counts sells and settlements of the day (fees included).
+	Realized Money `json:"realized"`
+	Fills    int   `json:"fills"`
+	Volume   Money `json:"volume"`
+	Fees     Money `json:"fees"`
+	Trades   int   `json:"trades"`
+	WinRate  Ratio `json:"win_rate"`
+	// MaxDrawdown is the largest fall of equity from its peak within the day.
+	MaxDrawdown Money `json:"max_drawdown"`
+}
+
+// Baseline names.
+const (
+	BaselineNothing = "do nothing"
+	BaselineHoldYes = "buy and hold YES"
+	BaselineHoldNo  = "buy and hold NO"
+)
+
+// Baseline is what a simple alternative would have made over the run.
+type Baseline struct {
+	Name      string `json:"name"`
+	EndEquity Money  `json:"end_equity"`
+	PnL       Money  `json:"pnl"`
+	Return    Ratio  `json:"return"`
+	// Markets is the number of markets bought (buy and hold).
+	Markets int `json:"markets,omitempty"`
+	// Description says how it is computed.
+	Description string `json:"description"`
+}
+
+// PricePoint is one sample of a market's prices, in YES terms (a NO price q is
+// the YES price 1 − q): the best bid and ask (the best of the YES book and the
+// mirror of the NO book), their mid, the agent's best own buy and sell quotes in
+// YES terms (a buy of NO is a sale of YES), and the strategy's declared P(YES).
+// Absent values (no book side, no quote, no forecast) are omitted.
+type PricePoint struct {
+	Time int64 `json:"t"`
+	Bid  Money `json:"bid,omitempty"`
+	Ask  Money `json:"ask,omitempty"`
+	Mid  Money `json:"mid,omitempty"`
+	Buy  Money `json:"buy,omitempty"`
+	Sell Money `json:"sell,omitempty"`
+	Fair Money `json:"fair,omitempty"`
 }
 
 // Run describes the run a report is about. The caller fills it in.
@@ -193,10 +365,27 @@ type Summary struct {
 	MaxExposure  Money `json:"max_exposure"`
 	TimeInMarket Ratio `json:"time_in_market"`
 	// Brier is the mean of (p − outcome)² over the markets that resolved during
-	// the run, p being the strategy's last declared probability of YES before
-	// the resolution; Forecasts is the number of such markets.
-	Brier     Ratio `json:"brier"`
-	Forecasts int   `json:"forecasts"`
+	// the run and had a forecast BrierHorizonMs before their resolution, p being
+	// the strategy's declared probability of YES at that time; Forecasts is the
+	// number of such markets (docs/backtests.md, "Brier scores").
+	Brier          Ratio `json:"brier"`
+	Forecasts      int   `json:"forecasts"`
+	BrierHorizonMs int64 `json:"brier_horizon_ms"`
+	// BrierLast scores the last declaration before each resolution (it tends to
+	// 0 as the price converges: a weak test of foresight), over ForecastsLast
+	// markets; BrierTimeAvg averages the score over the time from a market's
+	// first declaration to its resolution, over ForecastsAvg markets.
+	BrierLast     Ratio `json:"brier_last"`
+	ForecastsLast int   `json:"forecasts_last"`
+	BrierTimeAvg  Ratio `json:"brier_time_avg"`
+	ForecastsAvg  int   `json:"forecasts_time_avg"`
+	// RoundTrips counts Report.RoundTrips (those closed, and those open at the
+	// end); AvgHoldMs is their mean duration.
+	RoundTrips int   `json:"round_trips"`
+	AvgHoldMs  int64 `json:"avg_hold_ms"`
+	// Denials counts the guards' refusals; KillSwitchTrips the trips.
+	Denials         int64 `json:"denials"`
+	KillSwitchTrips int   `json:"kill_switch_trips"`
 }
 
 // MarketReport is one market's part of a run.
@@ -218,10 +407,21 @@ type MarketReport struct {
 	// outcome.
 	Resolved bool   `json:"resolved,omitempty"`
 	Winner   string `json:"winner,omitempty"`
-	// Forecast is the last declared probability of YES (null if none); Brier its
-	// score when the market resolved.
-	Forecast Ratio `json:"forecast"`
-	Brier    Ratio `json:"brier"`
+	// ResolvedAt is the time of the resolution (Unix ms).
+	ResolvedAt int64 `json:"resolved_ms,omitempty"`
+	// Forecast is the last declared probability of YES (null if none);
+	// ForecastHorizon the one declared Summary.BrierHorizonMs before the
+	// resolution. Brier scores ForecastHorizon, BrierLast Forecast and
+	// BrierTimeAvg every declaration over time (see Summary), when the market
+	// resolved.
+	Forecast        Ratio `json:"forecast"`
+	ForecastHorizon Ratio `json:"forecast_horizon"`
+	Brier           Ratio `json:"brier"`
+	BrierLast       Ratio `json:"brier_last"`
+	BrierTimeAvg    Ratio `json:"brier_time_avg"`
+	// Prices are samples of the market's prices and of the agent's quotes on the
+	// equity curve's grid (at most 2 × Config.Points).
+	Prices []PricePoint `json:"prices,omitempty"`
 }
 
 // Point is one sample of the equity curve.
@@ -232,12 +432,17 @@ type Point struct {
 	// Net is each market's net position in shares (YES − NO), in the order of
 	// Report.Markets.
 	Net []Money `json:"net"`
+	// Hold and HoldNo are the equity of the buy-and-hold-YES and -NO baselines
+	// at this time.
+	Hold   Money `json:"hold,omitempty"`
+	HoldNo Money `json:"hold_no,omitempty"`
 }
 
 // FillRow is one fill of the run with what it realized.
 type FillRow struct {
 	Time     int64              `json:"t"`
 	Market   market.ConditionID `json:"market"`
+	Slug     string             `json:"slug,omitempty"`
 	Token    market.TokenID     `json:"token"`
 	Outcome  string             `json:"outcome"`
 	Side     string             `json:"side"`
@@ -249,6 +454,9 @@ type FillRow struct {
 	Realized Money              `json:"realized"`
 	Order    market.OrderID     `json:"order"`
 	Trade    market.TradeID     `json:"trade"`
+	// Key is the quote or rule key of the order (flatten/<token> for the
+	// agent's flattening orders), when known.
+	Key string `json:"key,omitempty"`
 }
 
 // MarshalIndent returns the report as indented JSON with a trailing newline.

@@ -75,7 +75,7 @@ func (s *script) fill(at int64, side market.Side, role market.Role, price, size,
 	s.seq++
 	f := market.Fill{Trade: market.TradeID("t" + string(rune('0'+s.seq))), Order: "o", Market: cond, Token: yes,
 		Outcome: market.Yes, Side: side, Role: role, Price: dec(price), Size: dec(size), Fee: dec(fee), Time: t0 + at}
-	s.c.Fill(&f)
+	s.c.Fill(&f, "")
 	s.apply(market.Event{Kind: market.EventFill, Time: t0 + at, Market: cond, Token: yes, Fill: f})
 }
 
@@ -132,7 +132,9 @@ func TestMetricsOfAKnownRun(t *testing.T) {
 		{"win rate", float64(s.WinRate), 2.0 / 3},
 		{"profit factor", float64(s.ProfitFactor), 21.4 / 2.5},
 		{"turnover", float64(s.Turnover), 0.073},
-		{"brier", float64(s.Brier), 0.09},
+		{"brier of the last forecast", float64(s.BrierLast), 0.09},
+		// declared at 6 s, resolved at 8 s: 2 s of 0.7 against YES
+		{"time-averaged brier", float64(s.BrierTimeAvg), 0.09},
 		// A position from the buy (t0+2s) to the resolution (t0+8s), of 8 s.
 		{"time in market", float64(s.TimeInMarket), 6.0 / 8},
 	}
@@ -141,7 +143,8 @@ func TestMetricsOfAKnownRun(t *testing.T) {
 			t.Errorf("%s = %v, want %v", x.name, x.got, x.want)
 		}
 	}
-	if s.Fills != 3 || s.MakerFills != 1 || s.TakerFills != 2 || s.Trades != 3 || s.Forecasts != 1 {
+	if s.Fills != 3 || s.MakerFills != 1 || s.TakerFills != 2 || s.Trades != 3 || s.ForecastsLast != 1 || s.ForecastsAvg != 1 ||
+		s.Forecasts != 0 || s.Brier.Defined() {
 		t.Errorf("counts: %+v", s)
 	}
 	if len(r.Markets) != 1 {
@@ -149,7 +152,7 @@ func TestMetricsOfAKnownRun(t *testing.T) {
 	}
 	m := r.Markets[0]
 	if !m.Resolved || m.Winner != "YES" || m.Realized != Money(dec("18.9")) || m.Settlement != Money(dec("17.4")) ||
-		m.Yes != 0 || m.Fills != 3 || m.Name != "will-it-rain" || math.Abs(float64(m.Brier)-0.09) > 1e-12 {
+		m.Yes != 0 || m.Fills != 3 || m.Name != "will-it-rain" || math.Abs(float64(m.BrierLast)-0.09) > 1e-12 {
 		t.Errorf("market %+v", m)
 	}
 	realized := []string{"0", "4", "-2.5"}
@@ -286,6 +289,13 @@ func TestHTMLIsSelfContained(t *testing.T) {
 func TestGoldenReport(t *testing.T) {
 	r := knownRun(t, Config{})
 	r.Title = "known run"
+	checkGolden(t, r, "known")
+}
+
+// checkGolden compares the report's JSON, HTML, CSV and text with
+// testdata/golden/NAME.{json,html,csv,txt} and returns the text.
+func checkGolden(t *testing.T, r *Report, name string) string {
+	t.Helper()
 	js, err := r.MarshalIndent()
 	if err != nil {
 		t.Fatal(err)
@@ -301,11 +311,12 @@ func TestGoldenReport(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, g := range []struct {
-		file string
-		got  []byte
+		ext string
+		got []byte
 	}{
-		{"known.json", js}, {"known.html", h.Bytes()}, {"known.csv", c.Bytes()}, {"known.txt", txt.Bytes()},
+		{"json", js}, {"html", h.Bytes()}, {"csv", c.Bytes()}, {"txt", txt.Bytes()},
 	} {
-		reporttest.CheckGolden(t, filepath.Join("testdata", "golden", g.file), g.got)
+		reporttest.CheckGolden(t, filepath.Join("testdata", "golden", name+"."+g.ext), g.got)
 	}
+	return txt.String()
 }
