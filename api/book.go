@@ -34,9 +34,31 @@ type OrderBook struct {
 	TickSize       Decimal            `json:"tick_size"`
 	NegRisk        bool               `json:"neg_risk"`
 	LastTradePrice Decimal            `json:"last_trade_price"`
+	// MinOrderSizeQuoted records that the decoded summary carried min_order_size as
+	// a JSON string (the dialect's example) rather than a number (the specification's
+	// type, which the local exchange serves); ComputeHash hashes it as it was served.
+	// It is not encoded.
+	MinOrderSizeQuoted bool `json:"-"`
 }
 
 type orderBookJSON OrderBook
+
+// UnmarshalJSON decodes b, noting whether min_order_size came as a string.
+func (b *OrderBook) UnmarshalJSON(data []byte) error {
+	aux := struct {
+		*orderBookJSON
+		MinOrderSize json.RawMessage `json:"min_order_size"`
+	}{orderBookJSON: (*orderBookJSON)(b)}
+	if err := json.Unmarshal(data, &aux); err != nil {
+		return err
+	}
+	b.MinOrderSizeQuoted = false
+	if len(aux.MinOrderSize) == 0 || string(aux.MinOrderSize) == "null" {
+		return nil
+	}
+	b.MinOrderSizeQuoted = aux.MinOrderSize[0] == '"'
+	return b.MinOrderSize.UnmarshalJSON(aux.MinOrderSize)
+}
 
 // MarshalJSON encodes b with non-null level arrays.
 func (b OrderBook) MarshalJSON() ([]byte, error) {
@@ -50,11 +72,12 @@ func (b OrderBook) MarshalJSON() ([]byte, error) {
 }
 
 // ComputeHash returns the book's hash: the SHA-1 hex digest of the compact JSON of
-// the summary with "hash" set to "" and keys in the order market, asset_id,
-// timestamp, hash, bids, asks, min_order_size, tick_size, neg_risk, last_trade_price
-// — the upstream server's layout, in which min_order_size is a string (dialect §4.4;
-// docs/design/0024-wire-shapes.md). Levels are hashed in their order in b. Clients
-// do not verify the hash; it only has to be stable.
+// the summary exactly as served, with "hash" set to "" — keys in the order market,
+// asset_id, timestamp, hash, bids, asks, min_order_size, tick_size, neg_risk,
+// last_trade_price (dialect §4.4), min_order_size a bare number as the local
+// exchange serves it, or a string when MinOrderSizeQuoted (the dialect's vector;
+// docs/design/0144-dialect-details.md). Levels are hashed in their order in b, so a
+// client hashing the summary it received gets the served hash.
 func (b *OrderBook) ComputeHash() string {
 	var buf bytes.Buffer
 	buf.Grow(256 + 40*(len(b.Bids)+len(b.Asks)))
@@ -68,9 +91,15 @@ func (b *OrderBook) ComputeHash() string {
 	writeLevels(&buf, b.Bids)
 	buf.WriteString(`,"asks":`)
 	writeLevels(&buf, b.Asks)
-	buf.WriteString(`,"min_order_size":"`)
-	buf.WriteString(b.MinOrderSize.String())
-	buf.WriteString(`","tick_size":"`)
+	buf.WriteString(`,"min_order_size":`)
+	if b.MinOrderSizeQuoted {
+		buf.WriteByte('"')
+		buf.WriteString(b.MinOrderSize.String())
+		buf.WriteByte('"')
+	} else {
+		buf.WriteString(b.MinOrderSize.String())
+	}
+	buf.WriteString(`,"tick_size":"`)
 	buf.WriteString(b.TickSize.String())
 	buf.WriteString(`","neg_risk":`)
 	buf.WriteString(strconv.FormatBool(b.NegRisk))

@@ -1,6 +1,8 @@
 package api
 
 import (
+	"crypto/sha1"
+	"encoding/hex"
 	"encoding/json"
 	"strings"
 	"testing"
@@ -9,30 +11,64 @@ import (
 )
 
 // TestBookHashVector is the dialect's §4.4 vector (py-clob-client's test): the hash
-// of the summary is 0458ea5755c9f73d64a14636fa5c36ed460ec394.
+// of the summary, whose min_order_size is the string "100", is
+// 0458ea5755c9f73d64a14636fa5c36ed460ec394. The rule behind it — SHA-1 of the
+// compact JSON of the summary as served, hash "" — gives another hash for the
+// number the local exchange serves (docs/design/0144-dialect-details.md).
 func TestBookHashVector(t *testing.T) {
 	b := OrderBook{
 		Market: "0xaabbcc", AssetID: "100", Timestamp: 123456789,
 		Bids:         []Level{{Price: 300_000, Size: 100_000_000}, {Price: 400_000, Size: 100_000_000}},
 		Asks:         []Level{{Price: 600_000, Size: 100_000_000}, {Price: 700_000, Size: 100_000_000}},
 		MinOrderSize: 100_000_000, TickSize: 10_000, LastTradePrice: 500_000,
-		Hash: "ignored: the hash is computed with an empty hash field",
+		Hash:               "ignored: the hash is computed with an empty hash field",
+		MinOrderSizeQuoted: true,
 	}
 	if got := b.ComputeHash(); got != "0458ea5755c9f73d64a14636fa5c36ed460ec394" {
 		t.Errorf("hash %s", got)
 	}
 	var fromWire OrderBook
-	if err := json.Unmarshal([]byte(fixture(t, "book.json")), &fromWire); err != nil {
+	dialect := strings.Replace(fixture(t, "book.json"), `"min_order_size":100`, `"min_order_size":"100"`, 1)
+	dialect = strings.Replace(dialect, `"hash":"`+fixtureHash+`"`, `"hash":"0458ea5755c9f73d64a14636fa5c36ed460ec394"`, 1)
+	if err := json.Unmarshal([]byte(dialect), &fromWire); err != nil {
 		t.Fatal(err)
 	}
-	if fromWire.ComputeHash() != fromWire.Hash {
-		t.Errorf("fixture hash does not verify")
+	if !fromWire.MinOrderSizeQuoted || fromWire.MinOrderSize != 100_000_000 || fromWire.ComputeHash() != fromWire.Hash {
+		t.Errorf("the dialect's string form does not verify: %+v", fromWire)
 	}
-	// The dialect's example writes min_order_size as a string; it decodes the same.
-	var s OrderBook
-	if err := json.Unmarshal([]byte(strings.Replace(fixture(t, "book.json"), `"min_order_size":100`, `"min_order_size":"100"`, 1)), &s); err != nil || s.MinOrderSize != 100_000_000 {
-		t.Errorf("string min_order_size: %v %v", s.MinOrderSize, err)
+	// Served as a number, the summary hashes its own bytes.
+	b.MinOrderSizeQuoted = false
+	served, _ := json.Marshal(b)
+	if want := clientHash(served); b.ComputeHash() != want || want != fixtureHash {
+		t.Errorf("number form: %s, client computes %s", b.ComputeHash(), want)
 	}
+	var n OrderBook
+	if err := json.Unmarshal(served, &n); err != nil || n.MinOrderSizeQuoted || n.MinOrderSize != 100_000_000 {
+		t.Errorf("number min_order_size: %+v %v", n, err)
+	}
+	var bs BookHasher
+	st := BookState{Market: b.Market, Asset: b.AssetID, TimeMs: 123456789, MinSize: b.MinOrderSize.Micros(), Tick: 10_000,
+		LastTrade: 500_000, Bids: []market.Level{{Price: 400_000, Size: 100_000_000}, {Price: 300_000, Size: 100_000_000}},
+		Asks: []market.Level{{Price: 600_000, Size: 100_000_000}, {Price: 700_000, Size: 100_000_000}}}
+	b.Asks = []Level{b.Asks[1], b.Asks[0]}
+	if bs.Hash(&st) != b.ComputeHash() {
+		t.Errorf("BookHasher %s, ComputeHash %s", bs.Hash(&st), b.ComputeHash())
+	}
+}
+
+// fixtureHash is the hash of testdata/book.json: the vector's summary as the local
+// exchange serves it (min_order_size a number).
+const fixtureHash = "f91f375df25f7b69bd699c840d440389e7afbbba"
+
+// clientHash is what a dialect client computes from a served summary: the SHA-1 of
+// its compact JSON with "hash" set to "".
+func clientHash(served []byte) string {
+	var m map[string]json.RawMessage
+	_ = json.Unmarshal(served, &m)
+	h := string(m["hash"])
+	s := strings.Replace(string(served), `"hash":`+h, `"hash":""`, 1)
+	sum := sha1.Sum([]byte(s))
+	return hex.EncodeToString(sum[:])
 }
 
 func TestBookFromUsesRESTOrderingAndBackIsBestFirst(t *testing.T) {

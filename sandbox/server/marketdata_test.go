@@ -1,6 +1,8 @@
 package server
 
 import (
+	"crypto/sha1"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -85,6 +87,17 @@ func TestMarketData(t *testing.T) {
 			ob.MinOrderSize.String() != "5" || ob.LastTradePrice.String() != "0.5" || ob.Timestamp != api.Int(t0+90_000) ||
 			ob.Hash != ob.ComputeHash() || len(ob.Hash) != 40 {
 			t.Fatalf("book %+v", ob)
+		}
+		// The dialect's rule, as a client applies it to the bytes served: SHA-1 of the
+		// compact summary with "hash" set to "" (min_order_size served as a number).
+		_, raw := e.call("GET", "/book?token_id="+yes, nil, nil, nil)
+		served := strings.TrimSpace(string(raw))
+		if !strings.Contains(served, `"min_order_size":5,`) {
+			t.Fatalf("min_order_size not a number: %s", served)
+		}
+		sum := sha1.Sum([]byte(strings.Replace(served, `"hash":"`+ob.Hash+`"`, `"hash":""`, 1)))
+		if hex.EncodeToString(sum[:]) != ob.Hash {
+			t.Fatalf("served hash %s, client computes %x from %s", ob.Hash, sum, served)
 		}
 		var obs []api.OrderBook
 		e.mustJSON("POST", "/books", []byte(`[{"token_id":"`+yes+`"},{"token_id":"`+no+`"}]`), nil, &obs)
