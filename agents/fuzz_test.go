@@ -30,6 +30,10 @@ func FuzzParse(f *testing.F) {
 		"markets: {select: \"now()\"}", "wallet: 4c0883a69102937d6231471b5dbb6204fe5129617082792ae468d01a3f362318",
 		"venue: {kind: remote, clob: 'http://[::1]:1'}", "heartbeat: 1e9h", "strategy: {params: {a: !!binary aGk=}}",
 		"? [a]\n: b", "name: a\n---\n", "markets: !!map {tokens: [1]}",
+		minimal + "feeds: {btc: 'crypto:btcusdt', eth: {symbol: 'chainlink:eth/usd', stale: 5s}}",
+		minimal + "feeds: {a: 'equity:', b: ':x', c: {symbol: [1]}}",
+		minimal + "signals: {m: {source: http, stale: 1s, required: true}}\nsignal_http: {addr: '[::1]:0', token: env:T}",
+		minimal + "signals: {f: {source: file, path: x, every: 1s, stale: 1s}, c: {source: command, command: [a, b], stale: 9s}}",
 	} {
 		f.Add([]byte(s))
 	}

@@ -171,6 +171,7 @@ func (o Options) finish(d *decoder, s *Spec) {
 	}
 
 	o.guards(d, &s.Guards)
+	o.inputs(d, s, dir)
 
 	switch {
 	case s.Heartbeat == 0:

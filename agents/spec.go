@@ -46,6 +46,16 @@ type Spec struct {
 	Markets Markets `yaml:"markets"`
 	// Strategy is the strategy file and its parameter overrides. Required.
 	Strategy StrategyRef `yaml:"strategy"`
+	// Feeds bind the strategy's feeds (feeds: [btc]) to real-time prices
+	// (btc: crypto:btcusdt). If absent, none; a strategy that declares a feed
+	// needs it bound.
+	Feeds Feeds `yaml:"feeds"`
+	// Signals declare outside numbers the strategy (signals: [model]) and the
+	// guards read, with their source and staleness limit. If absent, none.
+	Signals Signals `yaml:"signals"`
+	// SignalHTTP is the agent's endpoint for http signals. Required (its token)
+	// when a signal's source is http; otherwise not allowed.
+	SignalHTTP SignalEndpoint `yaml:"signal_http"`
 	// Guards configure the policy chain. If absent, the conservative defaults of
 	// policies.Config.
 	Guards policies.Config `yaml:"guards"`
@@ -59,6 +69,8 @@ type Spec struct {
 	StateDir string `yaml:"state_dir"`
 	// LogLevel is debug, info, warn or error. If empty, info.
 	LogLevel LogLevel `yaml:"log_level"`
+
+	inputsLine, inputsCol int // where feeds: (else signals:) is written
 }
 
 // DryRun reports whether orders stay in the process (the default).

@@ -55,6 +55,7 @@ func (s *Spec) bindStrategy(st *strategy.Strategy) (*strategy.Strategy, error) {
 		}
 	}
 	probs = append(probs, s.checkSlots(st)...)
+	probs = append(probs, s.checkInputs(st)...)
 	if len(probs) > 0 {
 		return nil, &strategy.CompileError{File: s.File, Problems: probs}
 	}

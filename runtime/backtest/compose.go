@@ -71,7 +71,7 @@ func compose(cfg *Config) (*parts, error) {
 		}
 	}
 	p.strategy = st
-	inst, err := st.NewInstance(binds)
+	inst, err := st.NewInstanceWith(binds, spec.Sources())
 	if err != nil {
 		return nil, err
 	}
@@ -125,14 +125,28 @@ func (p *parts) agent(feed agent.Feed, d agent.Decider) (*agent.Agent, error) {
 		Logger: p.cfg.Logger, Clock: agent.EventClock})
 }
 
-// filter returns the filter of the bound markets.
+// filter returns the filter of the bound markets, feeds and signals.
 func (p *parts) filter() *marketFilter {
-	f := &marketFilter{conds: map[market.ConditionID]bool{}, tokens: map[market.TokenID]bool{}}
+	f := &marketFilter{conds: map[market.ConditionID]bool{}, tokens: map[market.TokenID]bool{}, inputs: map[inputKey]bool{}}
 	for _, m := range p.infos {
 		f.conds[m.Condition] = true
 		f.tokens[m.Tokens[market.Yes]], f.tokens[m.Tokens[market.No]] = true, true
 	}
+	if p.cfg != nil && p.cfg.Spec != nil {
+		for _, b := range p.cfg.Spec.Feeds {
+			f.inputs[inputKey{market.EventFeed, b.Symbol.String()}] = true
+		}
+		for _, b := range p.cfg.Spec.Signals {
+			f.inputs[inputKey{market.EventSignal, b.Name}] = true
+		}
+	}
 	return f
+}
+
+// inputKey names a feed (by symbol) or a signal (by name) of a recording.
+type inputKey struct {
+	kind market.EventKind
+	name string
 }
 
 // marketFilter tells whether an event concerns one of the bound markets (by
@@ -147,10 +161,16 @@ type marketFilter struct {
 	// characters).
 	last           market.ConditionID
 	lastKeep, seen bool
+	// inputs are the feeds and signals the agent file binds: a dry run
+	// subscribes to those alone.
+	inputs map[inputKey]bool
 }
 
-// keep reports whether ev concerns a bound market.
+// keep reports whether ev concerns a bound market, feed or signal.
 func (f *marketFilter) keep(ev *market.Event) bool {
+	if ev.Kind == market.EventFeed || ev.Kind == market.EventSignal {
+		return f.inputs[inputKey{ev.Kind, ev.Name}]
+	}
 	if ev.Market != "" {
 		if !f.seen || ev.Market != f.last {
 			f.last, f.lastKeep, f.seen = ev.Market, f.conds[ev.Market], true

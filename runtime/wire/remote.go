@@ -230,7 +230,7 @@ func buildRemote(ctx context.Context, spec *agents.Spec, opt Options, live bool)
 	if err != nil {
 		return nil, err
 	}
-	inst, err := st.NewInstance(binds)
+	inst, err := st.NewInstanceWith(binds, spec.Sources())
 	if err != nil {
 		return nil, err
 	}

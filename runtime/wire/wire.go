@@ -306,7 +306,7 @@ func BuildContext(ctx context.Context, spec *agents.Spec, opt Options) (*Runnabl
 	if err != nil {
 		return nil, err
 	}
-	inst, err := st.NewInstance(binds)
+	inst, err := st.NewInstanceWith(binds, spec.Sources())
 	if err != nil {
 		return nil, err
 	}
