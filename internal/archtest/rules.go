@@ -164,6 +164,17 @@ var Rules = []Rule{
 			return internalUnder(imp, "adapters/clob/funding", "cmd")
 		},
 	},
+	{
+		Name:       "8: runtime/alert is a leaf the supervisor and a standalone agent's wiring share: the standard library, zap, YAML and market only (no adapter, NATS, other runtime package or secret store: secrets come through Options.Resolve)",
+		Applies:    func(p string) bool { return under(p, "runtime/alert") },
+		Transitive: true,
+		Forbidden: func(_, imp string) bool {
+			if r, ok := rel(imp); ok {
+				return !under(r, "market", "runtime/alert")
+			}
+			return !isStdlib(imp) && !external(imp, "go.uber.org/zap", "go.uber.org/multierr", "go.yaml.in/yaml/v3", "github.com/shopspring/decimal")
+		},
+	},
 }
 
 // Violation is one forbidden import.

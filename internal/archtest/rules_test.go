@@ -57,6 +57,7 @@ func TestRulesCatchViolations(t *testing.T) {
 		{Path: m("policies"), Imports: []string{"github.com/ethereum/go-ethereum/common", "github.com/zalando/go-keyring"}},
 		{Path: m("runtime/wire"), Imports: []string{m("adapters/clob"), "github.com/coder/websocket"}, Deps: []string{m("adapters/clob/funding")}},
 		{Path: m("cmd/pitboss"), Imports: []string{m("adapters/clob/funding")}},
+		{Path: m("runtime/alert"), Imports: []string{"net/http", "go.uber.org/zap", m("market")}, Deps: []string{"net/http", m("market"), m("adapters/secrets"), "github.com/nats-io/nats.go"}},
 		{Path: "example.com/other", Imports: []string{"github.com/ethereum/go-ethereum"}},
 	}
 	want := map[string]bool{
@@ -72,6 +73,8 @@ func TestRulesCatchViolations(t *testing.T) {
 		m("policies") + " github.com/zalando/go-keyring":          true,
 		m("runtime/wire") + " github.com/coder/websocket":         true,
 		m("runtime/wire") + " " + m("adapters/clob/funding"):      true,
+		m("runtime/alert") + " " + m("adapters/secrets"):          true,
+		m("runtime/alert") + " github.com/nats-io/nats.go":        true,
 	}
 	got := map[string]bool{}
 	for _, v := range Check(pkgs, Rules) {
