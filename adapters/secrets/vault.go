@@ -70,7 +70,13 @@ const (
 	walletPrefix   = "wallet/"
 	apiPrefix      = "api/"
 	exchangePrefix = "exchange/"
+	alertPrefix    = "alert/"
 )
+
+// AlertItem returns the item name of an alert webhook's secret ("alert/NAME"):
+// a webhook URL or a bot token an alerts: section names as keyring:NAME or
+// file:NAME (runtime/alert).
+func AlertItem(name string) string { return alertPrefix + name }
 
 // ExchangeKeyItem returns the item name of a local exchange's secret key
 // ("exchange/NAME"): the key that seals API secrets in its journal (`pitboss
@@ -93,6 +99,8 @@ func validItem(name string) bool {
 		return validItemName(name[len(walletPrefix):])
 	case strings.HasPrefix(name, exchangePrefix):
 		return validItemName(name[len(exchangePrefix):])
+	case strings.HasPrefix(name, alertPrefix):
+		return validItemName(name[len(alertPrefix):])
 	case strings.HasPrefix(name, apiPrefix):
 		venue, addr, ok := strings.Cut(name[len(apiPrefix):], "/")
 		if !ok || !validItemName(venue) {

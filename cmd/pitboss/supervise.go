@@ -163,6 +163,12 @@ func runSupervise(ctx context.Context, args []string, io stdio) error {
 			return wsfeed.New(wsfeed.Config{URL: venue, Handler: handler, CustomFeatures: true, Logger: log.Named("venue")})
 		}
 	}
+	alerts, stopAlerts, err := startAlerts(ctx, io, f.Alerts, f.Name, log)
+	if err != nil {
+		return err
+	}
+	defer stopAlerts()
+	cfg.Alerts = alerts
 	reg := prometheus.NewRegistry()
 	cfg.Registry = reg
 	sup, err := supervisor.New(cfg)

@@ -414,15 +414,15 @@ func TestObserveDerivesStateAlerts(t *testing.T) {
 		s.Observe(Status{Agent: "mm", State: state, PnL: market.Micros(pnl) * market.One, LastEvent: at(last), Time: at(now)})
 	}
 	obs("running", 0, 0, 0)
-	obs("running", -10, 50*time.Second, time.Minute)      // fresh, small loss
-	obs("running", -20, 50*time.Second, 3*time.Minute)    // stale
-	obs("running", -20, 50*time.Second, 4*time.Minute)    // still stale: no second alert
-	obs("running", -26, 5*time.Minute, 5*time.Minute)     // fresh again; loss 26 > 25
-	obs("running", -40, 6*time.Minute, 6*time.Minute)     // loss already told today
-	obs("killed", -40, 6*time.Minute, 7*time.Minute)      // kill switch
-	obs("killed", -40, 7*time.Minute, 8*time.Minute)      // still killed
-	obs("failed", -40, 8*time.Minute, 9*time.Minute)      // failed
-	obs("running", -80, 24*time.Hour, 24*time.Hour)       // a new day: its base is -80
+	obs("running", -10, 50*time.Second, time.Minute)                         // fresh, small loss
+	obs("running", -20, 50*time.Second, 3*time.Minute)                       // stale
+	obs("running", -20, 50*time.Second, 4*time.Minute)                       // still stale: no second alert
+	obs("running", -26, 5*time.Minute, 5*time.Minute)                        // fresh again; loss 26 > 25
+	obs("running", -40, 6*time.Minute, 6*time.Minute)                        // loss already told today
+	obs("killed", -40, 6*time.Minute, 7*time.Minute)                         // kill switch
+	obs("killed", -40, 7*time.Minute, 8*time.Minute)                         // still killed
+	obs("failed", -40, 8*time.Minute, 9*time.Minute)                         // failed
+	obs("running", -80, 24*time.Hour, 24*time.Hour)                          // a new day: its base is -80
 	obs("running", -100, 24*time.Hour+time.Minute, 24*time.Hour+time.Minute) // -20 today: no alert
 	p := payloads(t, rc.wait(t, 4))
 	time.Sleep(50 * time.Millisecond)

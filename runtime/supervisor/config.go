@@ -14,6 +14,7 @@ import (
 
 	"github.com/pitbossdev/pitboss/agents"
 	"github.com/pitbossdev/pitboss/market"
+	"github.com/pitbossdev/pitboss/runtime/alert"
 	"github.com/pitbossdev/pitboss/sandbox/exprenv"
 )
 
@@ -299,6 +300,9 @@ type File struct {
 	MaxAgents int
 	// Labels describe this supervisor (region: eu-west) for agents' placement.
 	Labels map[string]string
+	// Alerts are the fleet's webhooks (runtime/alert; docs/alerts.md). If
+	// absent, none.
+	Alerts alert.Config
 	// Agents of the fleet, in file order. The supervisor publishes them to the
 	// fleet's definitions and runs them, or any other defined agent, as its
 	// capacity and labels allow. An empty list (agents: []) is a supervisor that
@@ -544,7 +548,7 @@ func ParseSize(s string) (int64, error) {
 }
 
 var fleetKeys = []string{"version", "name", "nats", "heartbeat", "stop_timeout", "lock_ttl", "http_addr", "allow_remote_http",
-	"metrics_addr", "restart", "limits", "market_data", "budget", "state_dir", "max_agents", "labels", "agents"}
+	"metrics_addr", "restart", "limits", "market_data", "budget", "state_dir", "max_agents", "labels", "agents", "alerts"}
 
 func (d *fdec) fleet(root *yaml.Node, f *File) {
 	root = resolve(root)
@@ -600,6 +604,12 @@ func (d *fdec) fleet(root *yaml.Node, f *File) {
 			f.Labels = d.labels(v, key)
 		case "agents":
 			d.agents(v, f)
+		case "alerts":
+			var probs []alert.Problem
+			f.Alerts, probs = alert.ParseYAML(v)
+			for _, p := range probs {
+				d.probs = append(d.probs, agents.Problem{File: d.file, Line: p.Line, Col: p.Col, Msg: p.Msg})
+			}
 		}
 	})
 	if len(f.Agents) == 0 && !d.hasKey(root, "agents") {

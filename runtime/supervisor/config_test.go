@@ -356,6 +356,7 @@ func FuzzParseFleetFile(f *testing.F) {
 		"name: f\nagents:\n - file: a\n   wallet: 4c0883a69102937d6231471b5dbb6204fe5129617082792ae468d01a3f362318\n",
 		"name: f\nrestart: [1]\nagents: [a]", "? [a]\n: b", "name: f\n---\n", "agents: !!map {a: 1}", "nats: {port: 99999}",
 		"limits: {address_space: 9223372036854775807}", "name: f\nagents: [{args: [{a: b}]}]",
+		"name: f\nalerts: {daily_loss: 5, webhooks: [{name: t, format: telegram, token: env:T, chat_id: \"1\"}]}\nagents: [a]",
 		"name: f\nrestart: {hang_timeout: off, start_timeout: 1ms}\nagents: [{file: a, restart: {hang_timeout: 0}}]",
 	} {
 		f.Add([]byte(s))
@@ -380,4 +381,23 @@ func FuzzParseFleetFile(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestFleetFileAlerts: the fleet file's alerts section is read by runtime/alert,
+// its problems positioned in the fleet file, a URL in place of a reference
+// refused without being quoted.
+func TestFleetFileAlerts(t *testing.T) {
+	f, err := testOpts.Parse("f.yaml", []byte("name: f\nalerts:\n  daily_loss: 40\n  webhooks:\n    - {name: ops, format: slack, url: env:SLACK_HOOK}\nagents: [a.yaml]\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(f.Alerts.Webhooks) != 1 || f.Alerts.Webhooks[0].URL != "env:SLACK_HOOK" || f.Alerts.DailyLoss != 40_000_000 {
+		t.Fatalf("alerts %+v", f.Alerts)
+	}
+	_, err = testOpts.Parse("f.yaml", []byte("name: f\nalerts:\n  webhooks:\n    - {name: ops, format: slack, url: 'https://hooks.slack.com/services/T/B/sekrit'}\nagents: [a.yaml]\n"))
+	var probs agents.Problems
+	if !errors.As(err, &probs) || len(probs) != 1 || probs[0].Line != 4 || strings.Contains(probs[0].String(), "sekrit") ||
+		!strings.Contains(probs[0].String(), "f.yaml:4:") {
+		t.Fatalf("problems %v", err)
+	}
 }

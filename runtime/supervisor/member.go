@@ -82,7 +82,11 @@ func (m *member) send(c memberCmd) {
 
 func (m *member) set(st ProcState, msg string) {
 	m.mu.Lock()
+	changed := m.state != st
 	m.state, m.message = st, msg
+	if changed {
+		defer m.s.stateAlert(string(m.a.ID), st, msg)
+	}
 	if st != ProcRunning && st != ProcStopping && st != ProcHung {
 		m.pid = 0
 	}
@@ -530,6 +534,7 @@ func (m *member) unlock() {
 
 // lifecycle0 appends a lifecycle record to the audit trail (best effort, bounded).
 func (m *member) lifecycle0(ctx context.Context, event string, pid, code int, detail string) {
+	m.s.lifecycleAlert(string(m.a.ID), event, code, detail)
 	if m.audit == nil {
 		return
 	}

@@ -20,6 +20,7 @@ import (
 
 	"github.com/pitbossdev/pitboss/adapters/natsbus"
 	"github.com/pitbossdev/pitboss/market"
+	"github.com/pitbossdev/pitboss/runtime/alert"
 )
 
 // Agent is one agent as a supervisor runs it: its fleet entry resolved against its
@@ -127,6 +128,9 @@ type Config struct {
 	// Rand returns a uniform float64 in [0, 1) for restart jitter. If nil,
 	// math/rand/v2.
 	Rand func() float64
+	// Alerts receives the fleet's alerts (runtime/alert; alerts.go says which).
+	// The caller owns it and runs its Run. If nil, none are sent.
+	Alerts *alert.Sender
 	// CPUs is how many CPUs the agents share, for the automatic GOMAXPROCS of
 	// agents (Limits.GoMaxProcs). If zero, this process's runtime.GOMAXPROCS(0)
 	// (the machine's cores, or its container's CPU limit).
@@ -386,6 +390,9 @@ func (s *Supervisor) Run(ctx context.Context) error {
 	}
 	goInfra("roster server", rosterSrv)
 	goInfra("desired-state watch", s.watchDesired)
+	if s.cfg.Alerts != nil {
+		goInfra("alerts", s.watchAlerts)
+	}
 	if s.cfg.MarketData.Mode == MarketDataFanout && s.cfg.MarketData.Publish {
 		pub, err := newPublisher(s)
 		if err != nil {
