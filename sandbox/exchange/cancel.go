@@ -69,7 +69,7 @@ func (e *Engine) cancelAll(c *Command) *market.Error {
 		return nil
 	}
 	if !c.Owner.IsZero() {
-		if a, ok := e.acctIdx[c.Owner]; ok {
+		if a, ok := e.lookupAccount(c.Owner); ok {
 			e.cancelOwner(a, mi, tok, ReasonOwner, false)
 		}
 		return nil
@@ -91,7 +91,7 @@ func (e *Engine) cancelAll(c *Command) *market.Error {
 func (e *Engine) scope(m market.ConditionID, t market.TokenID) (mi, tok int32, ok bool) {
 	mi, tok = -1, -1
 	if t != "" {
-		if tok, ok = e.tokenIdx[t]; !ok {
+		if tok, ok = e.lookupToken(t); !ok {
 			return -1, -1, false
 		}
 		mi = tok >> 1

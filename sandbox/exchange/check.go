@@ -50,14 +50,14 @@ func (e *Engine) Check() error {
 			return violation("account %s has collateral %d available, %d reserved", ac.addr, ac.avail, ac.res)
 		}
 		total += ac.avail + ac.res
-		if j, ok := e.acctIdx[ac.addr]; !ok || j != int32(i) {
+		if j, ok := e.lookupAccount(ac.addr); !ok || j != int32(i) {
 			return violation("account %s is not indexed", ac.addr)
 		}
 	}
-	if len(e.acctIdx) != len(e.accts) {
-		return violation("account index has %d entries for %d accounts", len(e.acctIdx), len(e.accts))
+	if e.acctIdx.n != len(e.accts) {
+		return violation("account index has %d entries for %d accounts", e.acctIdx.n, len(e.accts))
 	}
-	if i, ok := e.acctIdx[e.cfg.FeeAccount]; !ok || i != 0 {
+	if i, ok := e.lookupAccount(e.cfg.FeeAccount); !ok || i != 0 {
 		return violation("fee account is not account 0")
 	}
 	supply := make([]market.Micros, 2*len(e.markets))
@@ -70,6 +70,22 @@ func (e *Engine) Check() error {
 			return violation("position %d refers to token %d of account %d", i, ps.tok, ps.acct)
 		}
 		supply[ps.tok] += ps.avail + ps.res
+		if e.lookupPosition(ps.acct, ps.tok) != int32(i) {
+			return violation("position %d (account %d, token %d) is not indexed", i, ps.acct, ps.tok)
+		}
+	}
+	if e.posIdx.n != len(e.pos) {
+		return violation("position index has %d entries for %d positions", e.posIdx.n, len(e.pos))
+	}
+	for mi := range e.markets {
+		for o, t := range e.markets[mi].tokens {
+			if v, ok := e.lookupToken(t); !ok || v != int32(mi*2+o) {
+				return violation("token %s is not indexed", t)
+			}
+		}
+	}
+	if e.tokenIdx.n != 2*len(e.markets) {
+		return violation("token index has %d entries for %d markets", e.tokenIdx.n, len(e.markets))
 	}
 	if err := e.checkGroups(); err != nil {
 		return err

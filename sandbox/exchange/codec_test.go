@@ -220,8 +220,9 @@ func TestSnapshot(t *testing.T) {
 			return e.AppendSnapshot(nil)
 		}, ErrInvariant},
 		{"a reservation that does not match its order", func(e *Engine, _ []byte) []byte {
-			e.accts[e.acctIdx[bob]].res--
-			e.accts[e.acctIdx[bob]].avail++
+			b, _ := e.lookupAccount(bob)
+			e.accts[b].res--
+			e.accts[b].avail++
 			return e.AppendSnapshot(nil)
 		}, ErrInvariant},
 		{"supplies that do not match the locked collateral", func(e *Engine, _ []byte) []byte {

@@ -43,14 +43,15 @@ type Engine struct {
 
 	markets   []mkt
 	marketIdx map[market.ConditionID]int32
-	tokenIdx  map[market.TokenID]int32 // → market*2 + outcome
-	groups    []negGroup               // neg-risk events, creation order
+	tokenIdx  denseTable // token → market*2 + outcome (lookupToken)
+	groups    []negGroup // neg-risk events, creation order
 	groupIdx  map[string]int32
 
 	accts   []account
-	acctIdx map[market.Address]int32
+	acctIdx denseTable // address → account (lookupAccount)
 	pos     []position
-	posIdx  map[uint64]int32 // account<<32 | token → position
+	posIdx  denseTable // account, token → position (lookupPosition)
+	seed    hashSeed   // of the dense tables
 
 	orders []order
 	free   int32     // head of the free list of order slots (linked by next)
@@ -258,13 +259,14 @@ func newEngine(cfg Config) *Engine {
 		cfg:       cfg,
 		free:      -1,
 		marketIdx: make(map[market.ConditionID]int32, cfg.Markets),
-		tokenIdx:  make(map[market.TokenID]int32, 2*cfg.Markets),
+		tokenIdx:  newDenseTable(2 * cfg.Markets),
 		groupIdx:  map[string]int32{},
 		markets:   make([]mkt, 0, cfg.Markets),
 		accts:     make([]account, 0, cfg.Accounts),
-		acctIdx:   make(map[market.Address]int32, cfg.Accounts),
+		acctIdx:   newDenseTable(cfg.Accounts),
 		pos:       make([]position, 0, 4*cfg.Accounts),
-		posIdx:    make(map[uint64]int32, 4*cfg.Accounts),
+		posIdx:    newDenseTable(4 * cfg.Accounts),
+		seed:      newHashSeed(),
 		orders:    make([]order, 0, cfg.Orders),
 		live:      newLiveTable(cfg.Orders),
 		index:     newIDIndex(),
@@ -436,12 +438,12 @@ func (e *Engine) flush() {
 
 // account returns the index of a's account, creating it.
 func (e *Engine) account(a market.Address) int32 {
-	if i, ok := e.acctIdx[a]; ok {
+	if i, ok := e.lookupAccount(a); ok {
 		return i
 	}
 	i := int32(len(e.accts))
 	e.accts = append(e.accts, account{addr: a, head: -1, tail: -1, posHead: -1, posTail: -1})
-	e.acctIdx[a] = i
+	e.acctIdx.insert(e.seed.addr(&a), i)
 	return i
 }
 
@@ -449,13 +451,12 @@ func posKey(acct, tok int32) uint64 { return uint64(uint32(acct))<<32 | uint64(u
 
 // position returns the index of account a's position in token tok, creating it.
 func (e *Engine) position(a, tok int32) int32 {
-	k := posKey(a, tok)
-	if i, ok := e.posIdx[k]; ok {
+	if i := e.lookupPosition(a, tok); i >= 0 {
 		return i
 	}
 	i := int32(len(e.pos))
 	e.pos = append(e.pos, position{acct: a, tok: tok, next: -1})
-	e.posIdx[k] = i
+	e.posIdx.insert(e.seed.key(posKey(a, tok)), i)
 	ac := &e.accts[a]
 	if ac.posTail >= 0 {
 		e.pos[ac.posTail].next = i
@@ -464,14 +465,6 @@ func (e *Engine) position(a, tok int32) int32 {
 	}
 	ac.posTail = i
 	return i
-}
-
-// lookupPosition returns account a's position in tok, or -1.
-func (e *Engine) lookupPosition(a, tok int32) int32 {
-	if i, ok := e.posIdx[posKey(a, tok)]; ok {
-		return i
-	}
-	return -1
 }
 
 // --- expiry heap: GTD orders by (expiration, acceptance seq) ---

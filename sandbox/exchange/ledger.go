@@ -32,7 +32,7 @@ func (e *Engine) withdraw(c *Command) *market.Error {
 	if !validAmount(c.Amount) {
 		return market.Errorf(market.CodeInvalidAmount)
 	}
-	a, ok := e.acctIdx[c.Owner]
+	a, ok := e.lookupAccount(c.Owner)
 	if !ok || e.accts[a].avail < c.Amount {
 		return market.Errorf(market.CodeInsufficientWithdraw)
 	}
@@ -59,7 +59,7 @@ func (e *Engine) ledgerMarket(c *Command) (int32, *market.Error) {
 // mayOpen refuses banned and close-only accounts an operation that opens positions
 // (split, convert).
 func (e *Engine) mayOpen(owner market.Address) *market.Error {
-	if a, ok := e.acctIdx[owner]; ok {
+	if a, ok := e.lookupAccount(owner); ok {
 		switch e.accts[a].mode {
 		case market.ModeBanned:
 			return market.Errorf(market.CodeAddressBanned, owner.String())
@@ -75,7 +75,7 @@ func (e *Engine) split(c *Command) *market.Error {
 	if err != nil {
 		return err
 	}
-	a, ok := e.acctIdx[c.Owner]
+	a, ok := e.lookupAccount(c.Owner)
 	if err := e.mayOpen(c.Owner); err != nil {
 		return err
 	}
@@ -112,7 +112,7 @@ func (e *Engine) merge(c *Command) *market.Error {
 	if !validAmount(c.Amount) {
 		return market.Errorf(market.CodeInvalidAmount)
 	}
-	a, ok := e.acctIdx[c.Owner]
+	a, ok := e.lookupAccount(c.Owner)
 	if !ok {
 		return market.Errorf(market.CodeInsufficientBalance)
 	}
@@ -141,7 +141,7 @@ func (e *Engine) redeem(c *Command) *market.Error {
 	if !m.resolved {
 		return market.Errorf(market.CodeMarketNotResolved, string(c.Market))
 	}
-	a, ok := e.acctIdx[c.Owner]
+	a, ok := e.lookupAccount(c.Owner)
 	if !ok {
 		return market.Errorf(market.CodeNothingToRedeem, string(c.Market))
 	}
@@ -218,7 +218,7 @@ func (e *Engine) transfer(c *Command) *market.Error {
 	if !validAmount(c.Amount) {
 		return market.Errorf(market.CodeInvalidAmount)
 	}
-	a, ok := e.acctIdx[c.Owner]
+	a, ok := e.lookupAccount(c.Owner)
 	if !ok || e.accts[a].avail < c.Amount {
 		return market.Errorf(market.CodeInsufficientBalance)
 	}
@@ -247,7 +247,7 @@ func (e *Engine) convert(c *Command) *market.Error {
 	if m.group < 0 {
 		return market.Errorf(market.CodeNotNegRisk, string(c.Market))
 	}
-	a, ok := e.acctIdx[c.Owner]
+	a, ok := e.lookupAccount(c.Owner)
 	if err := e.mayOpen(c.Owner); err != nil {
 		return err
 	}

@@ -33,7 +33,7 @@ func (e *Engine) createMarket(c *Command) *market.Error {
 		return market.Errorf(market.CodeMarketExists, string(c.Market))
 	}
 	for _, t := range s.Tokens {
-		if _, dup := e.tokenIdx[t]; dup {
+		if _, dup := e.lookupToken(t); dup {
 			return market.Errorf(market.CodeTokenInUse, string(t))
 		}
 	}
@@ -61,8 +61,8 @@ func (e *Engine) createMarket(c *Command) *market.Error {
 	m.book[sideBid] = newBookSide(levelsFor(m.unit), true)
 	m.book[sideAsk] = newBookSide(levelsFor(m.unit), false)
 	e.marketIdx[c.Market] = mi
-	e.tokenIdx[s.Tokens[market.Yes]] = mi * 2
-	e.tokenIdx[s.Tokens[market.No]] = mi*2 + 1
+	e.addToken(s.Tokens[market.Yes], mi*2)
+	e.addToken(s.Tokens[market.No], mi*2+1)
 	ev := e.emit(MarketCreated)
 	m.describe(ev)
 	ev.OldTick = 0

@@ -72,7 +72,7 @@ func (e *Engine) place(c *Command) *market.Error {
 		return market.Errorf(market.CodeInvalidOrderPayload)
 	}
 	fp := e.index.fingerprint(c.Order)
-	a, hasAcct := e.acctIdx[c.Owner]
+	a, hasAcct := e.lookupAccount(c.Owner)
 	if hasAcct {
 		switch e.accts[a].mode {
 		case market.ModeBanned:
@@ -83,7 +83,7 @@ func (e *Engine) place(c *Command) *market.Error {
 			}
 		}
 	}
-	tok, ok := e.tokenIdx[c.Token]
+	tok, ok := e.lookupToken(c.Token)
 	if !ok {
 		return market.Errorf(market.CodeNoOrderbook)
 	}

@@ -185,7 +185,7 @@ func restore(data []byte) (*Engine, error) {
 			r.fail("market %s listed twice", m.id)
 		}
 		for _, t := range m.tokens {
-			if _, dup := e.tokenIdx[t]; dup {
+			if _, dup := e.lookupToken(t); dup {
 				r.fail("token %s listed twice", t)
 			}
 		}
@@ -197,7 +197,8 @@ func restore(data []byte) (*Engine, error) {
 		mi := int32(len(e.markets))
 		e.markets = append(e.markets, m)
 		e.marketIdx[m.id] = mi
-		e.tokenIdx[m.tokens[0]], e.tokenIdx[m.tokens[1]] = mi*2, mi*2+1
+		e.addToken(m.tokens[0], mi*2)
+		e.addToken(m.tokens[1], mi*2+1)
 	}
 
 	na := r.count(24)
@@ -209,7 +210,7 @@ func restore(data []byte) (*Engine, error) {
 		if r.err != nil {
 			break
 		}
-		if _, dup := e.acctIdx[addr]; dup || mode > market.ModeBanned {
+		if _, dup := e.lookupAccount(addr); dup || mode > market.ModeBanned {
 			r.fail("account %s: duplicate or bad mode", addr)
 			break
 		}

@@ -69,7 +69,7 @@ func (e *Engine) Markets(dst []market.Info) []market.Info {
 
 // TokenMarket returns the market token t belongs to and its outcome there.
 func (e *Engine) TokenMarket(t market.TokenID) (market.ConditionID, market.Outcome, bool) {
-	tok, ok := e.tokenIdx[t]
+	tok, ok := e.lookupToken(t)
 	if !ok {
 		return "", 0, false
 	}
@@ -93,7 +93,7 @@ func yesSide(tok int32, side market.Side) uint8 {
 // dst, best first (bids descending, asks ascending), in t's own prices: the NO book is
 // the mirror of the YES book. It returns dst unchanged for an unknown token or side.
 func (e *Engine) Levels(t market.TokenID, side market.Side, dst []market.Level, max int) []market.Level {
-	tok, ok := e.tokenIdx[t]
+	tok, ok := e.lookupToken(t)
 	if !ok || !side.Valid() {
 		return dst
 	}
@@ -118,7 +118,7 @@ func (e *Engine) BestBid(t market.TokenID) (market.Level, bool) { return e.best(
 func (e *Engine) BestAsk(t market.TokenID) (market.Level, bool) { return e.best(t, market.Sell) }
 
 func (e *Engine) best(t market.TokenID, side market.Side) (market.Level, bool) {
-	tok, ok := e.tokenIdx[t]
+	tok, ok := e.lookupToken(t)
 	if !ok {
 		return market.Level{}, false
 	}
@@ -137,7 +137,7 @@ func (e *Engine) best(t market.TokenID, side market.Side) (market.Level, bool) {
 // Depth returns the total size of the best n levels (all if n <= 0) of one side of
 // token t's book.
 func (e *Engine) Depth(t market.TokenID, side market.Side, n int) market.Micros {
-	tok, ok := e.tokenIdx[t]
+	tok, ok := e.lookupToken(t)
 	if !ok || !side.Valid() {
 		return 0
 	}
@@ -154,7 +154,7 @@ func (e *Engine) Depth(t market.TokenID, side market.Side, n int) market.Micros 
 // Book fills dst with token t's whole book (reusing dst's storage), best first, with
 // dst.Time the engine clock. It reports false for an unknown token.
 func (e *Engine) Book(t market.TokenID, dst *market.Book) bool {
-	if _, ok := e.tokenIdx[t]; !ok {
+	if _, ok := e.lookupToken(t); !ok {
 		return false
 	}
 	dst.Token, dst.Time, dst.Hash = t, e.now, ""
@@ -167,7 +167,7 @@ func (e *Engine) Book(t market.TokenID, dst *market.Book) bool {
 // and the side of the taker in t's terms (a taker buying NO sold YES). ok is false
 // before the first trade.
 func (e *Engine) LastTrade(t market.TokenID) (price market.Micros, side market.Side, ok bool) {
-	tok, found := e.tokenIdx[t]
+	tok, found := e.lookupToken(t)
 	if !found {
 		return 0, 0, false
 	}
@@ -229,7 +229,7 @@ func (e *Engine) OpenOrders(dst []market.Order, f Filter) []market.Order {
 		return (mi < 0 || o.mkt == mi) && (tok < 0 || o.mkt*2+int32(o.outcome) == tok)
 	}
 	if !f.Owner.IsZero() {
-		a, ok := e.acctIdx[f.Owner]
+		a, ok := e.lookupAccount(f.Owner)
 		if !ok {
 			return dst
 		}
@@ -255,7 +255,7 @@ func (e *Engine) OpenOrders(dst []market.Order, f Filter) []market.Order {
 
 // Collateral returns account a's available and reserved collateral.
 func (e *Engine) Collateral(a market.Address) (available, reserved market.Micros) {
-	if i, ok := e.acctIdx[a]; ok {
+	if i, ok := e.lookupAccount(a); ok {
 		return e.accts[i].avail, e.accts[i].res
 	}
 	return 0, 0
@@ -263,11 +263,11 @@ func (e *Engine) Collateral(a market.Address) (available, reserved market.Micros
 
 // TokenBalance returns account a's available and reserved balance of token t.
 func (e *Engine) TokenBalance(a market.Address, t market.TokenID) (available, reserved market.Micros) {
-	i, ok := e.acctIdx[a]
+	i, ok := e.lookupAccount(a)
 	if !ok {
 		return 0, 0
 	}
-	tok, ok := e.tokenIdx[t]
+	tok, ok := e.lookupToken(t)
 	if !ok {
 		return 0, 0
 	}
@@ -289,7 +289,7 @@ type Holding struct {
 // Holdings appends account a's token balances to dst, in the order the account first
 // held each token (zero balances included once held).
 func (e *Engine) Holdings(a market.Address, dst []Holding) []Holding {
-	i, ok := e.acctIdx[a]
+	i, ok := e.lookupAccount(a)
 	if !ok {
 		return dst
 	}
@@ -304,7 +304,7 @@ func (e *Engine) Holdings(a market.Address, dst []Holding) []Holding {
 
 // Mode returns account a's mode (normal for unknown accounts).
 func (e *Engine) Mode(a market.Address) market.AccountMode {
-	if i, ok := e.acctIdx[a]; ok {
+	if i, ok := e.lookupAccount(a); ok {
 		return e.accts[i].mode
 	}
 	return market.ModeNormal
@@ -313,7 +313,7 @@ func (e *Engine) Mode(a market.Address) market.AccountMode {
 // Nonce returns account a's current exchange nonce (0 for unknown accounts): the
 // nonce its next orders must carry.
 func (e *Engine) Nonce(a market.Address) uint64 {
-	if i, ok := e.acctIdx[a]; ok {
+	if i, ok := e.lookupAccount(a); ok {
 		return e.accts[i].nonce
 	}
 	return 0
