@@ -6,8 +6,10 @@
 // # Parts
 //
 //   - [StartServer] runs an embedded nats-server: JetStream on local disk with fsync
-//     after every write, loopback only, two authenticated roles ([RoleSupervisor],
-//     [RoleAgent]), no signal handlers. [Server.Endpoint] gives the URL and
+//     after every write, loopback only, authenticated roles ([RoleSupervisor],
+//     [RoleAgent], the read-only [RoleReader]) and one identity per agent
+//     ([Server.AgentEndpoint]: it may publish only under its own name,
+//     [AgentPublishAllow]), no signal handlers. [Server.Endpoint] gives the URL and
 //     credentials to hand a child through its environment ([Endpoint.Environ]) or a
 //     0600 file ([Endpoint.WriteFile]); [Connect] joins an external cluster instead.
 //   - [Bus] is one connection. Status and heartbeats: [Bus.PublishStatus],

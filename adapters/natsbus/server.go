@@ -7,11 +7,14 @@ import (
 	"net"
 	"os"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/nats-io/nats-server/v2/server"
 	"go.uber.org/zap"
 	"golang.org/x/crypto/bcrypt"
+
+	"github.com/pitbossdev/pitboss/market"
 )
 
 // Role is what a connection may do on an embedded server. The zero value is the
@@ -28,20 +31,28 @@ const (
 	RoleAgent Role = iota
 	// RoleSupervisor may do everything: supervisors and `pitboss ctl`.
 	RoleSupervisor
+	// RoleReader is the read-only operator role: `pitboss ctl list` and `pitboss
+	// ctl tail` (ReaderPublishAllow), nothing that controls or writes.
+	RoleReader
 )
 
-// String returns "agent" or "supervisor".
+// String returns "agent", "supervisor" or "reader".
 func (r Role) String() string {
-	if r == RoleSupervisor {
+	switch r {
+	case RoleSupervisor:
 		return "supervisor"
+	case RoleReader:
+		return "reader"
 	}
 	return "agent"
 }
 
-// User names of the embedded server's two roles.
+// User names of the embedded server's roles. An agent's own identity
+// (Server.AgentEndpoint) is UserAgent + "." + its id.
 const (
 	UserAgent      = "pitboss-agent"
 	UserSupervisor = "pitboss-supervisor"
+	UserReader     = "pitboss-reader"
 )
 
 // AgentDenyPublish lists the subjects the agent role may not publish to on an
@@ -86,11 +97,12 @@ type ServerConfig struct {
 	InProcessOnly bool
 	// Name is the server name (logs, JetStream). If empty, "pitboss".
 	Name string
-	// SupervisorPassword and AgentPassword are the passwords of the two roles (at most
-	// 72 bytes). If empty, each is 32 random bytes (base64url), new at every start.
-	// The server holds only their bcrypt hashes.
+	// SupervisorPassword, AgentPassword and ReaderPassword are the passwords of the
+	// roles (at most 72 bytes). If empty, each is 32 random bytes (base64url), new
+	// at every start. The server holds only their bcrypt hashes.
 	SupervisorPassword string
 	AgentPassword      string
+	ReaderPassword     string
 	// MaxMemory bounds JetStream memory storage in bytes. If zero, 256 MiB.
 	MaxMemory int64
 	// MaxStore bounds JetStream file storage in bytes. If zero, nats-server's
@@ -114,7 +126,11 @@ type Server struct {
 	cfg   ServerConfig
 	log   *zap.Logger
 	url   string
-	creds [2]Endpoint
+	creds [3]Endpoint
+	auth  *serverAuth
+
+	agentsMu sync.Mutex
+	agents   map[market.AgentID]Endpoint // identities made by AgentEndpoint
 }
 
 // ErrNotLoopback is returned by StartServer for a Host that is not a loopback address.
@@ -142,18 +158,26 @@ func StartServer(ctx context.Context, cfg ServerConfig) (*Server, error) {
 	if cfg.AgentPassword == "" {
 		cfg.AgentPassword = randomSecret(32)
 	}
-	if cfg.SupervisorPassword == cfg.AgentPassword {
-		return nil, errors.New("natsbus: the supervisor and agent passwords must differ")
+	if cfg.ReaderPassword == "" {
+		cfg.ReaderPassword = randomSecret(32)
 	}
-	// The server keeps only bcrypt hashes (minimum cost: the passwords are 256-bit
-	// random, so the hash guards against reading the options, not against guessing).
-	supHash, err := bcrypt.GenerateFromPassword([]byte(cfg.SupervisorPassword), bcrypt.MinCost)
-	if err != nil {
+	if cfg.SupervisorPassword == cfg.AgentPassword || cfg.ReaderPassword == cfg.SupervisorPassword || cfg.ReaderPassword == cfg.AgentPassword {
+		return nil, errors.New("natsbus: the supervisor, agent and reader passwords must differ")
+	}
+	auth := &serverAuth{users: map[string]authUser{}}
+	if err := auth.add(UserSupervisor, cfg.SupervisorPassword, nil); err != nil {
 		return nil, fmt.Errorf("natsbus: supervisor password: %w", err)
 	}
-	agentHash, err := bcrypt.GenerateFromPassword([]byte(cfg.AgentPassword), bcrypt.MinCost)
-	if err != nil {
+	if err := auth.add(UserAgent, cfg.AgentPassword, &server.Permissions{
+		Publish: &server.SubjectPermission{Allow: []string{">"}, Deny: AgentDenyPublish},
+	}); err != nil {
 		return nil, fmt.Errorf("natsbus: agent password: %w", err)
+	}
+	if err := auth.add(UserReader, cfg.ReaderPassword, &server.Permissions{
+		Publish:  &server.SubjectPermission{Allow: ReaderPublishAllow},
+		Response: &server.ResponsePermission{MaxMsgs: ResponseMaxMsgs, Expires: ResponseExpires},
+	}); err != nil {
+		return nil, fmt.Errorf("natsbus: reader password: %w", err)
 	}
 	if cfg.MaxMemory == 0 {
 		cfg.MaxMemory = 256 << 20
@@ -187,12 +211,9 @@ func StartServer(ctx context.Context, cfg ServerConfig) (*Server, error) {
 		StoreDir:              cfg.StoreDir,
 		SyncAlways:            true,
 		JetStreamMaxMemory:    cfg.MaxMemory,
-		Users: []*server.User{
-			{Username: UserSupervisor, Password: string(supHash)},
-			{Username: UserAgent, Password: string(agentHash), Permissions: &server.Permissions{
-				Publish: &server.SubjectPermission{Allow: []string{">"}, Deny: AgentDenyPublish},
-			}},
-		},
+		// Users are checked by auth (the roles and every agent's own identity,
+		// added while the server runs).
+		CustomClientAuthentication: auth,
 	}
 	if cfg.MaxStore != 0 {
 		opts.JetStreamMaxStore = cfg.MaxStore
@@ -220,7 +241,7 @@ func StartServer(ctx context.Context, cfg ServerConfig) (*Server, error) {
 		ns.WaitForShutdown()
 		return nil, errors.New("natsbus: embedded server started without JetStream (see its log)")
 	}
-	s := &Server{ns: ns, cfg: cfg, log: log}
+	s := &Server{ns: ns, cfg: cfg, log: log, auth: auth, agents: map[market.AgentID]Endpoint{}}
 	if !cfg.InProcessOnly {
 		addr, ok := ns.Addr().(*net.TCPAddr)
 		if !ok {
@@ -232,6 +253,7 @@ func StartServer(ctx context.Context, cfg ServerConfig) (*Server, error) {
 	}
 	s.creds[RoleAgent] = Endpoint{URL: s.url, User: UserAgent, Password: cfg.AgentPassword}
 	s.creds[RoleSupervisor] = Endpoint{URL: s.url, User: UserSupervisor, Password: cfg.SupervisorPassword}
+	s.creds[RoleReader] = Endpoint{URL: s.url, User: UserReader, Password: cfg.ReaderPassword}
 	log.Info("embedded nats-server ready", zap.String("url", s.url), zap.String("store_dir", cfg.StoreDir))
 	return s, nil
 }
@@ -252,10 +274,87 @@ func (s *Server) URL() string { return s.url }
 // (Endpoint.Environ or Endpoint.WriteFile). Its URL is empty for an in-process-only
 // server.
 func (s *Server) Endpoint(role Role) Endpoint {
-	if role > RoleSupervisor {
+	if role > RoleReader {
 		role = RoleAgent
 	}
 	return s.creds[role]
+}
+
+// AgentEndpoint returns the endpoint of agent id's own identity: user
+// UserAgent.<id>, a password of its own (32 random bytes, made at the first call
+// and kept for the server's life), publish rights limited to the agent's own
+// subjects (AgentPublishAllow minus AgentDenyPublish). Hand it to that agent's
+// process only (Endpoint.Environ).
+func (s *Server) AgentEndpoint(id market.AgentID) (Endpoint, error) {
+	allow, err := AgentPublishAllow(id)
+	if err != nil {
+		return Endpoint{}, err
+	}
+	s.agentsMu.Lock()
+	defer s.agentsMu.Unlock()
+	if ep, ok := s.agents[id]; ok {
+		return ep, nil
+	}
+	ep := Endpoint{URL: s.url, User: UserAgent + "." + string(id), Password: randomSecret(32)}
+	if err := s.auth.add(ep.User, ep.Password, &server.Permissions{
+		Publish:  &server.SubjectPermission{Allow: allow, Deny: AgentDenyPublish},
+		Response: &server.ResponsePermission{MaxMsgs: ResponseMaxMsgs, Expires: ResponseExpires},
+	}); err != nil {
+		return Endpoint{}, fmt.Errorf("natsbus: agent %s: %w", id, err)
+	}
+	s.agents[id] = ep
+	return ep, nil
+}
+
+// ConnectAgent opens an in-process connection with agent id's own identity.
+func (s *Server) ConnectAgent(ctx context.Context, id market.AgentID, opts ConnectOptions) (*Bus, error) {
+	ep, err := s.AgentEndpoint(id)
+	if err != nil {
+		return nil, err
+	}
+	return connect(ctx, ep, s.ns, opts)
+}
+
+// serverAuth checks the embedded server's users: the roles' and the agents'
+// identities (nats-server's CustomClientAuthentication, so that identities can be
+// added while the server runs). It keeps bcrypt hashes only (minimum cost: the
+// passwords are 256-bit random, so the hash guards against reading memory, not
+// against guessing). Safe for concurrent use.
+type serverAuth struct {
+	mu    sync.RWMutex
+	users map[string]authUser
+}
+
+type authUser struct {
+	hash  []byte
+	perms *server.Permissions // nil: everything
+}
+
+func (a *serverAuth) add(user, password string, perms *server.Permissions) error {
+	h, err := bcrypt.GenerateFromPassword([]byte(password), bcrypt.MinCost)
+	if err != nil {
+		return err
+	}
+	a.mu.Lock()
+	a.users[user] = authUser{hash: h, perms: perms}
+	a.mu.Unlock()
+	return nil
+}
+
+// Check implements server.Authentication.
+func (a *serverAuth) Check(c server.ClientAuthentication) bool {
+	o := c.GetOpts()
+	if o == nil || o.Username == "" {
+		return false
+	}
+	a.mu.RLock()
+	u, ok := a.users[o.Username]
+	a.mu.RUnlock()
+	if !ok || bcrypt.CompareHashAndPassword(u.hash, []byte(o.Password)) != nil {
+		return false
+	}
+	c.RegisterUser(&server.User{Username: o.Username, Permissions: u.perms})
+	return true
 }
 
 // Connect opens an in-process connection (no TCP) with the credentials of role.

@@ -157,6 +157,8 @@ func runSupervise(ctx context.Context, args []string, io stdio) error {
 		*ctlFile = filepath.Join(dir, "fleet-"+f.Name+".json")
 	}
 	cfg.NATS.CtlFile = *ctlFile
+	// Not fleet-*.json: ctl takes the only such file as the fleet to control.
+	cfg.NATS.ReaderFile = filepath.Join(filepath.Dir(*ctlFile), "reader-"+f.Name+".json")
 	if f.MarketData.Mode == supervisor.MarketDataFanout && f.MarketData.Publish {
 		venue := f.MarketData.Venue
 		cfg.VenueFeed = func(handler func(*market.Event)) (supervisor.VenueFeed, error) {
@@ -237,6 +239,9 @@ func runSupervise(ctx context.Context, args []string, io stdio) error {
 	}
 	fmt.Fprintf(io.stdout, "fleet %s: %d agent(s), supervisor %s, %s\n", f.Name, len(agentsList), sup.Name(), where)
 	fmt.Fprintf(io.stdout, "control it with: pitboss ctl --fleet %s list   (endpoint file %s)\n", f.Name, *ctlFile)
+	if f.NATS.URL == "" {
+		fmt.Fprintf(io.stdout, "look only with: pitboss ctl --creds %s list   (read-only: list and tail)\n", cfg.NATS.ReaderFile)
+	}
 	err = <-supErr
 	for _, srv := range servers {
 		sctx, c := context.WithTimeout(context.Background(), 2*time.Second)

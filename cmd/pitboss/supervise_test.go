@@ -195,6 +195,22 @@ func TestSuperviseAFleet(t *testing.T) {
 			waitList(t, sup.process, strings.Join(s.args, " "), 20*time.Second, ls, states(s.want))
 		})
 	}
+	t.Run("the read-only role lists and tails, and controls nothing", func(t *testing.T) {
+		reader := filepath.Join(rt, "pitboss", "reader-main.json")
+		if st, err := os.Stat(reader); err != nil || st.Mode().Perm() != 0o600 {
+			t.Fatalf("read-only endpoint file: %v %v", st, err)
+		}
+		if code, out, errOut := ctl(t, rt, "--creds", reader, "list"); code != 0 || !strings.Contains(out, "4 agent(s), 1 supervisor(s)") {
+			t.Fatalf("read-only list: %d %q %q", code, out, errOut)
+		}
+		if code, out, errOut := ctl(t, rt, "--creds", reader, "tail", "--agent", "a3", "--kind", "control"); code != 0 || !strings.Contains(out, "kill") {
+			t.Fatalf("read-only tail: %d %q %q", code, out, errOut)
+		}
+		if code, out, errOut := ctl(t, rt, "--creds", reader, "--timeout", "2s", "pause", "a1"); code == 0 {
+			t.Fatalf("the read-only role paused an agent: %q %q", out, errOut)
+		}
+		waitList(t, sup.process, "a1 still running", 5*time.Second, ls, states(map[string]string{"a1": "running"}))
+	})
 	t.Run("text list", func(t *testing.T) {
 		code, out, _ := ctl(t, rt, "list")
 		if code != 0 || !strings.Contains(out, "AGENT") || !strings.Contains(out, "killed") || !strings.Contains(out, "4 agent(s), 1 supervisor(s)") {
@@ -226,6 +242,9 @@ func TestSuperviseAFleet(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(rt, "pitboss", "fleet-main.json")); !errors.Is(err, os.ErrNotExist) {
 		t.Fatalf("the ctl endpoint file was left behind: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(rt, "pitboss", "reader-main.json")); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("the read-only endpoint file was left behind: %v", err)
 	}
 
 	t.Run("the audit stream holds every order", func(t *testing.T) {

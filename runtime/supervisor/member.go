@@ -421,7 +421,11 @@ func (m *member) spawn() (*proc, error) {
 		m.restarts++
 	}
 	m.mu.Unlock()
-	cc := ChildConfig{Endpoint: m.s.agentEP, Fleet: m.s.cfg.Fleet, Agent: m.a.ID, Lease: m.walletLease.Holder().Lease,
+	ep, err := m.s.AgentEndpointOf(m.a.ID)
+	if err != nil {
+		return nil, err
+	}
+	cc := ChildConfig{Endpoint: ep, Fleet: m.s.cfg.Fleet, Agent: m.a.ID, Lease: m.walletLease.Holder().Lease,
 		Supervisor: m.s.cfg.Name, Heartbeat: m.s.cfg.Heartbeat, Run: run, MarketData: m.s.cfg.MarketData.Mode,
 		Budget: m.s.cfg.Budget.Key}
 	if cc.MarketData == MarketDataFanout && m.s.cfg.MarketData.Publish {

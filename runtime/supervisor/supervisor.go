@@ -67,6 +67,11 @@ type NATSConfig struct {
 	// CtlFile is where the supervisor writes its own endpoint (mode 0600) for
 	// `pitboss ctl`; it is removed on exit. If empty, none is written.
 	CtlFile string
+	// ReaderFile is where a supervisor embedding the server writes the endpoint
+	// of the read-only operator role (natsbus.RoleReader: `pitboss ctl list` and
+	// `tail`, nothing that controls), mode 0600, removed on exit. If empty, or on
+	// an existing cluster (whose operator makes such a user), none is written.
+	ReaderFile string
 }
 
 // Config configures a Supervisor. Fleet, Agents and NATS are required; every other
@@ -342,8 +347,20 @@ func (s *Supervisor) Endpoint() natsbus.Endpoint {
 	return s.cfg.NATS.Endpoint
 }
 
-// AgentEndpoint returns the endpoint children get (after Ready).
+// AgentEndpoint returns the endpoint children share when they have no identity
+// of their own (after Ready): on an existing cluster without a signing key, the
+// agents' credentials. See AgentEndpointOf.
 func (s *Supervisor) AgentEndpoint() natsbus.Endpoint { return s.agentEP }
+
+// AgentEndpointOf returns the endpoint agent id's process gets (after Ready): on
+// the embedded server, an identity of its own that may publish only under its
+// name (natsbus.Server.AgentEndpoint); otherwise AgentEndpoint. It holds secrets.
+func (s *Supervisor) AgentEndpointOf(id market.AgentID) (natsbus.Endpoint, error) {
+	if s.server != nil {
+		return s.server.AgentEndpoint(id)
+	}
+	return s.agentEP, nil
+}
 
 // Run connects to the fleet's NATS (embedding a server unless an endpoint is
 // configured), prepares the AUDIT stream and the lock, desired-state and budget
@@ -510,6 +527,11 @@ func (s *Supervisor) connect(ctx context.Context) error {
 			return fail(fmt.Errorf("write the ctl endpoint file: %w", err))
 		}
 	}
+	if f := nc.ReaderFile; f != "" && s.server != nil {
+		if err := s.server.Endpoint(natsbus.RoleReader).WriteFile(f); err != nil {
+			return fail(fmt.Errorf("write the read-only endpoint file: %w", err))
+		}
+	}
 	return nil
 }
 
@@ -545,6 +567,9 @@ func (s *Supervisor) dial(ctx context.Context, ep natsbus.Endpoint, copts natsbu
 func (s *Supervisor) disconnect() {
 	if s.cfg.NATS.CtlFile != "" {
 		_ = os.Remove(s.cfg.NATS.CtlFile)
+	}
+	if s.cfg.NATS.ReaderFile != "" && s.server != nil {
+		_ = os.Remove(s.cfg.NATS.ReaderFile)
 	}
 	if s.bus != nil {
 		s.bus.Close()

@@ -361,13 +361,18 @@ func TestChildGetsOnlyItsEnvironment(t *testing.T) {
 		t.Fatal(err)
 	}
 	vars := strings.Split(string(env), "\x00")
-	pw := f.Sup.AgentEndpoint().Password
+	own, err := f.Sup.AgentEndpointOf("a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	pw := own.Password
 	checks := []struct {
 		name string
 		ok   bool
 	}{
-		{"nats password in the environment", slices.Contains(vars, natsbus.EnvPassword+"="+pw)},
+		{"its own nats identity in the environment", slices.Contains(vars, natsbus.EnvPassword+"="+pw) && slices.Contains(vars, natsbus.EnvUser+"="+natsbus.UserAgent+".a")},
 		{"no supervisor password", !strings.Contains(string(env), f.Sup.Endpoint().Password)},
+		{"no shared agent password", !strings.Contains(string(env), f.Sup.AgentEndpoint().Password)},
 		{"no aws secret", !strings.Contains(string(env), "aws-secret")},
 		{"no api secret", !strings.Contains(string(env), "api-secret")},
 		{"no other wallet", !strings.Contains(string(env), "other-wallet")},

@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"go.uber.org/zap"
+	"go.uber.org/zap/zaptest/observer"
 
 	"github.com/pitbossdev/pitboss/adapters/natsbus"
 	"github.com/pitbossdev/pitboss/adapters/secrets"
@@ -34,7 +36,17 @@ func startFleetBus(t *testing.T) *fleetBus {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	srv, err := natsbus.StartServer(ctx, natsbus.ServerConfig{StoreDir: t.TempDir()})
+	// The server's errors are watched: an agent running under its own identity
+	// must never be refused a publish (a permissions violation).
+	core, logs := observer.New(zap.ErrorLevel)
+	t.Cleanup(func() {
+		for _, e := range logs.All() {
+			if strings.Contains(e.Message, "Violation") {
+				t.Errorf("nats-server: %s", e.Message)
+			}
+		}
+	})
+	srv, err := natsbus.StartServer(ctx, natsbus.ServerConfig{StoreDir: t.TempDir(), Logger: zap.New(core)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -68,7 +80,13 @@ func (f *fleetBus) lockFor(t *testing.T, spec *agents.Spec, id string) (map[stri
 		t.Fatal(err)
 	}
 	env := map[string]string{"XDG_RUNTIME_DIR": t.TempDir()}
-	cc := supervisor.ChildConfig{Endpoint: f.srv.Endpoint(natsbus.RoleAgent), Fleet: "f", Agent: market.AgentID(id),
+	// The agent's own identity, as its supervisor hands it: everything the agent
+	// does in the fleet is allowed under its name.
+	ep, err := f.srv.AgentEndpoint(market.AgentID(id))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cc := supervisor.ChildConfig{Endpoint: ep, Fleet: "f", Agent: market.AgentID(id),
 		Lease: lease.Holder().Lease, Supervisor: "test", Heartbeat: 100 * time.Millisecond, Run: 1}
 	for _, kv := range cc.Environ() {
 		k, v, _ := strings.Cut(kv, "=")

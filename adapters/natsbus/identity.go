@@ -1,0 +1,65 @@
+package natsbus
+
+import (
+	"github.com/pitbossdev/pitboss/market"
+)
+
+// One NATS identity per agent (docs/design/0143). An agent's connection may
+// publish only under its own name: its status, metrics, audit records and signals
+// (pitboss.agent.<id>.…, not its ctl and life subjects, which are the operators'),
+// its own budget grants (pitboss.budget.*.*.<id>), the fleet's market-data demand
+// and snapshot requests, and the JetStream API calls that read streams and buckets
+// (AgentDenyPublish still applies on top). It answers requests it received (a
+// control request's reply) through the server's response permission, not through
+// a publish right on inboxes.
+
+// AgentPublishAllow returns the subjects agent id may publish to: its own
+// identity's allow list. It fails for an invalid id. The deny list that goes with
+// it is AgentDenyPublish.
+func AgentPublishAllow(id market.AgentID) ([]string, error) {
+	if err := checkAgent(id); err != nil {
+		return nil, err
+	}
+	a := string(id)
+	return []string{
+		Prefix + ".agent." + a + ".status",
+		Prefix + ".agent." + a + ".metrics",
+		Prefix + ".agent." + a + ".audit.*",
+		Prefix + ".agent." + a + ".signal.*",
+		SubjectBudgetPrefix + "*.*." + a,
+		SubjectFeedDemand,
+		Prefix + ".feed.snap.*",
+		"$JS.API.>", // reads; AgentDenyPublish removes what changes streams
+		"$JS.ACK.>",
+		"$JS.FC.>",
+	}, nil
+}
+
+// ReaderPublishAllow lists the subjects the read-only operator role (RoleReader:
+// `pitboss ctl list`, `pitboss ctl tail`, a dashboard that only looks) may publish
+// to: the roster request, stream and consumer information, and the consumers of
+// the AUDIT stream that tail reads with. It can neither control an agent, nor
+// write a lock, desired state or a record, nor change a stream.
+var ReaderPublishAllow = []string{
+	Prefix + ".fleet.roster",
+	"$JS.API.INFO",
+	"$JS.API.STREAM.INFO.*",
+	"$JS.API.STREAM.NAMES",
+	"$JS.API.STREAM.LIST",
+	"$JS.API.DIRECT.GET.>",
+	"$JS.API.STREAM.MSG.GET.*",
+	"$JS.API.CONSUMER.CREATE." + AuditStream,
+	"$JS.API.CONSUMER.CREATE." + AuditStream + ".>",
+	"$JS.API.CONSUMER.INFO." + AuditStream + ".>",
+	"$JS.API.CONSUMER.MSG.NEXT." + AuditStream + ".>",
+	"$JS.API.CONSUMER.DELETE." + AuditStream + ".>",
+	"$JS.FC.>",
+}
+
+// ResponseMaxMsgs and ResponseExpires bound what an agent or reader may publish
+// to the reply subject of a request it received (nats-server's allow_responses):
+// one reply within a minute.
+const (
+	ResponseMaxMsgs = 1
+	ResponseExpires = 60_000_000_000 // one minute, in nanoseconds (a time.Duration)
+)

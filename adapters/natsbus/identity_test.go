@@ -1,0 +1,216 @@
+package natsbus
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"go.uber.org/zap"
+	"go.uber.org/zap/zaptest/observer"
+
+	"github.com/pitbossdev/pitboss/market"
+)
+
+// violations collects the permission errors the server sends a connection.
+type violations struct{ logs *observer.ObservedLogs }
+
+func observed() (*zap.Logger, violations) {
+	core, logs := observer.New(zap.WarnLevel)
+	return zap.New(core), violations{logs}
+}
+
+// wait waits until the server has refused a publish to subject.
+func (v violations) wait(t *testing.T, subject string) {
+	t.Helper()
+	waitFor(t, 5*time.Second, "a permissions violation for "+subject, func() bool {
+		for _, e := range v.logs.FilterMessage("nats async error").All() {
+			if err, ok := e.ContextMap()["error"].(string); ok &&
+				strings.Contains(strings.ToLower(err), "permissions violation for publish") && strings.Contains(err, `"`+subject+`"`) {
+				return true
+			}
+		}
+		return false
+	})
+}
+
+// TestAnAgentPublishesOnlyUnderItsOwnName: on a real embedded server, agent a1's
+// own identity publishes its status, audit records and budget grants, and the
+// server refuses — a permissions violation — its publishes of a2's status,
+// metrics, audit records and budget grants, and a control request; nothing of it
+// reaches a2's subscribers or the streams.
+func TestAnAgentPublishesOnlyUnderItsOwnName(t *testing.T) {
+	s := startServer(t, "")
+	sup := connectRole(t, s, RoleSupervisor, "sup")
+	if err := sup.EnsureAudit(ctxT(t, 5*time.Second), AuditConfig{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := sup.EnsureBudget(ctxT(t, 5*time.Second), BudgetConfig{Key: "egress", Limit: 100, Window: time.Minute}); err != nil {
+		t.Fatal(err)
+	}
+	log, v := observed()
+	a1, err := s.ConnectAgent(context.Background(), "a1", ConnectOptions{Name: "agent a1", Logger: log})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(a1.Close)
+	ep1, _ := s.AgentEndpoint("a1")
+	ep2, _ := s.AgentEndpoint("a2")
+	if ep1.User == ep2.User || ep1.Password == ep2.Password || ep1.User != UserAgent+".a1" {
+		t.Fatalf("identities not distinct: %v / %v", ep1, ep2)
+	}
+	if again, _ := s.AgentEndpoint("a1"); again.Password != ep1.Password {
+		t.Fatal("a second call made another password")
+	}
+
+	statuses := make(chan string, 16)
+	sub, err := sup.Conn().Subscribe(SubjectAllStatus, func(m *nats.Msg) { statuses <- m.Subject })
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sub.Unsubscribe()
+	if err := sup.Flush(ctxT(t, 5*time.Second)); err != nil {
+		t.Fatal(err)
+	}
+
+	// Its own: allowed.
+	if err := a1.PublishStatus(&Status{Agent: "a1"}); err != nil {
+		t.Fatal(err)
+	}
+	own, err := a1.AuditLog("a1", [20]byte{1}, "r")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := own.Append(ctxT(t, 5*time.Second), &AuditRecord{Kind: AuditIntent}); err != nil {
+		t.Fatalf("own audit record: %v", err)
+	}
+	g1, err := a1.OpenBudget(ctxT(t, 5*time.Second), "egress", "a1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ok, err := g1.TryAcquire(ctxT(t, 5*time.Second)); !ok || err != nil {
+		t.Fatalf("own grant: %v %v", ok, err)
+	}
+
+	// Another agent's: refused by the server.
+	if err := a1.PublishStatus(&Status{Agent: "a2"}); err != nil {
+		t.Fatal(err) // publishes are asynchronous: the refusal arrives as an error event
+	}
+	v.wait(t, "pitboss.agent.a2.status")
+	_ = a1.Conn().Publish("pitboss.agent.a2.metrics", []byte("x"))
+	v.wait(t, "pitboss.agent.a2.metrics")
+
+	forged, err := a1.AuditLog("a2", [20]byte{2}, "r")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := forged.Append(ctxT(t, 500*time.Millisecond), &AuditRecord{Kind: AuditOrder}); err == nil {
+		t.Fatal("a forged audit record was acknowledged")
+	}
+	v.wait(t, "pitboss.agent.a2.audit.order")
+
+	g2, err := a1.OpenBudget(ctxT(t, 5*time.Second), "egress", "a2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ok, err := g2.TryAcquire(ctxT(t, 500*time.Millisecond)); ok || err == nil {
+		t.Fatalf("a grant under a2's name: %v %v", ok, err)
+	}
+	_, std, _ := BudgetSubject("egress", "a2") // the ordinary share is asked first
+	v.wait(t, std)
+
+	if _, err := a1.Control(ctxT(t, 500*time.Millisecond), ControlRequest{Op: OpKill, Target: "a2"}); err == nil {
+		t.Fatal("an agent sent a control request")
+	}
+	v.wait(t, "pitboss.agent.a2.ctl")
+
+	// Nothing forged arrived or was stored.
+	if err := a1.PublishStatus(&Status{Agent: "a1"}); err != nil {
+		t.Fatal(err)
+	}
+	for n := 0; n < 2; { // both of a1's own statuses, and nothing in between
+		select {
+		case subj := <-statuses:
+			if subj != "pitboss.agent.a1.status" {
+				t.Fatalf("a forged status reached the fleet on %s", subj)
+			}
+			n++
+		case <-time.After(5 * time.Second):
+			t.Fatal("a1's own status did not arrive")
+		}
+	}
+	var forgedRecs int
+	err = sup.TailAudit(ctxT(t, 5*time.Second), AuditFilter{Agent: "a2"}, func(AuditEntry) error { forgedRecs++; return nil })
+	if err != nil || forgedRecs != 0 {
+		t.Fatalf("a2's audit trail: %d records, %v", forgedRecs, err)
+	}
+	sb, err := sup.OpenBudget(ctxT(t, 5*time.Second), "egress", "sup")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if used, err := sb.Used(ctxT(t, 5*time.Second)); err != nil || used != 1 {
+		t.Fatalf("grants in the window: %d, %v (want a1's one)", used, err)
+	}
+}
+
+// TestTheReaderRoleOnlyLooks: the read-only operator role tails the audit trail
+// and asks for the roster, and is refused control requests, records, locks and
+// stream changes.
+func TestTheReaderRoleOnlyLooks(t *testing.T) {
+	s := startServer(t, "")
+	sup := connectRole(t, s, RoleSupervisor, "sup")
+	if err := sup.EnsureAudit(ctxT(t, 5*time.Second), AuditConfig{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := sup.EnsureLocks(ctxT(t, 5*time.Second), LockConfig{}); err != nil {
+		t.Fatal(err)
+	}
+	sl, _ := sup.AuditLog("a1", [20]byte{1}, "r")
+	if _, err := sl.Append(ctxT(t, 5*time.Second), &AuditRecord{Kind: AuditLifecycle, Lifecycle: &LifecycleRecord{Event: "started"}}); err != nil {
+		t.Fatal(err)
+	}
+	log, v := observed()
+	r, err := s.Connect(context.Background(), RoleReader, ConnectOptions{Name: "ctl", Logger: log})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(r.Close)
+	n := 0
+	if err := r.TailAudit(ctxT(t, 5*time.Second), AuditFilter{}, func(AuditEntry) error { n++; return nil }); err != nil || n != 1 {
+		t.Fatalf("reader tail: %d records, %v", n, err)
+	}
+	roster := make(chan struct{}, 1)
+	sub, err := sup.Conn().Subscribe(Prefix+".fleet.roster", func(m *nats.Msg) { _ = m.Respond([]byte("{}")); roster <- struct{}{} })
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sub.Unsubscribe()
+	_ = sup.Flush(ctxT(t, 5*time.Second))
+	if _, err := r.Conn().Request(Prefix+".fleet.roster", []byte("{}"), 5*time.Second); err != nil {
+		t.Fatalf("reader roster request: %v", err)
+	}
+	rl, _ := r.AuditLog("a1", [20]byte{1}, "x")
+	if _, err := rl.Append(ctxT(t, 300*time.Millisecond), &AuditRecord{Kind: AuditIntent}); err == nil {
+		t.Fatal("the reader appended an audit record")
+	}
+	v.wait(t, "pitboss.agent.a1.audit.intent")
+	if _, err := r.Control(ctxT(t, 300*time.Millisecond), ControlRequest{Op: OpKill, Target: "a1"}); err == nil {
+		t.Fatal("the reader sent a control request")
+	}
+	v.wait(t, "pitboss.agent.a1.ctl")
+	locks, err := r.OpenLocks(ctxT(t, 5*time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := locks.Acquire(ctxT(t, 300*time.Millisecond), "wallet.0x01", Holder{Agent: "a1"}); err == nil {
+		t.Fatal("the reader took a lock")
+	}
+	if err := r.js.DeleteStream(ctxT(t, 300*time.Millisecond), AuditStream); err == nil || !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("the reader deleted the audit stream, or failed otherwise: %v", err)
+	}
+	if _, err := s.AgentEndpoint(market.AgentID("bad.id")); err == nil {
+		t.Fatal("an identity for an invalid agent id")
+	}
+}
