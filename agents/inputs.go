@@ -90,9 +90,8 @@ type SignalEndpoint struct {
 	// Addr is the loopback address to listen on. If empty, 127.0.0.1:0 (a port
 	// the system picks; the agent logs the URL).
 	Addr string `yaml:"addr"`
-	// Token names where the bearer token lives (env:VAR, keyring:NAME or
-	// file:NAME, as a wallet reference does): never the token. Required when a
-	// signal's source is http.
+	// Token names the environment variable holding the bearer token (env:VAR):
+	// never the token. Required when a signal's source is http.
 	Token WalletRef `yaml:"token"`
 }
 
@@ -260,8 +259,8 @@ func (d *decoder) inputName(k *yaml.Node, path, what string, seen map[string]int
 
 func (e *SignalEndpoint) decodeYAML(d *decoder, n *yaml.Node, path string) {
 	d.decodeStruct(n, reflectValue(e), path)
-	if e.Token.Scheme == WalletKeystore {
-		d.errorf(d.at(join(path, "token")), "%s.token: use env:VAR, keyring:NAME or file:NAME", path)
+	if e.Token.Scheme != "" && e.Token.Scheme != WalletEnv {
+		d.errorf(d.at(join(path, "token")), "%s.token: use env:VAR (the variable holding the token)", path)
 	}
 }
 
@@ -290,7 +289,7 @@ func (o Options) inputs(d *decoder, s *Spec, dir string) {
 		if !set {
 			n = d.at("signals")
 		}
-		d.errorf(n, "signal_http.token is required for http signals (env:VAR, keyring:NAME or file:NAME: where the bearer token is kept)")
+		d.errorf(n, "signal_http.token is required for http signals (env:VAR: the variable holding the bearer token)")
 	case set && !s.Signals.Has(SignalHTTP):
 		d.errorf(d.at("signal_http"), "signal_http: no signal has source: http")
 	}

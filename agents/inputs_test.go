@@ -79,6 +79,7 @@ func TestFeedAndSignalProblems(t *testing.T) {
 		{"signals: {m: {source: nats, stale: 1s}}\nsignal_http: {token: env:T}", "no signal has source: http"},
 		{"signals: {m: {source: http, stale: 1s}}\nsignal_http: {addr: '0.0.0.0:80', token: env:T}", "must be a loopback"},
 		{"signals: {m: {source: http, stale: 1s}}\nsignal_http: {token: 'keystore:/k'}", "use env:VAR"},
+		{"signals: {m: {source: http, stale: 1s}}\nsignal_http: {token: 'keyring:k'}", "use env:VAR"},
 		{"signals: {m: {source: nats, stale: 1s, colour: red}}", "colour"},
 	} {
 		_, err := opts.Parse("a.yaml", []byte(minimal+tc.src+"\n"))

@@ -248,6 +248,9 @@ func RunSupervised(ctx context.Context, spec *agents.Spec, opt Options) error {
 	}
 	defer r.Close()
 	sink.dry = r.DryRun
+	if err := subscribeSignals(bus, id, spec, r.Signals, log); err != nil {
+		return err
+	}
 	if r.Wallet != wallet {
 		return fmt.Errorf("wire: the agent trades %s but its supervisor locked %s", r.Wallet, wallet)
 	}

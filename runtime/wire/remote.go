@@ -295,7 +295,14 @@ func buildRemote(ctx context.Context, spec *agents.Spec, opt Options, live bool)
 	}
 	cfg := agent.Config{ID: id, Identity: spec.Identity(), Wallet: r.Wallet, DryRun: !live, Markets: conds, Heartbeat: beat,
 		LeaveOrders: opt.LeaveOrders, MaxEvents: opt.Events, ResumeAfterKill: opt.ResumeAfterKill, ClearFailure: opt.ClearFailure}
-	a, err := agent.New(cfg, agent.Deps{Venue: r.Venue, Feed: lf, Decider: inst, Guards: g, Store: store,
+	if opt.Getenv == nil {
+		opt.Getenv = os.Getenv
+	}
+	withSig, err := r.withSignals(spec, opt, true, lf)
+	if err != nil {
+		return nil, err
+	}
+	a, err := agent.New(cfg, agent.Deps{Venue: r.Venue, Feed: withSig, Decider: inst, Guards: g, Store: store,
 		Audit: opt.Audit, Metrics: opt.Metrics, Logger: log, Clock: agent.WallClock})
 	if err != nil {
 		return nil, err

@@ -14,6 +14,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/pitbossdev/pitboss/adapters/embedded"
+	"github.com/pitbossdev/pitboss/adapters/signals"
 	"github.com/pitbossdev/pitboss/agents"
 	"github.com/pitbossdev/pitboss/market"
 	"github.com/pitbossdev/pitboss/policies"
@@ -137,6 +138,10 @@ type Runnable struct {
 	Bindings []Binding
 	// Remote describes the remote venue's run (nil on the embedded venue).
 	Remote *RemoteRun
+	// Signals is the hub of the agent file's signals (nil without any);
+	// SignalURL the base URL of its HTTP endpoint ("" without http signals).
+	Signals   *signals.Hub
+	SignalURL string
 	// Previous is the checkpoint the agent continues from (nil: a first run, or
 	// a fresh one); SetAside is where Options.Fresh moved it ("" when there was
 	// none).
@@ -347,7 +352,14 @@ func BuildContext(ctx context.Context, spec *agents.Spec, opt Options) (*Runnabl
 	if opt.Clock == ClockSim {
 		clock = agent.EventClock
 	}
-	a, err := agent.New(cfg, agent.Deps{Venue: r.Venue, Feed: x.Feed(conds, r.Wallet), Decider: inst, Guards: g,
+	if opt.Getenv == nil {
+		opt.Getenv = os.Getenv
+	}
+	feed, err := r.withSignals(spec, opt, opt.Clock == ClockWall, x.Feed(conds, r.Wallet))
+	if err != nil {
+		return nil, err
+	}
+	a, err := agent.New(cfg, agent.Deps{Venue: r.Venue, Feed: feed, Decider: inst, Guards: g,
 		Store: store, Audit: opt.Audit, Metrics: opt.Metrics, Logger: opt.Logger, Clock: clock})
 	if err != nil {
 		return nil, err
