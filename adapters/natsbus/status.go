@@ -49,6 +49,64 @@ type Status struct {
 	Supervisor string `json:"supervisor,omitempty"`
 	Version    string `json:"version,omitempty"`
 	Error      string `json:"error,omitempty"` // the last failure, when State is failed
+	// Equity is balance plus reserved plus the positions at their marks; PnL is
+	// it minus the equity of the agent's first start (agent.Status.PnL). Both are
+	// "0" from senders that do not fill them.
+	Equity Amount `json:"equity"`
+	PnL    Amount `json:"pnl"`
+	// Books are the tops of the books of the agent's markets (one per YES token),
+	// Orders its open orders (at most MaxStatusOrders, oldest first; OpenOrders
+	// counts all) and Guards its limits with their use: what `pitboss ctl status`
+	// and the dashboard show. Empty from senders that do not fill them.
+	Books  []BookStatus  `json:"books,omitempty"`
+	Orders []OrderStatus `json:"orders,omitempty"`
+	Guards []GuardStatus `json:"guards,omitempty"`
+}
+
+// MaxStatusOrders bounds Status.Orders, so that a heartbeat stays small.
+const MaxStatusOrders = 50
+
+// BookStatus is the top of one token's book. Bid and Ask are 0 when the side is
+// empty; Mid and Spread are 0 unless both sides are set.
+type BookStatus struct {
+	Market  market.ConditionID `json:"market"`
+	Label   string             `json:"label,omitempty"`
+	Token   market.TokenID     `json:"token"`
+	Outcome string             `json:"outcome"`
+	Bid     Amount             `json:"bid"`
+	Ask     Amount             `json:"ask"`
+	Mid     Amount             `json:"mid"`
+	Spread  Amount             `json:"spread"`
+}
+
+// OrderStatus is one open order of the agent. Placed is the agent's time of the
+// placement (Unix ms); Distance is Price minus the mid of the order's book on its
+// own side's terms (buy: mid − price, sell: price − mid; positive means away from
+// the market, negative through it), 0 without a mid.
+type OrderStatus struct {
+	ID       market.OrderID     `json:"id"`
+	Market   market.ConditionID `json:"market"`
+	Label    string             `json:"label,omitempty"`
+	Outcome  string             `json:"outcome"`
+	Side     string             `json:"side"`
+	Price    Amount             `json:"price"`
+	Size     Amount             `json:"size"`
+	Matched  Amount             `json:"matched"`
+	Placed   int64              `json:"placed"`
+	Mid      Amount             `json:"mid"`
+	Distance Amount             `json:"distance"`
+	Key      string             `json:"key,omitempty"`
+}
+
+// GuardStatus is one limit of the agent's guard chain and how much of it is used
+// (both in the guard's unit: shares, collateral or a count, as Unit says). Use is
+// Used / Limit in per cent, rounded down.
+type GuardStatus struct {
+	Guard string `json:"guard"`
+	Unit  string `json:"unit"`
+	Used  Amount `json:"used"`
+	Limit Amount `json:"limit"`
+	Use   int    `json:"use_pct"`
 }
 
 // PositionStatus is one position in a Status.

@@ -47,7 +47,7 @@ func runSupervise(ctx context.Context, args []string, io stdio) error {
 	creds := fs.String("nats-creds", "", "the supervisor's credentials for --nats: a .creds file or a pitboss endpoint file (0600)")
 	agentCreds := fs.String("agent-creds", "", "the agents' credentials for --nats (default: the supervisor's)")
 	httpAddr := fs.String("http-addr", "", "dashboard address (default: the fleet file's http_addr, 127.0.0.1:8740); off: none")
-	allowRemote := fs.Bool("allow-remote-http", false, "allow a dashboard address that is not loopback")
+	allowRemote := fs.Bool("allow-remote-http", false, "allow a dashboard address that is not loopback (it then needs an access token in $PITBOSS_DASHBOARD_TOKEN)")
 	metricsAddr := fs.String("metrics-addr", "", "serve Prometheus metrics here (default: the fleet file's metrics_addr)")
 	name := fs.String("name", "", "this supervisor's name (default: host-pid)")
 	ctlFile := fs.String("ctl-file", "", "where to write the endpoint file for pitboss ctl (default: $XDG_RUNTIME_DIR/pitboss/fleet-<name>.json)")
@@ -179,7 +179,11 @@ func runSupervise(ctx context.Context, args []string, io stdio) error {
 	}
 
 	var ln, mln net.Listener
+	dashToken := io.getenv(dashboard.TokenEnv)
 	if f.HTTPAddr != "off" {
+		if err := dashboard.CheckAddr(f.HTTPAddr, dashToken); err != nil {
+			return fmt.Errorf("dashboard: %w", err)
+		}
 		if ln, err = dashboard.Listen(f.HTTPAddr, f.AllowRemoteHTTP); err != nil {
 			return fmt.Errorf("dashboard: %w", err)
 		}
@@ -220,12 +224,14 @@ func runSupervise(ctx context.Context, args []string, io stdio) error {
 		return err
 	}
 	if ln != nil {
-		d, err := dashboard.New(dashboard.Config{Source: sup, Title: "pitboss fleet " + f.Name, Logger: log.Named("dashboard")})
+		d, err := dashboard.New(dashboard.Config{Source: sup, Title: "pitboss fleet " + f.Name, Logger: log.Named("dashboard"), AccessToken: dashToken})
 		if err != nil {
 			cancel()
 			wg.Wait()
 			return err
 		}
+		wg.Add(1)
+		go func() { defer wg.Done(); _ = d.Run(runCtx) }() // the charts' history; ends with runCtx
 		serve(ln, d)
 		fmt.Fprintf(io.stdout, "dashboard on http://%s/\n", ln.Addr())
 	}

@@ -30,6 +30,8 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/pitbossdev/pitboss/adapters/natsbus"
+	"github.com/pitbossdev/pitboss/market"
 	"github.com/pitbossdev/pitboss/runtime/supervisor"
 )
 
@@ -43,6 +45,11 @@ type Source interface {
 	Fleet(ctx context.Context) (supervisor.Fleet, error)
 	// KillAll throws the fleet-wide kill switch.
 	KillAll(ctx context.Context, by, reason string) (supervisor.KillResult, error)
+	// Control carries out one of supervisor.AgentOps for one agent, as `pitboss
+	// ctl` does (desired state first, then the request).
+	Control(ctx context.Context, op supervisor.Op, id market.AgentID, by, reason string) (supervisor.ControlResult, error)
+	// RecentAudit returns the agent's last n audit records and last n fills.
+	RecentAudit(ctx context.Context, id market.AgentID, n int) (records, fills []natsbus.AuditEntry, err error)
 }
 
 // Config configures a Dashboard. Source is required.
@@ -54,6 +61,20 @@ type Config struct {
 	Every time.Duration
 	// Logger logs kill-all requests and refused requests. If nil, nothing.
 	Logger *zap.Logger
+	// AccessToken, when set, is required from every request (see access.go): a
+	// dashboard on a non-loopback address must have one (CheckAddr). If empty,
+	// none (loopback only).
+	AccessToken string
+	// SampleEvery is the spacing of the PnL and equity history (Run samples the
+	// fleet this often); HistoryPoints bounds it (a ring per agent and one for the
+	// fleet: the oldest point goes first). If zero, 5 s and 720 (an hour).
+	SampleEvery   time.Duration
+	HistoryPoints int
+	// StaleAfter is the age of an agent's last market event past which the page
+	// warns of a stalled feed. If zero, 2 min.
+	StaleAfter time.Duration
+	// Now is the clock (times on the page, ages, history). If nil, time.Now.
+	Now func() time.Time
 }
 
 // Dashboard is the http.Handler of the page and its API:
@@ -61,14 +82,18 @@ type Config struct {
 //	GET  /               the page (with a fresh per-page token)
 //	GET  /api/fleet      the fleet's state (JSON)
 //	GET  /api/events     the fleet's state every Every (Server-Sent Events)
+//	GET  /api/history    the fleet's PnL and each agent's equity over time (JSON)
+//	GET  /api/agents/{id}  one agent: its row, recent audit records and fills
 //	POST /api/kill-all   {"confirm": "KILL"}, header X-Pitboss-Token: the page's token
+//	POST /api/agents/{id}/{op}  {"confirm": id}, same header: one of supervisor.AgentOps
 //
 // Safe for concurrent use.
 type Dashboard struct {
-	cfg Config
-	key [32]byte
-	mux *http.ServeMux
-	log *zap.Logger
+	cfg  Config
+	key  [32]byte
+	mux  *http.ServeMux
+	log  *zap.Logger
+	hist *history
 }
 
 //go:embed index.html
@@ -90,12 +115,27 @@ func New(cfg Config) (*Dashboard, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = zap.NewNop()
 	}
-	d := &Dashboard{cfg: cfg, mux: http.NewServeMux(), log: cfg.Logger}
+	if cfg.SampleEvery <= 0 {
+		cfg.SampleEvery = 5 * time.Second
+	}
+	if cfg.HistoryPoints <= 0 {
+		cfg.HistoryPoints = 720
+	}
+	if cfg.StaleAfter <= 0 {
+		cfg.StaleAfter = 2 * time.Minute
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	d := &Dashboard{cfg: cfg, mux: http.NewServeMux(), log: cfg.Logger, hist: newHistory(cfg.HistoryPoints)}
 	_, _ = rand.Read(d.key[:])
 	d.mux.HandleFunc("GET /{$}", d.index)
 	d.mux.HandleFunc("GET /api/fleet", d.fleet)
 	d.mux.HandleFunc("GET /api/events", d.events)
+	d.mux.HandleFunc("GET /api/history", d.history)
+	d.mux.HandleFunc("GET /api/agents/{id}", d.agent)
 	d.mux.HandleFunc("POST /api/kill-all", d.killAll)
+	d.mux.HandleFunc("POST /api/agents/{id}/{op}", d.control)
 	return d, nil
 }
 
@@ -106,6 +146,9 @@ func (d *Dashboard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	h.Set("X-Content-Type-Options", "nosniff")
 	h.Set("Referrer-Policy", "no-referrer")
 	h.Set("Cache-Control", "no-store")
+	if !d.access(w, r) {
+		return
+	}
 	d.mux.ServeHTTP(w, r)
 }
 
@@ -137,7 +180,8 @@ func (d *Dashboard) index(w http.ResponseWriter, _ *http.Request) {
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	err := page.Execute(w, struct {
 		Title, Token, Nonce, Confirm string
-	}{d.cfg.Title, d.token(), cspNonce, ConfirmWord})
+		StaleMS                      int64
+	}{d.cfg.Title, d.token(), cspNonce, ConfirmWord, d.cfg.StaleAfter.Milliseconds()})
 	if err != nil {
 		d.log.Warn("dashboard page not written", zap.Error(err))
 	}
@@ -153,19 +197,41 @@ func writeError(w http.ResponseWriter, status int, msg string) {
 	writeJSON(w, status, map[string]string{"error": msg})
 }
 
-// State is what /api/fleet and each event carry: the fleet's agents, sorted by id.
+// State is what /api/fleet and each event carry: the fleet's agents, sorted by id,
+// and its supervisors. Time is the dashboard's clock (Unix ms): the page shows
+// times and ages from it, in UTC.
 type State struct {
-	Title  string                 `json:"title"`
-	Time   int64                  `json:"time"`
-	Fleet  []supervisor.FleetView `json:"supervisors"`
-	Agents []AgentRow             `json:"agents"`
+	Title       string          `json:"title"`
+	Time        int64           `json:"time"`
+	StaleMS     int64           `json:"stale_ms"`
+	Fleet       []SupervisorRow `json:"supervisors"`
+	Agents      []AgentRow      `json:"agents"`
+	FleetPnL    string          `json:"fleet_pnl"`
+	FleetEquity string          `json:"fleet_equity"`
+}
+
+// SupervisorRow is one supervisor: its view without the agents (the agent rows
+// carry them) and how many of its agents are in each state.
+type SupervisorRow struct {
+	supervisor.FleetView
+	States map[string]int `json:"states"`
+	// AgeMS is how old its view is (by the dashboard's clock).
+	AgeMS int64 `json:"age_ms"`
 }
 
 // AgentRow is one line of the table: the view and the figures the page shows.
+// EventAgeMS is the age of the agent's last market event (-1 before the first);
+// Stale says it is past Config.StaleAfter while the agent runs. DesiredOK says
+// the desired state is running and the agent does run (the page shows only that
+// in green: a refused standby's "running" is a wish, not a fact).
 type AgentRow struct {
 	supervisor.AgentView
-	State string `json:"state"`
-	PnL   string `json:"pnl"`
+	State      string `json:"state"`
+	PnL        string `json:"pnl"`
+	Equity     string `json:"equity"`
+	EventAgeMS int64  `json:"event_age_ms"`
+	Stale      bool   `json:"stale"`
+	DesiredOK  bool   `json:"desired_ok"`
 }
 
 func (d *Dashboard) state(ctx context.Context) (State, error) {
@@ -173,13 +239,33 @@ func (d *Dashboard) state(ctx context.Context) (State, error) {
 	if err != nil {
 		return State{}, err
 	}
-	st := State{Title: d.cfg.Title, Time: time.Now().UnixMilli(), Fleet: f.Supervisors}
+	now := d.cfg.Now().UnixMilli()
+	st := State{Title: d.cfg.Title, Time: now, StaleMS: d.cfg.StaleAfter.Milliseconds()}
+	var pnl, eq market.Micros
 	for _, v := range f.Agents() {
-		st.Agents = append(st.Agents, AgentRow{AgentView: v, State: v.State(), PnL: v.PnL().String()})
+		r := AgentRow{AgentView: v, State: v.State(), PnL: v.PnL().String(), EventAgeMS: -1}
+		r.DesiredOK = v.Desired == natsbus.DesiredRunning && r.State == string(natsbus.StateRunning)
+		if v.Status != nil {
+			r.Equity = v.Status.Equity.String()
+			if v.Status.LastEvent > 0 {
+				r.EventAgeMS = max(now-v.Status.LastEvent, 0)
+			}
+			eq += v.Status.Equity.Micros()
+		}
+		running := r.State == string(natsbus.StateRunning) || r.State == string(natsbus.StatePaused)
+		r.Stale = running && (r.EventAgeMS < 0 || r.EventAgeMS > st.StaleMS)
+		pnl += v.PnL()
+		st.Agents = append(st.Agents, r)
 	}
-	// Rows carry the views; the per-supervisor lists are not repeated.
-	for i := range st.Fleet {
-		st.Fleet[i].Agents = nil
+	st.FleetPnL, st.FleetEquity = pnl.String(), eq.String()
+	for _, fv := range f.Supervisors {
+		row := SupervisorRow{FleetView: fv, States: map[string]int{}, AgeMS: max(now-fv.Time, 0)}
+		for _, a := range fv.Agents {
+			row.States[a.State()]++
+		}
+		// Rows carry the views; the per-supervisor lists are not repeated.
+		row.Agents = nil
+		st.Fleet = append(st.Fleet, row)
 	}
 	return st, nil
 }
@@ -236,38 +322,48 @@ func sameOrigin(r *http.Request) bool {
 	return err == nil && (u.Scheme == "http" || u.Scheme == "https") && u.Host == r.Host
 }
 
-// killAll throws the fleet's kill switch after the checks.
-func (d *Dashboard) killAll(w http.ResponseWriter, r *http.Request) {
+// postBody checks that a state-changing request comes from the page (origin,
+// page token, JSON) and decodes its body, answering the refusal itself.
+func (d *Dashboard) postBody(w http.ResponseWriter, r *http.Request, what string) (body struct {
+	Confirm string `json:"confirm"`
+	Reason  string `json:"reason"`
+}, ok bool) {
 	if !sameOrigin(r) {
-		d.log.Warn("kill-all refused: not from the dashboard's origin", zap.String("origin", r.Header.Get("Origin")), zap.String("remote", r.RemoteAddr))
+		d.log.Warn(what+" refused: not from the dashboard's origin", zap.String("origin", r.Header.Get("Origin")), zapRemote(r))
 		writeError(w, http.StatusForbidden, "cross-origin request refused")
-		return
+		return body, false
 	}
 	if !d.validToken(r.Header.Get("X-Pitboss-Token")) {
-		d.log.Warn("kill-all refused: bad page token", zap.String("remote", r.RemoteAddr))
+		d.log.Warn(what+" refused: bad page token", zapRemote(r))
 		writeError(w, http.StatusForbidden, "invalid page token: reload the page")
-		return
+		return body, false
 	}
 	if ct := r.Header.Get("Content-Type"); !strings.HasPrefix(ct, "application/json") {
 		writeError(w, http.StatusUnsupportedMediaType, "send JSON")
-		return
-	}
-	var body struct {
-		Confirm string `json:"confirm"`
-		Reason  string `json:"reason"`
+		return body, false
 	}
 	if err := json.NewDecoder(http.MaxBytesReader(w, r.Body, 4096)).Decode(&body); err != nil {
 		writeError(w, http.StatusBadRequest, "invalid JSON")
+		return body, false
+	}
+	body.Reason = strings.TrimSpace(body.Reason)
+	if len(body.Reason) > 200 {
+		body.Reason = body.Reason[:200]
+	}
+	return body, true
+}
+
+// killAll throws the fleet's kill switch after the checks.
+func (d *Dashboard) killAll(w http.ResponseWriter, r *http.Request) {
+	body, ok := d.postBody(w, r, "kill-all")
+	if !ok {
 		return
 	}
 	if body.Confirm != ConfirmWord {
 		writeError(w, http.StatusBadRequest, "type "+ConfirmWord+" to confirm")
 		return
 	}
-	reason := strings.TrimSpace(body.Reason)
-	if len(reason) > 200 {
-		reason = reason[:200]
-	}
+	reason := body.Reason
 	if reason == "" {
 		reason = "kill-all from the dashboard"
 	}
@@ -290,15 +386,11 @@ var ErrNotLoopback = errors.New("the dashboard listens on loopback addresses onl
 // Listen opens addr for the dashboard, refusing a non-loopback address (or an
 // empty host, which means every interface) unless allowRemote.
 func Listen(addr string, allowRemote bool) (net.Listener, error) {
-	host, _, err := net.SplitHostPort(addr)
-	if err != nil {
+	if _, _, err := net.SplitHostPort(addr); err != nil {
 		return nil, err
 	}
-	if !allowRemote {
-		ip := net.ParseIP(host)
-		if host != "localhost" && (ip == nil || !ip.IsLoopback()) {
-			return nil, fmt.Errorf("%w: %q", ErrNotLoopback, addr)
-		}
+	if !allowRemote && !IsLoopback(addr) {
+		return nil, fmt.Errorf("%w: %q", ErrNotLoopback, addr)
 	}
 	return net.Listen("tcp", addr)
 }

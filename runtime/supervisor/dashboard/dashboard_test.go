@@ -19,11 +19,23 @@ import (
 	"github.com/pitbossdev/pitboss/runtime/supervisor"
 )
 
-// fakeSource is a fleet of two agents whose kill-all is recorded.
+// fakeSource is a fleet of two agents whose kill-all and controls are recorded.
 type fakeSource struct {
 	mu     sync.Mutex
 	kills  []string
+	ops    []string
 	failed bool
+}
+
+func (f *fakeSource) Control(_ context.Context, op supervisor.Op, id market.AgentID, by, reason string) (supervisor.ControlResult, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.ops = append(f.ops, string(op)+" "+string(id)+" "+by+": "+reason)
+	return supervisor.ControlResult{Replies: []natsbus.ControlReply{{V: 1, Agent: id, OK: true, State: natsbus.StatePaused}}}, nil
+}
+
+func (f *fakeSource) RecentAudit(context.Context, market.AgentID, int) ([]natsbus.AuditEntry, []natsbus.AuditEntry, error) {
+	return []natsbus.AuditEntry{{Seq: 1, Record: natsbus.AuditRecord{Kind: natsbus.AuditLifecycle, Agent: "a", Lifecycle: &natsbus.LifecycleRecord{Event: "started", PID: 7}}}}, nil, nil
 }
 
 func (f *fakeSource) Fleet(context.Context) (supervisor.Fleet, error) {
@@ -145,15 +157,7 @@ func TestKillAllNeedsOriginTokenAndConfirmation(t *testing.T) {
 				req.Header.Set("X-Pitboss-Token", c.token)
 			}
 			req.Header.Set("Content-Type", c.ctype)
-			res, err := http.DefaultClient.Do(req)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer res.Body.Close()
-			b, _ := io.ReadAll(res.Body)
-			if res.StatusCode != c.status || !strings.Contains(string(b), c.errPart) {
-				t.Fatalf("status %d body %s", res.StatusCode, b)
-			}
+			b := expectAnswer(t, req, c.status, c.errPart)
 			if c.status == 200 {
 				var kr supervisor.KillResult
 				if err := json.Unmarshal(b, &kr); err != nil || len(kr.Replies) != 1 || kr.Missing[0] != "b" {
@@ -255,4 +259,20 @@ func TestNewNeedsASource(t *testing.T) {
 	if _, err := New(Config{}); err == nil {
 		t.Fatal("dashboard without a source")
 	}
+}
+
+// expectAnswer sends req and fails unless the answer has status and its body
+// contains part; it returns the body.
+func expectAnswer(t *testing.T, req *http.Request, status int, part string) []byte {
+	t.Helper()
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	b, _ := io.ReadAll(res.Body)
+	if res.StatusCode != status || !strings.Contains(string(b), part) {
+		t.Fatalf("status %d body %s", res.StatusCode, b)
+	}
+	return b
 }

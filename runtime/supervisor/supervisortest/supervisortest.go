@@ -69,7 +69,9 @@ const supervisorLeakMarker = "runtime/supervisor.("
 // (supervisor.ChildFromEnv), starts killed or paused as the desired state says,
 // answers pause, resume, kill and resume_after_kill, and publishes its status every
 // heartbeat and after each request, and its metrics (FakeBeatsMetric) every
-// heartbeat.
+// heartbeat. Its status holds a book, two open orders and a position (cancel_all
+// cancels the orders, flatten also sells the position); it writes a fill to the
+// audit trail at start and a control record for each request.
 func FakeAgent() int {
 	mode := os.Args[len(os.Args)-1]
 	fmt.Println("fake agent starting:", mode)
@@ -103,6 +105,18 @@ func FakeAgent() int {
 	defer bus.Close()
 	var mu sync.Mutex
 	state := natsbus.StateRunning
+	// What a quoter would hold: two resting orders and a position (cancel_all
+	// cancels the orders, flatten also sells the position), and one fill in the
+	// audit trail.
+	orders, holding := true, true
+	audit, _ := bus.AuditLog(cc.Agent, market.Address{}, "")
+	if audit != nil {
+		actx, acancel := context.WithTimeout(ctx, time.Second)
+		_, _ = audit.Append(actx, &natsbus.AuditRecord{Kind: natsbus.AuditFill, Time: time.Now().UnixMilli(), DryRun: true,
+			Fill: &natsbus.FillRecord{Trade: "t-1", Order: "o-0", Market: "0x01", Token: "1", Outcome: "YES", Side: "BUY", Role: "maker",
+				Price: natsbus.Amount(market.One * 45 / 100), Size: natsbus.Amount(10 * market.One), Time: time.Now().UnixMilli()}})
+		acancel()
+	}
 	if ds, err := bus.OpenDesired(ctx); err == nil {
 		if eff, err := ds.EffectiveFor(ctx, cc.Agent); err == nil {
 			switch eff {
@@ -132,6 +146,16 @@ func FakeAgent() int {
 				return state, market.Errorf(market.CodeKillSwitchNotTripped, string(cc.Agent))
 			}
 			state = natsbus.StateRunning
+		case natsbus.OpCancelAll:
+			orders = false
+		case natsbus.OpFlatten:
+			orders, holding = false, false
+		}
+		if audit != nil {
+			actx, acancel := context.WithTimeout(context.Background(), time.Second)
+			_, _ = audit.Append(actx, &natsbus.AuditRecord{Kind: natsbus.AuditControl, Time: time.Now().UnixMilli(), DryRun: true,
+				Control: &natsbus.ControlRecord{Request: req, OK: true}})
+			acancel()
 		}
 		select {
 		case kick <- struct{}{}:
@@ -158,10 +182,34 @@ func FakeAgent() int {
 		_ = supervisor.PublishAgentMetrics(runCtx, bus, cc.Agent, reg, cc.Heartbeat, nil)
 	}()
 	host, _ := os.Hostname()
+	started := time.Now().UnixMilli()
 	status := func(st natsbus.AgentState) natsbus.Status {
-		return natsbus.Status{Agent: cc.Agent, State: st, DryRun: true, PID: os.Getpid(), Host: host, Supervisor: cc.Supervisor,
-			Markets: []market.ConditionID{"0x01"}, Balance: natsbus.Amount(1000 * market.One), Realized: natsbus.Amount(market.One / 2),
-			Time: time.Now().UnixMilli(), IntervalMS: cc.Heartbeat.Milliseconds()}
+		mu.Lock()
+		hasOrders, hasPos := orders, holding
+		mu.Unlock()
+		s := natsbus.Status{Agent: cc.Agent, State: st, DryRun: true, PID: os.Getpid(), Host: host, Supervisor: cc.Supervisor,
+			Markets: []market.ConditionID{"0x01"}, MarketLabels: []string{"fake-market"}, Balance: natsbus.Amount(1000 * market.One),
+			Realized: natsbus.Amount(market.One / 2), Equity: natsbus.Amount(1000*market.One + market.One/2), PnL: natsbus.Amount(market.One / 2),
+			LastEvent: time.Now().UnixMilli(), Time: time.Now().UnixMilli(), IntervalMS: cc.Heartbeat.Milliseconds(),
+			Books: []natsbus.BookStatus{{Market: "0x01", Label: "fake-market", Token: "1", Outcome: "YES", Bid: natsbus.Amount(market.One * 48 / 100),
+				Ask: natsbus.Amount(market.One * 52 / 100), Mid: natsbus.Amount(market.One / 2), Spread: natsbus.Amount(market.One * 4 / 100)}}}
+		if hasPos {
+			s.Positions = []natsbus.PositionStatus{{Market: "0x01", Label: "fake-market", Token: "1", Outcome: "YES", Size: natsbus.Amount(10 * market.One),
+				AvgPrice: natsbus.Amount(market.One * 45 / 100), Mark: natsbus.Amount(market.One / 2)}}
+		}
+		if hasOrders {
+			for i, side := range []string{"BUY", "SELL"} {
+				p := market.One * 47 / 100
+				if side == "SELL" {
+					p = market.One * 53 / 100
+				}
+				s.Orders = append(s.Orders, natsbus.OrderStatus{ID: market.OrderID(fmt.Sprintf("o-%d", i+1)), Market: "0x01", Label: "fake-market",
+					Outcome: "YES", Side: side, Price: natsbus.Amount(p), Size: natsbus.Amount(5 * market.One), Placed: started,
+					Mid: natsbus.Amount(market.One / 2), Distance: natsbus.Amount(market.One * 3 / 100)})
+			}
+			s.OpenOrders = len(s.Orders)
+		}
+		return s
 	}
 	// Its heartbeats, as a supervised agent sends them (natsbus.Bus.RunHeartbeatWith):
 	// every heartbeat and after each request, none while silent.
