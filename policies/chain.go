@@ -30,10 +30,14 @@ type Chain struct {
 	geo    Geoblock
 	guards []Guard
 	kill   KillState
-	rate   window
-	view   View
-	batch  Batch
-	custom *customSet
+	// undated: the baseline was set before any event time (an agent's start, whose
+	// state has no time yet): the first dated Observe dates it instead of starting a
+	// new day from its equity, so the day starts at the equity at start.
+	undated bool
+	rate    window
+	view    View
+	batch   Batch
+	custom  *customSet
 
 	// Reuse of decisions (keep.go) and the positions' valuation (value.go).
 	builtin int    // the built-in guards are c.guards[:builtin]
@@ -326,7 +330,8 @@ func floorDiv(a, b int64) int64 {
 }
 
 // Observe updates the loss-limit baselines from s (equity, see Equity; the UTC day of
-// s.Time) and trips the kill switch when the daily loss reaches max_daily_loss or the
+// s.Time; a baseline set at time 0, before any event, belongs to the day of the
+// first event after it) and trips the kill switch when the daily loss reaches max_daily_loss or the
 // drawdown reaches max_drawdown. It returns the Action to take when it trips, the
 // zero Action otherwise. The agent calls it after applying each event, so that the
 // limits trip even when the strategy intends nothing; Evaluate calls it too. Call it
@@ -356,6 +361,10 @@ func (c *Chain) observeLimits(s *market.State, eq market.Micros) Action {
 	d := floorDiv(s.Time, day)
 	if !k.Baseline {
 		k.Baseline, k.Day, k.DayStart, k.HighWater = true, d, eq, eq
+		c.undated = s.Time == 0
+	}
+	if c.undated && s.Time != 0 {
+		k.Day, c.undated = d, false
 	}
 	if d > k.Day {
 		k.Day, k.DayStart = d, eq

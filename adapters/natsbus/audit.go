@@ -187,7 +187,9 @@ type OrderRecord struct {
 	// (sent by the agent), "placed", "rejected", "canceled", "updated", "expired"
 	// (reported by the venue); "cancel_all" and "flatten_start" (closing a
 	// market's positions begins) name no order, only Market and, in IntentKey,
-	// why.
+	// why; "adopt_position" (a holding taken over at an agent's start) names its
+	// Token, Size, average cost as Price and, in IntentKey, where the cost came
+	// from.
 	Action     string             `json:"action"`
 	ID         market.OrderID     `json:"id,omitempty"`
 	Market     market.ConditionID `json:"market,omitempty"`

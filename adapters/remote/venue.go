@@ -494,7 +494,8 @@ func (v *Venue) fixFill(f *market.Fill) {
 // Account implements agent.Venue: collateral from GET /balance-allowance (the
 // available part and what open orders reserve), each known token's holding
 // (available and reserved) from its conditional balance, and the account mode from
-// GET /auth/ban-status/closed-only.
+// GET /auth/ban-status/closed-only. The cost basis of the holdings (Basis) comes
+// from the data service's positions, else the wallet's trade history (see basis).
 //
 // It also records the cut the agent starts from: the wallet's recent fills are read
 // before and after the balances, until both reads agree (at most three times), and
@@ -521,6 +522,7 @@ func (v *Venue) Account(ctx context.Context) (agent.Account, error) {
 				v.log.Warn("remote: the wallet kept trading while its balances were read; a fill of that moment may be counted twice")
 			}
 			v.trk.setCut(now, after)
+			acct.Basis = v.basis(ctx, acct.Positions)
 			return acct, nil
 		}
 	}

@@ -86,6 +86,7 @@ type fakeVenue struct {
 	cancels   []market.OrderID
 	balance   market.Micros
 	positions []market.Position
+	basis     map[market.TokenID]agent.Basis
 	// submitFail, when set, is consulted on each Submit: accept reports whether the
 	// venue takes the order anyway; err is returned to the agent.
 	submitFail func(n int, id market.OrderID) (accept bool, err error)
@@ -121,7 +122,7 @@ func (v *fakeVenue) Account(context.Context) (agent.Account, error) {
 	v.record("account")
 	v.mu.Lock()
 	defer v.mu.Unlock()
-	return agent.Account{Address: wallet, Balance: v.balance, Positions: append([]market.Position(nil), v.positions...)}, nil
+	return agent.Account{Address: wallet, Balance: v.balance, Positions: append([]market.Position(nil), v.positions...), Basis: v.basis}, nil
 }
 
 func (v *fakeVenue) OpenOrders(context.Context) ([]market.Order, error) {

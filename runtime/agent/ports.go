@@ -136,9 +136,10 @@ const (
 	AuditTrip                          // the kill switch tripped
 	AuditResume                        // the kill switch was cleared
 	AuditControl                       // an operator command was carried out
+	AuditAdopt                         // a holding was taken over at start with the venue's cost basis (Position, Reason)
 )
 
-var auditKindNames = [...]string{"invalid", "decision", "order", "fill", "trip", "resume", "control"}
+var auditKindNames = [...]string{"invalid", "decision", "order", "fill", "trip", "resume", "control", "adopt"}
 
 // String returns a short lower-case name.
 func (k AuditKind) String() string {
@@ -177,11 +178,16 @@ type AuditRecord struct {
 	// AuditFill.
 	Fill market.Fill
 
-	// AuditDecision (denials), AuditTrip, AuditResume, AuditControl.
+	// AuditDecision (denials), AuditTrip, AuditResume, AuditControl, AuditAdopt.
 	Reason string
 
 	// AuditTrip: what the kill switch asked for (cancel all, flatten, halt).
 	Action Action
+
+	// AuditAdopt: the holding as adopted (size and cost basis; Cost 0 with a Reason
+	// saying the cost is unknown when the venue knew none). Reason says where the
+	// cost basis came from and why the holding was adopted.
+	Position market.Position
 }
 
 // Clock is the agent's source of wall time: latency measurement, and — unless it is

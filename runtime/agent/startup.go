@@ -164,7 +164,13 @@ func countOpen(ps map[market.TokenID]*market.Position) int {
 }
 
 // mergePositions sets the state's positions from the venue's holdings and the
-// checkpoint's cost basis.
+// checkpoint's cost basis. On a venue that keeps no cost basis of its own (the
+// remote and embedded venues), a holding the checkpoint accounts for at the same
+// size keeps the checkpoint's figures; any other holding — bought by hand, grown or
+// shrunk while the agent was away, a first start, or a checkpoint that had no cost
+// for it — is adopted with the venue's cost basis (Account.Basis), and said so on
+// the console and in the audit trail. A holding whose cost nobody knows is adopted
+// at cost 0 with a warning that says so: never silently.
 func (a *Agent) mergePositions(cp *Checkpoint, acct *Account) {
 	saved := map[market.TokenID]market.Position{}
 	if cp != nil {
@@ -183,18 +189,8 @@ func (a *Agent) mergePositions(cp *Checkpoint, acct *Account) {
 	for _, vp := range acct.Positions {
 		seen[vp.Token] = true
 		pos := vp
-		if s, ok := saved[vp.Token]; ok && !costBasis {
-			pos = s
-			if s.Size != vp.Size {
-				a.log.Warn("position differs from the checkpoint (fills while the agent was away?): taking the venue's size",
-					zap.String("position", a.tokenLabel(vp.Token)), zap.Stringer("venue", vp.Size), zap.Stringer("checkpoint", s.Size))
-				if s.Size > 0 {
-					pos.Cost, _ = market.MulDiv(s.Cost, vp.Size, s.Size)
-				} else {
-					pos.Cost = 0
-				}
-				pos.Size = vp.Size
-			}
+		if !costBasis {
+			pos = a.adoptHolding(vp, saved, acct.Basis, cp == nil)
 		}
 		if pos.Market == "" {
 			if m, o, ok := a.st.MarketOf(pos.Token); ok {
@@ -222,6 +218,68 @@ func (a *Agent) mergePositions(cp *Checkpoint, acct *Account) {
 			a.st.Positions[tok] = &p
 		}
 	}
+}
+
+// adoptHolding returns the position of the venue's holding vp on a venue without a
+// cost basis of its own: the checkpoint's when it accounts for vp (same size, and a
+// cost unless the venue knows none either), else vp adopted with the venue's cost
+// basis (first: the agent's first start), else the checkpoint's cost scaled to the
+// venue's size.
+func (a *Agent) adoptHolding(vp market.Position, saved map[market.TokenID]market.Position, basis map[market.TokenID]Basis, first bool) market.Position {
+	s, known := saved[vp.Token]
+	b, hasBasis := basis[vp.Token]
+	if known && s.Size == vp.Size && (s.Cost > 0 || s.Size == 0 || !hasBasis) {
+		return s
+	}
+	pos := vp
+	if known { // keep what the checkpoint realized and paid
+		pos = s
+		pos.Size = vp.Size
+	}
+	switch {
+	case hasBasis:
+		pos.Cost = b.Cost
+		why := "not in the checkpoint"
+		switch {
+		case known && s.Size != vp.Size:
+			why = "the checkpoint had " + s.Size.String() + " (traded while the agent was away?)"
+		case known:
+			why = "the checkpoint had no cost for it"
+		case first:
+			why = "held before the agent's first start"
+		}
+		a.auditAdopt(&pos, b.Source+"; "+why)
+		a.log.Warn("adopted a holding: its cost basis is the venue's", zap.String("position", a.tokenLabel(vp.Token)),
+			zap.Stringer("size", pos.Size), zap.Stringer("avg_price", pos.AvgPrice()), zap.Stringer("cost", pos.Cost),
+			zap.String("source", b.Source), zap.String("why", why))
+	case known && s.Size > 0:
+		a.log.Warn("position differs from the checkpoint (fills while the agent was away?): taking the venue's size",
+			zap.String("position", a.tokenLabel(vp.Token)), zap.Stringer("venue", vp.Size), zap.Stringer("checkpoint", s.Size))
+		pos.Cost, _ = market.MulDiv(s.Cost, vp.Size, s.Size)
+	case vp.Size > 0:
+		pos.Cost = 0
+		a.auditAdopt(&pos, "cost unknown: the venue gave no cost basis; valued at cost 0 until the books mark it")
+		a.log.Warn("adopted a holding whose cost nobody knows: valued at cost 0, so its PnL and the loss limits' baselines count its whole value",
+			zap.String("position", a.tokenLabel(vp.Token)), zap.Stringer("size", vp.Size))
+	}
+	if known && s.Size != vp.Size {
+		if vp.Size > s.Size {
+			pos.Bought += vp.Size - s.Size
+		} else {
+			pos.Sold += s.Size - vp.Size
+		}
+	}
+	return pos
+}
+
+// auditAdopt records the adoption of holding p.
+func (a *Agent) auditAdopt(p *market.Position, why string) {
+	if a.sink == nil {
+		return
+	}
+	rec := &a.rec
+	*rec = AuditRecord{Kind: AuditAdopt, Agent: a.cfg.ID, Time: a.st.Time, Position: *p, Reason: why}
+	a.sink.Audit(rec)
 }
 
 // reconcileOpen adopts, looks up or cancels the wallet's open orders.

@@ -71,6 +71,20 @@ type Account struct {
 	// always set; Cost, Realized and the other figures only by venues that keep a
 	// cost basis (the paper venue); otherwise the agent keeps its own.
 	Positions []market.Position
+	// Basis is, for venues that keep no accounting of the agent's (the remote
+	// venue), the cost basis the venue knows of each holding in Positions, by token:
+	// what the agent adopts for a holding its checkpoint does not account for (one
+	// bought by hand, a size that changed while the agent was away, a first start).
+	// A holding missing here has no known cost.
+	Basis map[market.TokenID]Basis
+}
+
+// Basis is the cost basis of one holding as a venue knows it.
+type Basis struct {
+	Cost market.Micros // the cost of the whole holding
+	// Source says where Cost comes from, for the console and the audit trail
+	// ("the data service's average price", "the wallet's trade history").
+	Source string
 }
 
 // OrderRequest is one order the agent wants placed.

@@ -107,6 +107,7 @@ type auditLine struct {
 	Op      string         `json:"op,omitempty"`
 	Order   *orderLine     `json:"order,omitempty"`
 	Fill    *fillLine      `json:"fill,omitempty"`
+	Pos     *positionLine  `json:"position,omitempty"`
 	Reason  string         `json:"reason,omitempty"`
 	Err     string         `json:"error,omitempty"`
 }
@@ -134,6 +135,16 @@ type orderLine struct {
 	Matched string `json:"matched,omitempty"`
 	Type    string `json:"type,omitempty"`
 	Status  string `json:"status,omitempty"`
+}
+
+// positionLine is an adopted holding (kind "adopt").
+type positionLine struct {
+	Market   string `json:"market,omitempty"`
+	Token    string `json:"token"`
+	Outcome  string `json:"outcome,omitempty"`
+	Size     string `json:"size"`
+	Cost     string `json:"cost"`
+	AvgPrice string `json:"avg_price"`
 }
 
 type fillLine struct {
@@ -173,6 +184,10 @@ func auditJSON(r *agent.AuditRecord) auditLine {
 		f := &r.Fill
 		l.Fill = &fillLine{Trade: string(f.Trade), Order: string(f.Order), Token: string(f.Token), Side: f.Side.String(),
 			Role: f.Role.String(), Price: f.Price.String(), Size: f.Size.String(), Fee: f.Fee.String()}
+	case agent.AuditAdopt:
+		p := &r.Position
+		l.Pos = &positionLine{Market: string(p.Market), Token: string(p.Token), Outcome: p.Outcome.String(),
+			Size: p.Size.String(), Cost: p.Cost.String(), AvgPrice: p.AvgPrice().String()}
 	}
 	return l
 }

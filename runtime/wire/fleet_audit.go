@@ -68,6 +68,8 @@ func (f *fleetAudit) Dropped() uint64 { return f.dropped.Load() }
 //	           rejection's message in error; for cancel_all and flatten_start,
 //	           the reason in intent_key)
 //	fill     → "fill"
+//	adopt    → "order" with action adopt_position (the holding's size, its
+//	           average cost as the price, where the cost came from in intent_key)
 //	trip, resume, control → "control" (kill, resume_after_kill, or the operator's op)
 func auditRecord(r *agent.AuditRecord, wallet market.Address, dry bool) natsbus.AuditRecord {
 	rec := natsbus.AuditRecord{Agent: r.Agent, Wallet: wallet, Time: r.Time, DryRun: dry}
@@ -96,6 +98,11 @@ func auditRecord(r *agent.AuditRecord, wallet market.Address, dry bool) natsbus.
 	case agent.AuditTrip:
 		rec.Kind = natsbus.AuditControl
 		rec.Control = &natsbus.ControlRecord{Request: natsbus.ControlRequest{V: 1, Op: natsbus.OpKill, Target: r.Agent, Reason: r.Reason, From: "kill switch"}, OK: true}
+	case agent.AuditAdopt: // a holding taken over at start: an order record of no order
+		p := &r.Position
+		rec.Kind = natsbus.AuditOrder
+		rec.Order = &natsbus.OrderRecord{Action: "adopt_position", Market: p.Market, Token: p.Token, Outcome: p.Outcome.String(),
+			Price: natsbus.Amount(p.AvgPrice()), Size: natsbus.Amount(p.Size), IntentKey: r.Reason}
 	case agent.AuditResume:
 		rec.Kind = natsbus.AuditControl
 		rec.Control = &natsbus.ControlRecord{Request: natsbus.ControlRequest{V: 1, Op: natsbus.OpResumeAfterKill, Target: r.Agent, Reason: r.Reason}, OK: true}

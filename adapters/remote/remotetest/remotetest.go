@@ -1,6 +1,7 @@
 // Package remotetest runs the local exchange in process for tests of the remote
 // venue: the engine host and the CLOB service with its WebSocket channels on
-// loopback listeners, over the demo catalogue, with real HTTP, real WebSockets and
+// loopback listeners, with the data service (positions with their cost basis) on
+// a listener of its own, over the demo catalogue, with real HTTP, real WebSockets and
 // real signatures. A fault injector in front of the REST routes can lose answers
 // (the exchange acts, the client never hears), the WebSocket listener's connections
 // can be cut, and every REST request is counted by method and path.
@@ -30,6 +31,7 @@ import (
 	"github.com/pitbossdev/pitboss/api"
 	"github.com/pitbossdev/pitboss/market"
 	"github.com/pitbossdev/pitboss/sandbox/catalog"
+	"github.com/pitbossdev/pitboss/sandbox/data"
 	"github.com/pitbossdev/pitboss/sandbox/host"
 	"github.com/pitbossdev/pitboss/sandbox/journal"
 	"github.com/pitbossdev/pitboss/sandbox/server"
@@ -49,11 +51,13 @@ type Exchange struct {
 	Catalog *catalog.Catalog
 	Server  *server.Server
 	// URL is the CLOB service's base URL (REST, behind the fault injector);
-	// WSURL the WebSocket base, on a listener of its own.
-	URL, WSURL string
+	// WSURL the WebSocket base, on a listener of its own; DataURL the data
+	// service's (GET /positions …), on a third.
+	URL, WSURL, DataURL string
 
 	http *httptest.Server
 	ws   *httptest.Server
+	data *httptest.Server
 
 	connMu sync.Mutex
 	conns  []net.Conn
@@ -92,9 +96,10 @@ func Start(t testing.TB, opts ...func(*server.Config)) *Exchange {
 	x := &Exchange{t: t, Catalog: catalog.Demo(), counts: map[reqKey]int{}, wsPaths: map[string]int{}}
 	now := func() int64 { return time.Now().UnixMilli() }
 	st := server.NewState(server.StateConfig{})
+	ix := data.New(data.Config{Catalog: x.Catalog})
 	ctx, cancel := context.WithCancel(context.Background())
 	h, err := host.Open(ctx, host.Config{Clock: now, Logger: log.Named("host"), Sync: journal.SyncNone,
-		Genesis: catalog.Genesis(x.Catalog, now()), Extensions: []host.Extension{st.Extension()}})
+		Genesis: catalog.Genesis(x.Catalog, now()), Extensions: []host.Extension{st.Extension(), ix}})
 	if err != nil {
 		cancel()
 		t.Fatal(err)
@@ -159,9 +164,11 @@ func Start(t testing.TB, opts ...func(*server.Config)) *Exchange {
 		}
 	}
 	x.ws.Start()
-	x.URL = x.http.URL
+	x.data = httptest.NewServer(ix.Handler())
+	x.URL, x.DataURL = x.http.URL, x.data.URL
 	x.WSURL = "ws" + strings.TrimPrefix(x.ws.URL, "http")
 	t.Cleanup(func() {
+		x.data.Close()
 		x.CutWS()
 		x.ws.Close()
 		x.http.CloseClientConnections()
