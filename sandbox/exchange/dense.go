@@ -50,19 +50,23 @@ func (t *denseTable) insert(fp uint32, v int32) {
 	t.n++
 }
 
-// hashSeed is the seed of an engine's dense tables.
-type hashSeed struct{ k0, k1 uint64 }
+// hashSeed is the seed of an engine's dense tables (and of the id index's inline
+// hash): four random words.
+type hashSeed struct{ k0, k1, k2, k3 uint64 }
 
-func newHashSeed() hashSeed {
-	s := maphash.MakeSeed()
-	return hashSeed{k0: maphash.String(s, "k0") | 1, k1: maphash.String(s, "k1") | 1}
+func newHashSeed() hashSeed { return hashSeedOf(maphash.MakeSeed()) }
+
+func hashSeedOf(s maphash.Seed) hashSeed {
+	return hashSeed{maphash.String(s, "k0"), maphash.String(s, "k1"), maphash.String(s, "k2"), maphash.String(s, "k3")}
 }
 
 // mix folds three words into a 32-bit fingerprint (two 64×64→128 multiplies, as
-// wyhash does): every input bit reaches the top bits the table uses.
+// wyhash does): every input bit reaches the top bits the tables use, and every
+// operand is masked by a seed word, so no input known in advance (a zero operand)
+// makes a product constant.
 func (s hashSeed) mix(x, y, z uint64) uint32 {
-	hi, lo := bits.Mul64(x^s.k0, y^0x9e3779b97f4a7c15)
-	hi, lo = bits.Mul64(hi^lo^s.k1, z^0xbf58476d1ce4e5b9)
+	hi, lo := bits.Mul64(x^s.k0, y^s.k1)
+	hi, lo = bits.Mul64(hi^lo^s.k2, z^s.k3)
 	return uint32((hi ^ lo) >> 32)
 }
 

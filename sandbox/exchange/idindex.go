@@ -1,6 +1,7 @@
 package exchange
 
 import (
+	"encoding/binary"
 	"hash/maphash"
 
 	"github.com/pitbossdev/pitboss/market"
@@ -29,6 +30,7 @@ import (
 // which lookups take the slow path, never an outcome.
 type idIndex struct {
 	seed   maphash.Seed
+	k      hashSeed // the inline hash of short ids, drawn from seed
 	chunks []*idChunk
 	n      int // references handed out
 
@@ -57,7 +59,8 @@ type idChunk struct {
 }
 
 func newIDIndex() idIndex {
-	return idIndex{seed: maphash.MakeSeed(), tab: make([]uint64, 1024), bloom: make([]uint64, 1024>>bloomBlockLog*8),
+	seed := maphash.MakeSeed()
+	return idIndex{seed: seed, k: hashSeedOf(seed), tab: make([]uint64, 1024), bloom: make([]uint64, 1024>>bloomBlockLog*8),
 		pending: make([]int32, 0, pendingBatch), pendingFP: make([]uint32, 0, pendingBatch)}
 }
 
@@ -73,9 +76,17 @@ func (x *idIndex) setState(ref int32, s market.OrderStatus) {
 	x.chunks[ref>>idChunkBits].state[ref&(1<<idChunkBits-1)] = s
 }
 
-// fingerprint returns the top 32 bits of id's hash, never 0.
+// fingerprint returns the top 32 bits of id's hash, never 0. Ids of 8 to 16 bytes
+// (the paper venue's, backtests', the benchmarks') are hashed inline from two
+// overlapping words that cover every byte (hashSeed.mix, seeded like maphash);
+// others go through maphash.
 func (x *idIndex) fingerprint(id market.OrderID) uint32 {
-	fp := uint32(maphash.String(x.seed, string(id)) >> 32)
+	var fp uint32
+	if n := len(id); n >= 8 && n <= 16 {
+		fp = x.k.mix(binary.LittleEndian.Uint64([]byte(id[:8])), binary.LittleEndian.Uint64([]byte(id[n-8:])), uint64(n))
+	} else {
+		fp = uint32(maphash.String(x.seed, string(id)) >> 32)
+	}
 	if fp == 0 {
 		fp = 1
 	}
@@ -84,31 +95,23 @@ func (x *idIndex) fingerprint(id market.OrderID) uint32 {
 
 func home(fp uint32, size int) int { return int(uint64(fp) * uint64(size) >> 32) }
 
-// bloomBits returns the block offset (in words) of fp in a filter of the given length
-// and the four bit positions inside the block, from a multiplicative mix of fp.
+// bloomBits returns the word of fp in a filter of the given length and its four
+// bits in that word, from a multiplicative mix of fp: the filter is register-blocked
+// (one word per id, ≈ 2 % false positives at 3/4 table load, against ≈ 1 % for a
+// 512-bit block), so setting or testing an id is one load and one mask.
 func bloomBits(fp uint32, words int) (int, uint64) {
-	blk := home(fp, words/8) * 8
 	m := uint64(fp) * 0x9e3779b97f4a7c15
-	return blk, m
+	return home(fp, words), 1<<(m>>58) | 1<<(m>>52&63) | 1<<(m>>46&63) | 1<<(m>>40&63)
 }
 
 func bloomSet(f []uint64, fp uint32) {
-	blk, m := bloomBits(fp, len(f))
-	for k := uint(28); k < 64; k += 9 {
-		b := (m >> k) & 511
-		f[blk+int(b>>6)] |= 1 << (b & 63)
-	}
+	w, mask := bloomBits(fp, len(f))
+	f[w] |= mask
 }
 
 func bloomHas(f []uint64, fp uint32) bool {
-	blk, m := bloomBits(fp, len(f))
-	for k := uint(28); k < 64; k += 9 {
-		b := (m >> k) & 511
-		if f[blk+int(b>>6)]&(1<<(b&63)) == 0 {
-			return false
-		}
-	}
-	return true
+	w, mask := bloomBits(fp, len(f))
+	return f[w]&mask == mask
 }
 
 // mayContain reports false only for fingerprints never added.

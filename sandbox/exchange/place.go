@@ -50,6 +50,10 @@ func scaleFee(rate uint64, s market.Micros) market.Micros {
 	return f
 }
 
+func onTick(p, tick market.Micros) bool { _, r := divTick(p, tick); return r == 0 }
+
+func levelOf(px, unit market.Micros) int32 { q, _ := divTick(px, unit); return int32(q) }
+
 // own converts a YES-book price to the price in the token of outcome o.
 func own(px market.Micros, o market.Outcome) market.Micros {
 	if o == market.No {
@@ -98,7 +102,7 @@ func (e *Engine) place(c *Command) *market.Error {
 		return market.Errorf(market.CodeMarketNotAccepting)
 	case c.PostOnly && !c.Type.Rests():
 		return market.Errorf(market.CodeInvalidOrderPayload)
-	case c.Price <= 0 || c.Price >= market.One || c.Price%m.tick != 0:
+	case c.Price <= 0 || c.Price >= market.One || !onTick(c.Price, m.tick):
 		return market.Errorf(market.CodeTickSize, string(c.Order), c.Price.String(), m.tick.String())
 	case c.Size <= 0 || c.Size > market.MaxMicros:
 		return market.Errorf(market.CodeInvalidAmount)
@@ -190,7 +194,7 @@ func (e *Engine) place(c *Command) *market.Error {
 	*o = order{
 		id: c.Order, ref: ref, fp: fp, price: c.Price, size: c.Size, reserved: need, expiration: c.Expiration,
 		created: e.now, nonce: c.Nonce, next: -1, prev: -1, anext: -1, aprev: -1, mnext: -1, mprev: -1,
-		heap: -1, li: int32(bookPx / m.unit), acct: a, pos: p, mkt: mi, feeBps: c.FeeRateBps,
+		heap: -1, li: levelOf(bookPx, m.unit), acct: a, pos: p, mkt: mi, feeBps: c.FeeRateBps,
 		outcome: outcome, side: c.Side, typ: c.Type, bs: bs, postOnly: c.PostOnly,
 	}
 	e.live.add(fp, oi)
