@@ -56,7 +56,7 @@ func TestFeedAgainstRealServer(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	hub, err := ws.New(ws.Config{Source: h, Credentials: srv, TradeID: server.TradeID})
+	hub, err := ws.New(ws.Config{Source: h, Credentials: srv, TradeID: srv.TradeID})
 	if err != nil {
 		t.Fatal(err)
 	}

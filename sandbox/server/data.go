@@ -23,10 +23,10 @@ func (st *state) outcomeLabel(t market.TokenID, o market.Outcome) string {
 }
 
 // tradeIDs renders trade numbers as trade ids. dataMu is held.
-func tradeIDs(nums []uint64) []market.TradeID {
+func (st *state) tradeIDs(nums []uint64) []market.TradeID {
 	out := make([]market.TradeID, len(nums))
 	for i, n := range nums {
-		out[i] = tradeID(n)
+		out[i] = st.tradeID(n)
 	}
 	return out
 }
@@ -39,7 +39,7 @@ func (st *state) openOrder(o *market.Order, fallbackKey string) api.OpenOrder {
 		if rec.key != "" {
 			key = rec.key
 		}
-		trades = tradeIDs(rec.trades)
+		trades = st.tradeIDs(rec.trades)
 	}
 	return api.OpenOrderFrom(o, key, st.outcomeLabel(o.Token, o.Outcome), trades)
 }

@@ -60,11 +60,11 @@ func TestTradeIDIsTheHashOfItsNumber(t *testing.T) {
 		u[8] = u[8]&0x3f | 0x80
 		h := hex.EncodeToString(u)
 		want := h[:8] + "-" + h[8:12] + "-" + h[12:16] + "-" + h[16:20] + "-" + h[20:]
-		if got := string(tradeID(n)); got != want {
-			t.Errorf("tradeID(%d) = %s, want %s", n, got, want)
+		if got := string(tradeIDAt(0, n)); got != want {
+			t.Errorf("tradeIDAt(0, %d) = %s, want %s", n, got, want)
 		}
 	}
-	if got := string(tradeID(1)); got != "24693dc7-c97c-40b6-a313-ed6339ab460c" {
+	if got := string(tradeIDAt(0, 1)); got != "24693dc7-c97c-40b6-a313-ed6339ab460c" {
 		t.Errorf("tradeID(1) = %s", got)
 	}
 }

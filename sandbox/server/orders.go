@@ -160,7 +160,7 @@ func (s *Server) submit(ctx context.Context, ps []prepared, builder string) ([]h
 // response renders the engine's answer to a placed order (dialect §3.6): status
 // "matched" when it traded on arrival, "live" when it rests untouched; amounts in
 // human units, before fees (BUY: making = collateral, taking = shares).
-func response(id market.OrderID, side market.Side, res *host.Result) api.PostOrderResponse {
+func (s *Server) response(id market.OrderID, side market.Side, res *host.Result) api.PostOrderResponse {
 	out := api.PostOrderResponse{Success: true, OrderID: string(id), Status: api.PlacementLive}
 	for i := range res.Events {
 		ev := &res.Events[i]
@@ -168,7 +168,7 @@ func response(id market.OrderID, side market.Side, res *host.Result) api.PostOrd
 			continue
 		}
 		out.Status = api.PlacementMatched
-		out.TradeIDs = append(out.TradeIDs, string(tradeID(ev.Trade)))
+		out.TradeIDs = append(out.TradeIDs, string(s.st.tradeID(ev.Trade)))
 		if side == market.Buy {
 			out.MakingAmount, out.TakingAmount = api.Decimal(ev.Amount), api.Decimal(ev.Size)
 		} else {
@@ -209,7 +209,7 @@ func (s *Server) postOrder(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.metrics.order("accepted")
-	resp := response(p.cmd.Order, p.cmd.Side, &res[0])
+	resp := s.response(p.cmd.Order, p.cmd.Side, &res[0])
 	writePostOrderResponse(w, &resp)
 }
 
@@ -256,7 +256,7 @@ func (s *Server) postOrders(w http.ResponseWriter, r *http.Request) {
 				continue
 			}
 			s.metrics.order("accepted")
-			out[i] = response(ps[k].cmd.Order, ps[k].cmd.Side, &res[k])
+			out[i] = s.response(ps[k].cmd.Order, ps[k].cmd.Side, &res[k])
 		}
 	}
 	s.writeJSON(w, out)
@@ -513,7 +513,7 @@ func (s *Server) builderOrder(w http.ResponseWriter, r *http.Request) {
 		s.writeErr(w, res[0].Err)
 		return
 	}
-	pr := response(p.cmd.Order, p.cmd.Side, &res[0])
+	pr := s.response(p.cmd.Order, p.cmd.Side, &res[0])
 	status := market.StatusLive.String()
 	for i := range res[0].Events {
 		if ev := &res[0].Events[i]; ev.Kind == exchange.TradeExecuted && ev.Order == p.cmd.Order {

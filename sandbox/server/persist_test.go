@@ -112,3 +112,32 @@ func decode(t *testing.T, b []byte, v any) {
 		t.Fatalf("%v in %s", err, b)
 	}
 }
+
+// TestTradeIDsDifferBetweenFreshExchanges: two fresh exchanges (as two --ephemeral
+// runs) started at different times number their first trade 1 alike, but give it
+// different ids; one started at the same time gives the same id (the ids are a
+// function of the event stream, the engine stays deterministic).
+func TestTradeIDsDifferBetweenFreshExchanges(t *testing.T) {
+	firstTrade := func(start int64) string {
+		clk := &testClock{}
+		clk.ms.Store(start) // the genesis runs at start: the epoch
+		e := newEnv(t, func(c *Config, h *host.Config) { c.Clock, h.Clock = clk.now, clk.now })
+		defer e.close()
+		rain := e.mkt("rain-in-lisbon-tomorrow")
+		mm, tk := e.register(newWallet(t, "ids-mm")), e.register(newWallet(t, "ids-tk"))
+		e.split(mm, rain, 10*share)
+		e.place(mm, rain, rain.Tokens[market.Yes], market.Sell, 500_000, 5*share, orderOpts{})
+		r := e.place(tk, rain, rain.Tokens[market.Yes], market.Buy, 500_000, 5*share, orderOpts{})
+		if len(r.TradeIDs) != 1 {
+			t.Fatalf("no trade: %+v", r)
+		}
+		return r.TradeIDs[0]
+	}
+	a, b, c := firstTrade(t0), firstTrade(t0), firstTrade(t0+1)
+	if a != b || a == c {
+		t.Fatalf("start t0: %s and %s; t0+1 ms: %s", a, b, c)
+	}
+	if a == string(tradeIDAt(0, 1)) {
+		t.Fatalf("the id is not seeded: %s", a)
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strconv"
 	"sync"
+	"sync/atomic"
 
 	"github.com/pitbossdev/pitboss/adapters/auth"
 	"github.com/pitbossdev/pitboss/market"
@@ -189,6 +190,9 @@ type state struct {
 	pending    orderMeta // the meta recorded for the next Place
 	fills      []makerFill
 	lastTradeN uint64 // number of the last trade seen
+	// epoch is the time (Unix ms) of the first engine event this state observed
+	// before any trade; it seeds trade ids (tradeIDAt). 0 in states from before it.
+	epoch atomic.Int64
 }
 
 // orderMeta is recorded before a Place: who placed it and through which builder.
@@ -233,6 +237,7 @@ func (s *state) reset() {
 	s.notes = map[market.Address][]note{}
 	s.history = map[market.ConditionID][]point{}
 	s.flow = map[market.Address]*flows{}
+	s.epoch.Store(0)
 }
 
 // Name implements host.Extension.
@@ -533,6 +538,9 @@ func clearNotesRecord(owner market.Address) []byte {
 func (s *state) Observe(cmd *exchange.Command, evs []exchange.Event) {
 	s.dataMu.Lock()
 	defer s.dataMu.Unlock()
+	if len(evs) > 0 && s.epoch.Load() == 0 && s.lastTradeN == 0 && len(s.trades) == 0 {
+		s.epoch.Store(max(evs[0].Time, 1))
+	}
 	meta := s.pending
 	s.pending = orderMeta{}
 	if cmd.Kind != exchange.Place || meta.order != cmd.Order {
@@ -640,13 +648,24 @@ func (s *state) finalize(rec *orderRec) {
 
 // TradeID renders the engine's trade number n as the trade id clients see in order
 // answers, GET /data/trades, notifications and the WebSocket user channel: a
-// UUID-shaped digest (version nibble 4, variant 10) of the number, the same in every
-// process and across restarts.
-func TradeID(n uint64) market.TradeID { return tradeID(n) }
+// UUID-shaped digest (version nibble 4, variant 10) of the exchange's epoch and the
+// number — the same in every process and across restarts of one exchange (the
+// epoch is the time of its first engine event, kept in the state's snapshot), and
+// different between two fresh exchanges (two --ephemeral runs), while the engine
+// itself only numbers trades (docs/design/0144-dialect-details.md).
+func (s *Server) TradeID(n uint64) market.TradeID { return s.st.tradeID(n) }
 
-func tradeID(n uint64) market.TradeID {
-	var in [len("pitboss-trade:") + 20]byte
-	sum := sha256.Sum256(strconv.AppendUint(append(in[:0], "pitboss-trade:"...), n, 10))
+func (s *state) tradeID(n uint64) market.TradeID { return tradeIDAt(s.epoch.Load(), n) }
+
+// tradeIDAt is the trade id of number n in an exchange of the given epoch; epoch 0
+// (a state from before epochs, which keeps its ids) hashes the number alone.
+func tradeIDAt(epoch int64, n uint64) market.TradeID {
+	var in [len("pitboss-trade:") + 41]byte
+	b := append(in[:0], "pitboss-trade:"...)
+	if epoch != 0 {
+		b = append(strconv.AppendInt(b, epoch, 10), ':')
+	}
+	sum := sha256.Sum256(strconv.AppendUint(b, n, 10))
 	return market.TradeID(auth.UUIDv4([16]byte(sum[:16])))
 }
 
@@ -660,7 +679,7 @@ func yesPrice(p market.Micros, o market.Outcome) market.Micros {
 // trade records a TradeExecuted with the maker fills that preceded it.
 func (s *state) trade(ev *exchange.Event) {
 	t := &tradeRec{
-		num: ev.Trade, id: tradeID(ev.Trade), time: ev.Time, market: ev.Market, token: ev.Token, outcome: ev.Outcome,
+		num: ev.Trade, id: s.tradeID(ev.Trade), time: ev.Time, market: ev.Market, token: ev.Token, outcome: ev.Outcome,
 		side: ev.Side, price: ev.Price, size: ev.Size, amount: ev.Amount, fee: ev.Fee, takerOrder: ev.Order,
 		taker: ev.Owner, makers: slices.Clone(s.fills),
 	}

@@ -13,9 +13,12 @@ import (
 // secret key the credentials are sealed and the version is stateVersionSealed
 // (every other part is the same). Both load.
 const (
-	stateVersion       = 1
-	stateVersionSealed = 2
+	stateVersion       = 3
+	stateVersionSealed = 4
 )
+
+// Versions 1 and 2 (plain, sealed) had no epoch; they load with epoch 0, which
+// keeps their trade ids. Versions 3 and 4 write the epoch after the version byte.
 
 func sortedKeys[K cmp.Ordered, V any](m map[K]V) []K {
 	return slices.Sorted(maps.Keys(m))
@@ -40,6 +43,7 @@ func (s *state) AppendSnapshot(dst []byte) []byte {
 	} else {
 		w.u8(stateVersion)
 	}
+	w.v(s.epoch.Load())
 
 	// Credentials in creation order per owner, owners sorted.
 	owners := sortedAddrs(s.byOwner)
@@ -265,7 +269,6 @@ func readTrade(r *rbuf) *tradeRec {
 		m.outcome, m.side = market.Outcome(r.u8()), market.Side(r.u8())
 		m.price, m.size, m.amount, m.key = market.Micros(r.v()), market.Micros(r.v()), market.Micros(r.v()), r.str()
 	}
-	t.id = tradeID(t.num)
 	return t
 }
 
@@ -273,17 +276,23 @@ func readTrade(r *rbuf) *tradeRec {
 func (s *state) RestoreSnapshot(data []byte) error {
 	r := rbuf{b: data}
 	v := r.u8()
-	if r.err == nil && v != stateVersion && v != stateVersionSealed {
-		return fmt.Errorf("%w: state version %d, want %d or %d", errEncoding, v, stateVersion, stateVersionSealed)
+	if r.err == nil && (v < 1 || v > stateVersionSealed) {
+		return fmt.Errorf("%w: state version %d, want 1 to %d", errEncoding, v, stateVersionSealed)
+	}
+	sealed := v == 2 || v == stateVersionSealed
+	var epoch int64
+	if v >= stateVersion {
+		epoch = r.v()
 	}
 	s.keysMu.Lock()
 	defer s.keysMu.Unlock()
 	s.dataMu.Lock()
 	defer s.dataMu.Unlock()
 	s.reset()
+	s.epoch.Store(epoch)
 	for range r.count(40) {
 		var k *apiKey
-		if v == stateVersionSealed {
+		if sealed {
 			k = s.readSealedKey(&r)
 		} else {
 			k = readKey(&r)
@@ -344,6 +353,7 @@ func (s *state) RestoreSnapshot(data []byte) error {
 	}
 	for range r.count(40) {
 		t := readTrade(&r)
+		t.id = s.tradeID(t.num)
 		if r.err != nil {
 			return r.err
 		}
