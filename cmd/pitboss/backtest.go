@@ -43,6 +43,9 @@ for byte.
   pitboss backtest --sim 7 --duration 12h --html report.html --csv fills.csv agents/examples/quoter/agent.yaml
   pitboss backtest --data rec.tape --sweep half_spread=0.01:0.05:0.01 --sweep size=5:20:5 --metric sharpe AGENT.yaml
 
+Subcommands:
+  compare   print (and with --html render) saved runs side by side: parameters, metrics, differences
+
 --data may be given several times, and may name a directory (every *.tape file in
 it) or a quoted glob ('recs/rain-*.tape'): the files, in name order within each
 --data and in flag order across them, are replayed as one stream — a recording
@@ -51,9 +54,16 @@ of the same stream. Their markets are the union of the files' metadata; --from a
 --to apply across the files; files out of time order are an error.
 
 Times (--from, --to) are RFC 3339 ("2024-05-01T12:00:00Z"), a date (UTC) or Unix
-milliseconds.`
+milliseconds.
+
+--save NAME keeps the run's JSON report under the runs directory (--runs-dir;
+default $XDG_DATA_HOME/pitboss/backtests, i.e. ~/.local/share/pitboss/backtests)
+as NAME.json, for pitboss backtest compare.`
 
 func runBacktest(ctx context.Context, args []string, io stdio) error {
+	if len(args) > 0 && args[0] == "compare" {
+		return runBacktestCompare(args[1:], io)
+	}
 	fs := newFlagSet("backtest", backtestUsage, io)
 	var data multiFlag
 	fs.Var(&data, "data", "a recording made by pitboss record: a file, a directory of *.tape files or a glob (repeatable: replayed in order as one stream)")
@@ -71,6 +81,8 @@ func runBacktest(ctx context.Context, args []string, io stdio) error {
 	csvOut := fs.String("csv", "", "write every fill as CSV to this file")
 	jsonOut := fs.String("out", "", "write the JSON report to this file as well")
 	title := fs.String("title", "", "the report's title (default: the agent and the data)")
+	save := fs.String("save", "", "keep the run's JSON report as NAME in the runs directory, for pitboss backtest compare (1-64 of A-Z a-z 0-9 . _ -)")
+	runsDir := fs.String("runs-dir", "", "with --save: the runs directory (default: $XDG_DATA_HOME/pitboss/backtests)")
 	brierHorizon := fs.Duration("brier-horizon", report.DefaultBrierHorizon, "score the forecast this long before each resolution (the report's Brier score; docs/backtests.md)")
 	var sweeps multiFlag
 	fs.Var(&sweeps, "sweep", "sweep a strategy parameter: NAME=FROM:TO:STEP (repeatable; the grid is every combination)")
@@ -108,6 +120,11 @@ func runBacktest(ctx context.Context, args []string, io stdio) error {
 	bal, err := market.ParseMicros(*balance)
 	if err != nil || bal <= 0 {
 		return usagef("--balance must be a positive decimal amount, not %q", *balance)
+	}
+	if *save != "" {
+		if err := report.ValidRunName(*save); err != nil {
+			return usagef("--save: %v", err)
+		}
 	}
 	if *brierHorizon <= 0 {
 		return usagef("--brier-horizon must be positive")
@@ -208,6 +225,9 @@ func runBacktest(ctx context.Context, args []string, io stdio) error {
 	}
 
 	if len(sweeps) > 0 {
+		if *save != "" {
+			return usagef("--save keeps one run's report: a sweep has many (save its best point with --sweep left out)")
+		}
 		st, err := spec.LoadStrategy()
 		if err != nil {
 			return err
@@ -275,6 +295,16 @@ func runBacktest(ctx context.Context, args []string, io stdio) error {
 			return err
 		}
 	}
+	savedAs := ""
+	if *save != "" {
+		dir, err := backtestRunsDir(*runsDir, io.getenv)
+		if err != nil {
+			return err
+		}
+		if savedAs, _, err = report.SaveRun(dir, *save, rep); err != nil {
+			return err
+		}
+	}
 	if *csvOut != "" {
 		if err := writeFileWith(*csvOut, rep.WriteFillsCSV); err != nil {
 			return err
@@ -287,7 +317,7 @@ func runBacktest(ctx context.Context, args []string, io stdio) error {
 	if err := rep.WriteText(io.stdout); err != nil {
 		return err
 	}
-	for _, f := range []struct{ what, path string }{{"html", *htmlOut}, {"csv", *csvOut}, {"json", *jsonOut}} {
+	for _, f := range []struct{ what, path string }{{"html", *htmlOut}, {"csv", *csvOut}, {"json", *jsonOut}, {"saved (" + *save + ")", savedAs}} {
 		if f.path != "" {
 			fmt.Fprintf(io.stdout, "%s report: %s\n", f.what, f.path)
 		}

@@ -27,6 +27,7 @@ const (
 func cliGroups() map[string][]string {
 	groups := map[string][]string{
 		"agent":    {"new"},
+		"backtest": {"compare"},
 		"waitlist": {"join"},
 		"bridge":   {"deposit", "status"},
 		// ctl parses one set of command flags for all its commands.

@@ -144,7 +144,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	}
 	// Run has returned: the loop is done and its state is ours to read.
 	status := a.Status()
-	run := report.Run{Agent: cfg.Spec.Name, Strategy: parts.strategy.Name(), Params: params(parts.strategy),
+	run := report.Run{Agent: cfg.Spec.Name, Strategy: parts.strategy.Name(), Params: params(parts.strategy), Settings: settings(&cfg),
 		Data: cfg.Source.Name(), From: from, To: to, Events: feed.sent, LatencyMs: cfg.Latency.Milliseconds(),
 		Activity: activity(status.Counts)}
 	if tn, ok := cfg.Source.(interface{ Notes() []string }); ok {

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/pitbossdev/pitboss/internal/browsertest"
+	"github.com/pitbossdev/pitboss/runtime/report"
 )
 
 // trippingAgent writes the quoter's agent file with a daily loss limit of 10
@@ -135,5 +136,65 @@ func TestReportInHeadlessChromium(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestComparisonInHeadlessChromium compares the quoter on the sample with the
+// same quoter under a daily loss limit the crash trips (report.Compare) and
+// opens the page in headless Chromium: both runs drawn on the PnL and drawdown
+// charts, the trip marked on both, the guard that differs highlighted (and the
+// parameters that do not, not), the difference column present; no horizontal
+// scroll at 1400 and 1024 px, and full-page screenshots at both widths against
+// the committed references.
+func TestComparisonInHeadlessChromium(t *testing.T) {
+	browsertest.Chromium(t)
+	wide := run(t, Config{Spec: loadAgent(t, quoterAgent), Source: sample(t)})
+	tight := run(t, Config{Spec: loadAgent(t, trippingAgent(t)), Source: sample(t)})
+	c, err := report.Compare([]report.Compared{{Name: "wide", Report: wide}, {Name: "tight", Report: tight}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	page := filepath.Join(t.TempDir(), "compare.html")
+	f, err := os.Create(page)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.WriteHTML(f); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+	p := browsertest.Start(t).Load(t, "file://"+page)
+	if !p.EvalBool(t, pinFont) {
+		t.Fatal("could not pin the font")
+	}
+	for _, chart := range []string{"compare-pnl", "compare-drawdown"} {
+		for _, run := range []string{"A", "B"} {
+			if !p.EvalBool(t, `!!document.querySelector('#`+chart+` polyline.run-`+run+`')`) {
+				t.Errorf("%s: run %s is not drawn", chart, run)
+			}
+		}
+		if !p.EvalBool(t, `!!document.querySelector('#`+chart+` .mark-kill_switch')`) {
+			t.Errorf("%s: the kill-switch trip of run B is not marked", chart)
+		}
+	}
+	var differs []string
+	p.EvalInto(t, `[...document.querySelectorAll('#params tr.differs td:first-child')].map(td => td.textContent)`, &differs)
+	if !slices.Contains(differs, "guards.max_daily_loss") || slices.Contains(differs, "param half_spread") || slices.Contains(differs, "data") {
+		t.Errorf("highlighted parameters %v, want guards.max_daily_loss and not the others", differs)
+	}
+	var kill string
+	p.EvalInto(t, `[...document.querySelectorAll('#metrics tr')].find(tr => tr.cells[0].textContent === 'kill-switch trips').cells[3].textContent`, &kill)
+	if kill != "+1" {
+		t.Errorf("kill-switch trips B − A %q", kill)
+	}
+	for _, width := range []int{1400, 1024} {
+		p.SetWidth(t, width, 900)
+		if !p.EvalBool(t, `document.documentElement.scrollWidth <= window.innerWidth`) {
+			t.Errorf("%d px: the page scrolls sideways (%s px wide)", width, p.Eval(t, `document.documentElement.scrollWidth`))
+		}
+		shot := p.Screenshot(t, width)
+		browsertest.CheckReference(t, filepath.Join("testdata", "screenshots", "compare-"+strconv.Itoa(width)+".png"), shot, browsertest.Tolerance{})
 	}
 }

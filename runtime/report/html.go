@@ -391,32 +391,7 @@ const pageHTML = `<!DOCTYPE html>
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>{{.Title}}</title>
 <style>
-*{box-sizing:border-box}
-body{font:14px/20px -apple-system,"Segoe UI",Roboto,"DejaVu Sans",Arial,sans-serif;color:#1d2330;background:#f4f6f9;margin:0;padding:18px 24px}
-h1{font-size:22px;line-height:28px;margin:0 0 4px}h2{font-size:16px;line-height:22px;margin:24px 0 8px}
-.sub{color:#5b6475;margin-bottom:12px}
-.warn{background:#fff7e0;border:1px solid #f0c36d;border-radius:6px;padding:8px 14px;margin:10px 0 14px}
-.warn b{color:#8a5a00}.warn ul{margin:4px 0 0;padding-left:20px}.warn li{color:#6b4a00}
-.cards{display:grid;grid-template-columns:repeat(auto-fill,minmax(190px,1fr));gap:10px}
-.card{background:#fff;border:1px solid #dde2ea;border-radius:6px;padding:8px 12px;min-width:0}
-.card .l{color:#5b6475;font-size:12px;text-transform:uppercase;letter-spacing:.04em;white-space:nowrap;overflow:hidden;text-overflow:ellipsis}
-.card .v{font-size:18px;line-height:24px;font-weight:600;font-variant-numeric:tabular-nums}.card .n{color:#5b6475;font-size:12px;line-height:16px}
-.pos{color:#18794e}.neg{color:#c0262d}
-svg.chart{display:block;width:100%;height:auto;background:#fff;border:1px solid #dde2ea;border-radius:6px;margin:10px 0}
-svg .grid line{stroke:#edf0f4;stroke-width:1}svg .ylab{font-size:12px;fill:#5b6475;text-anchor:end}
-svg .xlab{font-size:12px;fill:#3b4352;text-anchor:middle}svg .xdate{font-size:11px;fill:#5b6475;text-anchor:middle}
-svg .xunit{font-size:11px;fill:#8a93a5;text-anchor:end}svg .ctitle{font-size:14px;font-weight:600;fill:#1d2330}
-svg .legend{font-size:12px;fill:#3b4352}svg .base{stroke:#8a93a5;stroke-dasharray:5 4}svg .baselab{font-size:11px;fill:#8a93a5;text-anchor:end}
-svg .empty{fill:#8a93a5}svg .marklab{font-size:12px;font-weight:600}
-.scroll{overflow-x:auto;max-width:100%}
-table{border-collapse:collapse;background:#fff;border:1px solid #dde2ea;font-size:13px;width:100%;font-variant-numeric:tabular-nums}
-th,td{padding:4px 9px;border-bottom:1px solid #eef0f4;text-align:right;white-space:nowrap}
-th{background:#f0f2f6;font-weight:600}td.t,th.t{text-align:left}td.wrap{white-space:normal;min-width:240px}
-tr.kill_switch td{color:#c0262d}
-.grid2{display:grid;grid-template-columns:repeat(auto-fit,minmax(460px,1fr));gap:0 24px}
-.notes li{color:#8a5a00}.muted{color:#5b6475}
-footer{color:#8a93a5;font-size:12px;margin-top:28px}
-</style>
+` + pageCSS + `</style>
 </head>
 <body>
 <h1>{{.Title}}</h1>
@@ -490,4 +465,32 @@ footer{color:#8a93a5;font-size:12px;margin-top:28px}
 <footer>pitboss backtest report, format version {{.R.Version}}. Times are UTC. Money is shown to the cent; the JSON report has every amount exact. Ratios are rounded for display.</footer>
 </body>
 </html>
+`
+
+// pageCSS is the style of the report and of the comparison of runs.
+const pageCSS = `*{box-sizing:border-box}
+body{font:14px/20px -apple-system,"Segoe UI",Roboto,"DejaVu Sans",Arial,sans-serif;color:#1d2330;background:#f4f6f9;margin:0;padding:18px 24px}
+h1{font-size:22px;line-height:28px;margin:0 0 4px}h2{font-size:16px;line-height:22px;margin:24px 0 8px}
+.sub{color:#5b6475;margin-bottom:12px}
+.warn{background:#fff7e0;border:1px solid #f0c36d;border-radius:6px;padding:8px 14px;margin:10px 0 14px}
+.warn b{color:#8a5a00}.warn ul{margin:4px 0 0;padding-left:20px}.warn li{color:#6b4a00}
+.cards{display:grid;grid-template-columns:repeat(auto-fill,minmax(190px,1fr));gap:10px}
+.card{background:#fff;border:1px solid #dde2ea;border-radius:6px;padding:8px 12px;min-width:0}
+.card .l{color:#5b6475;font-size:12px;text-transform:uppercase;letter-spacing:.04em;white-space:nowrap;overflow:hidden;text-overflow:ellipsis}
+.card .v{font-size:18px;line-height:24px;font-weight:600;font-variant-numeric:tabular-nums}.card .n{color:#5b6475;font-size:12px;line-height:16px}
+.pos{color:#18794e}.neg{color:#c0262d}
+svg.chart{display:block;width:100%;height:auto;background:#fff;border:1px solid #dde2ea;border-radius:6px;margin:10px 0}
+svg .grid line{stroke:#edf0f4;stroke-width:1}svg .ylab{font-size:12px;fill:#5b6475;text-anchor:end}
+svg .xlab{font-size:12px;fill:#3b4352;text-anchor:middle}svg .xdate{font-size:11px;fill:#5b6475;text-anchor:middle}
+svg .xunit{font-size:11px;fill:#8a93a5;text-anchor:end}svg .ctitle{font-size:14px;font-weight:600;fill:#1d2330}
+svg .legend{font-size:12px;fill:#3b4352}svg .base{stroke:#8a93a5;stroke-dasharray:5 4}svg .baselab{font-size:11px;fill:#8a93a5;text-anchor:end}
+svg .empty{fill:#8a93a5}svg .marklab{font-size:12px;font-weight:600}
+.scroll{overflow-x:auto;max-width:100%}
+table{border-collapse:collapse;background:#fff;border:1px solid #dde2ea;font-size:13px;width:100%;font-variant-numeric:tabular-nums}
+th,td{padding:4px 9px;border-bottom:1px solid #eef0f4;text-align:right;white-space:nowrap}
+th{background:#f0f2f6;font-weight:600}td.t,th.t{text-align:left}td.wrap{white-space:normal;min-width:240px}
+tr.kill_switch td{color:#c0262d}
+.grid2{display:grid;grid-template-columns:repeat(auto-fit,minmax(460px,1fr));gap:0 24px}
+.notes li{color:#8a5a00}.muted{color:#5b6475}
+footer{color:#8a93a5;font-size:12px;margin-top:28px}
 `

@@ -293,6 +293,11 @@ type Run struct {
 	Agent    string  `json:"agent,omitempty"`
 	Strategy string  `json:"strategy,omitempty"`
 	Params   []Param `json:"params,omitempty"`
+	// Settings are the run's other inputs that change its result, by name: the
+	// starting balance, the fee override, the Brier horizon, the agent file's
+	// guards (guards.max_daily_loss, …) — what a comparison of runs lines up
+	// beside Params.
+	Settings []Param `json:"settings,omitempty"`
 	// Data names the input ("rec.tape", "sim seed=7 duration=6h").
 	Data string `json:"data,omitempty"`
 	// From and To bound the replayed event time (Unix ms).
