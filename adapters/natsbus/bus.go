@@ -69,9 +69,11 @@ func Connect(ctx context.Context, ep Endpoint, opts ConnectOptions) (*Bus, error
 	if err := ep.Validate(); err != nil {
 		return nil, err
 	}
-	if ep.CredsFile != "" {
-		if err := checkSecretFile(ep.CredsFile); err != nil {
-			return nil, err
+	for _, f := range []string{ep.CredsFile, ep.TLSKey} {
+		if f != "" {
+			if err := checkSecretFile(f); err != nil {
+				return nil, err
+			}
 		}
 	}
 	return connect(ctx, ep, nil, opts)
@@ -140,6 +142,14 @@ func connect(ctx context.Context, ep Endpoint, inproc nats.InProcessConnProvider
 		nopts = append(nopts, nats.Token(ep.Token))
 	case ep.CredsFile != "":
 		nopts = append(nopts, nats.UserCredentials(ep.CredsFile))
+	case ep.JWT != "":
+		nopts = append(nopts, nats.UserJWTAndSeed(ep.JWT, ep.Seed))
+	}
+	if ep.TLSCA != "" {
+		nopts = append(nopts, nats.RootCAs(ep.TLSCA))
+	}
+	if ep.TLSCert != "" {
+		nopts = append(nopts, nats.ClientCert(ep.TLSCert, ep.TLSKey))
 	}
 	url := ep.URL
 	if inproc != nil {

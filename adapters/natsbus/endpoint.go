@@ -24,13 +24,18 @@ const (
 	EnvToken    = "PITBOSS_NATS_TOKEN"    // token auth (secret)
 	EnvCreds    = "PITBOSS_NATS_CREDS"    // path of a NATS JWT .creds file (decentralized auth)
 	EnvFile     = "PITBOSS_NATS_FILE"     // path of a 0600 endpoint file written by Endpoint.WriteFile
+	EnvJWT      = "PITBOSS_NATS_JWT"      // a user JWT (decentralized auth, with EnvSeed)
+	EnvSeed     = "PITBOSS_NATS_SEED"     // the user's nkey seed (secret)
+	EnvTLSCA    = "PITBOSS_NATS_TLS_CA"   // PEM file of the CAs to trust
+	EnvTLSCert  = "PITBOSS_NATS_TLS_CERT" // PEM file of the client certificate (mutual TLS)
+	EnvTLSKey   = "PITBOSS_NATS_TLS_KEY"  // PEM file of its private key (mode 0600)
 )
 
-// Endpoint says how to reach and authenticate to a NATS server: the URL(s) and at most
-// one of user/password, token or a JWT .creds file. The zero value is invalid (no
-// URL).
+// Endpoint says how to reach and authenticate to a NATS server: the URL(s), at most
+// one of user/password, token, a JWT .creds file or a JWT and its seed, and
+// optionally TLS files. The zero value is invalid (no URL).
 //
-// Password and Token are secrets: String, GoString, MarshalJSON and the zap
+// Password, Token and Seed are secrets: String, GoString, MarshalJSON and the zap
 // ObjectMarshaler redact them, so an Endpoint can be logged or put in a status
 // message without leaking them. Only WriteFile and Environ write them out.
 type Endpoint struct {
@@ -39,6 +44,13 @@ type Endpoint struct {
 	Password  string
 	Token     string
 	CredsFile string // a NATS JWT .creds file (contains a secret seed; must be 0600)
+	// JWT and Seed: a user JWT and its nkey seed (decentralized authentication,
+	// minted for one agent by a Minter). The seed is a secret.
+	JWT  string
+	Seed string
+	// TLS: the PEM files of the CAs to trust and, for mutual TLS, of a client
+	// certificate and its key (mode 0600). Paths, not secrets.
+	TLSCA, TLSCert, TLSKey string
 }
 
 // ErrNoURL is returned for an Endpoint without a URL.
@@ -56,6 +68,9 @@ func (e Endpoint) redact() Endpoint {
 	}
 	if e.Token != "" {
 		e.Token = redacted
+	}
+	if e.Seed != "" {
+		e.Seed = redacted
 	}
 	e.URL = redactURLs(e.URL)
 	return e
@@ -95,6 +110,14 @@ func (e Endpoint) String() string {
 	if r.CredsFile != "" {
 		s += " creds=" + r.CredsFile
 	}
+	if r.JWT != "" {
+		s += " jwt=(set) seed=" + r.Seed
+	}
+	if r.TLSCert != "" {
+		s += " tls_cert=" + r.TLSCert
+	} else if r.TLSCA != "" {
+		s += " tls_ca=" + r.TLSCA
+	}
 	return s
 }
 
@@ -120,6 +143,12 @@ func (e Endpoint) MarshalLogObject(enc zapcore.ObjectEncoder) error {
 	if r.CredsFile != "" {
 		enc.AddString("creds", r.CredsFile)
 	}
+	if r.JWT != "" {
+		enc.AddString("seed", r.Seed)
+	}
+	if r.TLSCert != "" {
+		enc.AddString("tls_cert", r.TLSCert)
+	}
 	return nil
 }
 
@@ -139,8 +168,17 @@ func (e Endpoint) Validate() error {
 	if e.CredsFile != "" {
 		n++
 	}
+	if e.JWT != "" || e.Seed != "" {
+		n++
+		if e.JWT == "" || e.Seed == "" {
+			return errors.New("natsbus: endpoint has a JWT without its seed, or a seed without its JWT")
+		}
+	}
 	if n > 1 {
 		return errors.New("natsbus: endpoint has more than one kind of authentication")
+	}
+	if (e.TLSCert == "") != (e.TLSKey == "") {
+		return errors.New("natsbus: endpoint has a TLS certificate without its key, or a key without its certificate")
 	}
 	return nil
 }
@@ -160,6 +198,11 @@ func (e Endpoint) Environ() []string {
 	add(EnvPassword, e.Password)
 	add(EnvToken, e.Token)
 	add(EnvCreds, e.CredsFile)
+	add(EnvJWT, e.JWT)
+	add(EnvSeed, e.Seed)
+	add(EnvTLSCA, e.TLSCA)
+	add(EnvTLSCert, e.TLSCert)
+	add(EnvTLSKey, e.TLSKey)
 	return env
 }
 
@@ -177,6 +220,11 @@ func EndpointFromEnv(getenv func(string) string) (Endpoint, error) {
 		Password:  getenv(EnvPassword),
 		Token:     getenv(EnvToken),
 		CredsFile: getenv(EnvCreds),
+		JWT:       getenv(EnvJWT),
+		Seed:      getenv(EnvSeed),
+		TLSCA:     getenv(EnvTLSCA),
+		TLSCert:   getenv(EnvTLSCert),
+		TLSKey:    getenv(EnvTLSKey),
 	}
 	return e, e.Validate()
 }
@@ -188,6 +236,11 @@ type endpointFile struct {
 	Password  string `json:"password,omitempty"`
 	Token     string `json:"token,omitempty"`
 	CredsFile string `json:"creds_file,omitempty"`
+	JWT       string `json:"jwt,omitempty"`
+	Seed      string `json:"seed,omitempty"`
+	TLSCA     string `json:"tls_ca,omitempty"`
+	TLSCert   string `json:"tls_cert,omitempty"`
+	TLSKey    string `json:"tls_key,omitempty"`
 }
 
 // WriteFile writes e, secrets included, as JSON to path with mode 0600, atomically

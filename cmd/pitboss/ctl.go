@@ -24,7 +24,7 @@ func init() {
 	register(command{name: "ctl", summary: "list, control and audit a fleet (pitboss supervise) over NATS", run: runCtl})
 }
 
-const ctlUsage = `[--fleet NAME | --creds FILE [--nats URL]] [--json] COMMAND [flags] [AGENT | --all]
+const ctlUsage = `[--fleet NAME | --creds FILE [--nats URL]] [--tls-ca F --tls-cert F --tls-key F] [--json] COMMAND [flags] [AGENT | --all]
 
 Commands:
   list                          every agent of every supervisor: state, wallet, markets,
@@ -49,6 +49,9 @@ func runCtl(ctx context.Context, args []string, io stdio) error {
 	fleet := fs.String("fleet", "", "the fleet's name (finds the endpoint file of its supervisor)")
 	natsURL := fs.String("nats", "", "NATS URL (with --creds, or an unauthenticated server)")
 	creds := fs.String("creds", "", "credentials: a pitboss endpoint file or a NATS .creds file (0600)")
+	tlsCA := fs.String("tls-ca", "", "TLS: PEM file of the CAs to trust (default: the endpoint file's)")
+	tlsCert := fs.String("tls-cert", "", "mutual TLS: PEM file of the client certificate (with --tls-key)")
+	tlsKey := fs.String("tls-key", "", "mutual TLS: PEM file of its private key (0600)")
 	asJSON := fs.Bool("json", false, "print JSON")
 	timeout := fs.Duration("timeout", 10*time.Second, "give up after this long")
 	if err := parseFlags(fs, args); err != nil {
@@ -119,6 +122,15 @@ func runCtl(ctx context.Context, args []string, io stdio) error {
 	ep, err := ctlEndpoint(io, *fleet, *natsURL, *creds)
 	if err != nil {
 		return err
+	}
+	if *tlsCA != "" {
+		ep.TLSCA = *tlsCA
+	}
+	if *tlsCert != "" || *tlsKey != "" {
+		ep.TLSCert, ep.TLSKey = *tlsCert, *tlsKey
+	}
+	if err := ep.Validate(); err != nil {
+		return usagef("%v", err)
 	}
 	if !*follow {
 		var cancel context.CancelFunc

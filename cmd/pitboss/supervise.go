@@ -148,6 +148,11 @@ func runSupervise(ctx context.Context, args []string, io stdio) error {
 		} else {
 			log.Warn("the agents get the supervisor's NATS credentials (set nats.agent_credentials to an agent-role user)")
 		}
+		// Mutual TLS: the supervisor, its agents and the ctl endpoint file use the
+		// same CA and this machine's certificate.
+		for _, ep := range []*natsbus.Endpoint{&cfg.NATS.Endpoint, &cfg.NATS.AgentEndpoint} {
+			ep.TLSCA, ep.TLSCert, ep.TLSKey = f.NATS.TLS.CA, f.NATS.TLS.Cert, f.NATS.TLS.Key
+		}
 	}
 	if *ctlFile == "" {
 		dir, err := wire.FleetRuntimeDir(io.getenv)
@@ -262,9 +267,6 @@ func runSupervise(ctx context.Context, args []string, io stdio) error {
 // on yet, rather than ignoring them.
 func unsupportedYet(f *supervisor.File) error {
 	var what []string
-	if f.NATS.TLS != (supervisor.TLSFiles{}) {
-		what = append(what, "nats.tls")
-	}
 	if f.NATS.SigningKey != "" {
 		what = append(what, "nats.signing_key")
 	}

@@ -114,3 +114,22 @@ func TestClusterFleetConfigAndReplicas(t *testing.T) {
 		}
 	})
 }
+
+// TestAFleetOverMutualTLS: a supervisor and its agent's process reach a 3-node
+// cluster that requires client certificates from the fleet's CA (a test CA): the
+// child gets the TLS files through its environment and heartbeats; a client of
+// the same cluster without a certificate is refused.
+func TestAFleetOverMutualTLS(t *testing.T) {
+	ca := natsbustest.NewTestCA(t)
+	c := natsbustest.StartCluster(t, natsbustest.ClusterConfig{Configure: ca.Configure})
+	urls := strings.ReplaceAll(c.URLs(), "nats://", "tls://")
+	f := supervisortest.Start(t, []Agent{supervisortest.AgentSpec("a", 1, "run")},
+		supervisortest.OnCluster(urls, natsbus.Endpoint{TLSCA: ca.CA, TLSCert: ca.ClientCert, TLSKey: ca.ClientKey}))
+	f.WaitAgent("a", "heartbeats over mutual TLS", 30*time.Second, supervisortest.Alive)
+	if ep := f.Sup.Endpoint(); ep.TLSCert != ca.ClientCert {
+		t.Fatalf("the ctl endpoint lacks the TLS files: %v", ep)
+	}
+	if _, err := natsbus.Connect(supervisortest.Ctx(t, 5*time.Second), natsbus.Endpoint{URL: urls, TLSCA: ca.CA}, natsbus.ConnectOptions{}); err == nil {
+		t.Fatal("a client without a certificate connected")
+	}
+}
