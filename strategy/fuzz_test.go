@@ -54,7 +54,14 @@ func FuzzParse(f *testing.F) {
 		} else {
 			bs = []Binding{{Name: "m", Market: benchCond}}
 		}
-		in, err := s.NewInstance(bs)
+		var inputs Sources
+		for _, f := range s.Feeds() {
+			inputs.Feeds = append(inputs.Feeds, FeedBinding{Name: f, Symbol: "crypto:" + f, Stale: 5000})
+		}
+		for _, g := range s.Signals() {
+			inputs.Signals = append(inputs.Signals, SignalBinding{Name: g, Stale: 5000})
+		}
+		in, err := s.NewInstanceWith(bs, inputs)
 		if err != nil {
 			t.Fatalf("a strategy that compiled cannot be bound: %v", err)
 		}

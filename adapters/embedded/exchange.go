@@ -10,6 +10,7 @@ import (
 
 	"github.com/pitbossdev/pitboss/market"
 	"github.com/pitbossdev/pitboss/sandbox/exchange"
+	"github.com/pitbossdev/pitboss/sandbox/sim"
 )
 
 // DefaultHeartbeatTimeout is how long (event time) the embedded venue waits for a
@@ -36,6 +37,11 @@ type Config struct {
 	HeartbeatTimeout time.Duration
 	// Now is the wall clock used for pacing. If nil, time.Now.
 	Now func() time.Time
+	// Prices are the underlyings whose synthetic prices (sandbox/sim.Prices,
+	// seeded with PriceSeed) the feed delivers as EventFeed events, one per
+	// symbol every sim.PriceStep of event time from Start. If empty, none.
+	Prices    []market.FeedSymbol
+	PriceSeed uint64
 }
 
 // Exchange is an in-process exchange: a sandbox/exchange.Engine with a Flow of other
@@ -55,6 +61,8 @@ type Exchange struct {
 	wallStart time.Time
 	notify    chan struct{}
 	cmds      []exchange.Command
+	prices    *sim.Prices // nil without Config.Prices
+	priceEvs  []market.Event
 }
 
 type tokenInfo struct {
@@ -85,6 +93,9 @@ func New(cfg Config, flow Flow) (*Exchange, error) {
 	x := &Exchange{cfg: cfg, flow: flow, eng: exchange.New(exchange.Config{ForgetFinal: false}),
 		tokens: map[market.TokenID]tokenInfo{}, hb: map[market.Address]int64{}, notify: make(chan struct{}, 1),
 		wallStart: cfg.Now()}
+	if len(cfg.Prices) > 0 {
+		x.prices = sim.NewPrices(cfg.PriceSeed, cfg.Start, cfg.Prices)
+	}
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	x.eng.Apply(&exchange.Command{Kind: exchange.AdvanceTime, Time: cfg.Start})
@@ -200,6 +211,14 @@ func (x *Exchange) step(t int64) error {
 		if t-last > x.cfg.HeartbeatTimeout.Milliseconds() {
 			delete(x.hb, a)
 			x.apply(&exchange.Command{Kind: exchange.CancelAll, Time: t, Owner: a})
+		}
+	}
+	for x.prices != nil && x.prices.Next() <= t {
+		x.priceEvs = x.prices.Step(x.priceEvs[:0])
+		if x.sub != nil {
+			for i := range x.priceEvs {
+				x.sub.push(&x.priceEvs[i])
+			}
 		}
 	}
 	n := x.eng.Seq()

@@ -9,7 +9,7 @@ import (
 	"sort"
 )
 
-//go:embed quoter meanrev momentum arb
+//go:embed quoter meanrev momentum arb underlying eventarb
 var files embed.FS
 
 // FS returns the example folders as a read-only file system rooted at this directory:

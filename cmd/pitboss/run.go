@@ -38,6 +38,10 @@ The state directory keeps what the next run continues from: the kill switch, a
 strategy failure, positions, open orders, the paper account and the clock.
 --fresh starts over (the old checkpoint is kept as agent.json.prev).
 
+--record FILE writes the stream the agent consumes — its markets' books and
+trades, its feeds' prices, its signals' values, in order, with their times — to a
+new tape; pitboss backtest --data FILE replays exactly what the run saw.
+
 Dry run is the default: orders go to a paper account that mirrors the embedded
 market (or, with venue: remote, the remote venue's market data), and nothing needs
 a key. Going live needs dry_run: false in the file AND --live here; on the remote
@@ -62,6 +66,7 @@ func runRun(ctx context.Context, args []string, io stdio) error {
 	resumeKill := fs.String("resume-after-kill", "", "clear a tripped kill switch at start, with this `reason` in the audit trail (the state directory's checkpoint keeps it tripped until then)")
 	clearFailure := fs.Bool("clear-failure", false, "clear a strategy failure the state directory kept (after fixing the strategy), at start, with an audit record")
 	fresh := fs.Bool("fresh", false, "start from an empty paper account and clock: the state directory's checkpoint is set aside as agent.json.prev (not for a live remote run)")
+	record := fs.String("record", "", "record the stream the agent consumes (its markets' data, feed prices, signal values) to this new tape file, for pitboss backtest --data")
 	supervised := fs.Bool("supervised", false, "run as a member of a fleet (started by pitboss supervise; NATS from the PITBOSS_NATS_* environment)")
 	var lf liveFlags
 	lf.register(fs)
@@ -72,7 +77,7 @@ func runRun(ctx context.Context, args []string, io stdio) error {
 		return usagef("name one agent file")
 	}
 	opt := wire.Options{Live: *live, Seed: *seed, Speed: *speed, Events: *events, StateDir: *stateDir,
-		Latency: *latency, LeaveOrders: *leave, ResumeAfterKill: *resumeKill, ClearFailure: *clearFailure, Fresh: *fresh,
+		Latency: *latency, LeaveOrders: *leave, ResumeAfterKill: *resumeKill, ClearFailure: *clearFailure, Fresh: *fresh, Record: *record,
 		Getenv: io.getenv}
 	switch *clock {
 	case "wall":

@@ -6,6 +6,8 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/pitbossdev/pitboss/market"
 )
 
 // TestBundledSampleIsReproducible checks that the bundled sample recording is what
@@ -40,5 +42,53 @@ func TestBundledSampleIsReproducible(t *testing.T) {
 	}
 	if s := src.Summary(); len(s.Markets) != 2 || s.Records != stats.Records || s.Torn != nil {
 		t.Fatalf("summary %+v", s)
+	}
+}
+
+// TestBundledInputsSampleIsReproducible: the bundled recording with inputs is what
+// WriteInputsSample makes (PITBOSS_UPDATE_GOLDEN=1 rewrites it); it holds the
+// event's three markets with their neg-risk id and a price every second.
+func TestBundledInputsSampleIsReproducible(t *testing.T) {
+	var buf bytes.Buffer
+	stats, err := WriteInputsSample(context.Background(), &buf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join("..", "..", InputsSamplePath)
+	if os.Getenv("PITBOSS_UPDATE_GOLDEN") == "1" {
+		if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("wrote %s: %d records, %d bytes (%d raw)", path, stats.Records, buf.Len(), stats.RawBytes)
+	}
+	got, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (PITBOSS_UPDATE_GOLDEN=1 writes it)", err)
+	}
+	if !bytes.Equal(got, buf.Bytes()) {
+		t.Fatalf("%s differs from WriteInputsSample's output (PITBOSS_UPDATE_GOLDEN=1 rewrites it)", path)
+	}
+	src, err := OpenTape(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := src.Summary()
+	if len(s.Markets) != 3 || s.Records != stats.Records || s.Torn != nil {
+		t.Fatalf("summary %+v", s)
+	}
+	for _, m := range s.Markets {
+		if !m.NegRisk || m.NegRiskID != InputsSampleEvent {
+			t.Fatalf("market %+v is not in the event", m)
+		}
+	}
+	feeds := 0
+	_ = src.Events(context.Background(), func(ev *market.Event) bool {
+		if ev.Kind == market.EventFeed && ev.Name == "crypto:btcusdt" {
+			feeds++
+		}
+		return true
+	})
+	if feeds != 7200 {
+		t.Fatalf("%d prices, want one a second for 2 h", feeds)
 	}
 }

@@ -179,7 +179,7 @@ func NewSimSource(cfg sim.TapeConfig) (*SimSource, error) {
 func infoOf(c *exchange.Command) market.Info {
 	sp := &c.Spec
 	return market.Info{Condition: c.Market, Question: sp.Question, Slug: sp.Slug, Tokens: sp.Tokens, Outcomes: sp.Outcomes,
-		TickSize: sp.TickSize, MinSize: sp.MinSize, FeeBps: sp.FeeBps, NegRisk: sp.NegRisk, EndDate: sp.EndDate,
+		TickSize: sp.TickSize, MinSize: sp.MinSize, FeeBps: sp.FeeBps, NegRisk: sp.NegRisk, NegRiskID: sp.NegRiskID, EndDate: sp.EndDate,
 		Active: sp.Active, Closed: sp.Closed, Archived: sp.Archived, AcceptingOrders: sp.AcceptingOrders}
 }
 

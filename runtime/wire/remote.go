@@ -302,6 +302,9 @@ func buildRemote(ctx context.Context, spec *agents.Spec, opt Options, live bool)
 	if err != nil {
 		return nil, err
 	}
+	if withSig, err = r.withRecording(spec, opt, redactURL(spec.Venue.CLOB), withSig); err != nil {
+		return nil, err
+	}
 	a, err := agent.New(cfg, agent.Deps{Venue: r.Venue, Feed: withSig, Decider: inst, Guards: g, Store: store,
 		Audit: opt.Audit, Metrics: opt.Metrics, Logger: log, Clock: agent.WallClock})
 	if err != nil {

@@ -80,6 +80,10 @@ type Options struct {
 	// ClearFailure clears a strategy failure the state directory kept, at start
 	// (--clear-failure; agent.Config.ClearFailure).
 	ClearFailure bool
+	// Record, if set, is a new tape file the run records the stream its agent
+	// consumes into (market data of its markets, its feeds' prices, its signals'
+	// values), for `pitboss backtest --data` (--record). If empty, none.
+	Record string
 	// Fresh starts from an empty state: the state directory's checkpoint is set
 	// aside (renamed agent.json.prev) before the agent starts, so the paper
 	// account is empty, the clock starts at its beginning and nothing of an
@@ -267,7 +271,7 @@ func BuildContext(ctx context.Context, spec *agents.Spec, opt Options) (*Runnabl
 
 	// The embedded market.
 	xc := embedded.Config{Paced: opt.Clock == ClockWall, Speed: opt.Speed, Start: opt.Start,
-		HeartbeatTimeout: 2 * spec.Heartbeat}
+		HeartbeatTimeout: 2 * spec.Heartbeat, Prices: spec.FeedSymbols(), PriceSeed: opt.Seed}
 	if xc.HeartbeatTimeout < embedded.DefaultHeartbeatTimeout {
 		xc.HeartbeatTimeout = embedded.DefaultHeartbeatTimeout
 	}
@@ -357,6 +361,9 @@ func BuildContext(ctx context.Context, spec *agents.Spec, opt Options) (*Runnabl
 	}
 	feed, err := r.withSignals(spec, opt, opt.Clock == ClockWall, x.Feed(conds, r.Wallet))
 	if err != nil {
+		return nil, err
+	}
+	if feed, err = r.withRecording(spec, opt, fmt.Sprintf("embedded seed=%d", opt.Seed), feed); err != nil {
 		return nil, err
 	}
 	a, err := agent.New(cfg, agent.Deps{Venue: r.Venue, Feed: feed, Decider: inst, Guards: g,
