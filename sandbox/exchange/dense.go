@@ -141,20 +141,64 @@ func (e *Engine) lookupToken(t market.TokenID) (int32, bool) {
 // not listed.
 func (e *Engine) addToken(t market.TokenID, v int32) { e.tokenIdx.insert(e.seed.str(string(t)), v) }
 
+// posTable maps (account, token) to the index of the position: open addressing over
+// 16-byte slots that hold the whole key (account << 32 | token, plus one) beside the
+// index, so a lookup touches one slot and never the position itself (a position is
+// looked up on every order; its slab and the table together outgrow L1 with a few
+// thousand positions). At most half full; entries are never removed.
+type posTable struct {
+	tab []posSlot
+	n   int
+}
+
+type posSlot struct {
+	key uint64 // posKey + 1; 0: empty
+	v   int32
+}
+
+func newPosTable(capacity int) posTable {
+	n := 16
+	for n < 2*capacity {
+		n *= 2
+	}
+	return posTable{tab: make([]posSlot, n)}
+}
+
+// insert records position v under key k; the caller has checked that k is absent.
+func (t *posTable) insert(s hashSeed, k uint64, v int32) {
+	if 2*(t.n+1) > len(t.tab) {
+		old := t.tab
+		t.tab = make([]posSlot, 2*len(old))
+		for _, o := range old {
+			if o.key != 0 {
+				t.put(s, o)
+			}
+		}
+	}
+	t.put(s, posSlot{key: k + 1, v: v})
+	t.n++
+}
+
+func (t *posTable) put(s hashSeed, o posSlot) {
+	mask := len(t.tab) - 1
+	i := home(s.key(o.key-1), len(t.tab))
+	for t.tab[i].key != 0 {
+		i = (i + 1) & mask
+	}
+	t.tab[i] = o
+}
+
 // lookupPosition returns account a's position in tok, or -1.
 func (e *Engine) lookupPosition(a, tok int32) int32 {
-	fp := e.seed.key(posKey(a, tok))
+	k := posKey(a, tok)
 	t := e.posIdx.tab
 	mask := len(t) - 1
-	for i := home(fp, len(t)); ; i = (i + 1) & mask {
-		s := t[i]
-		if s == 0 {
+	for i := home(e.seed.key(k), len(t)); ; i = (i + 1) & mask {
+		switch t[i].key {
+		case k + 1:
+			return t[i].v
+		case 0:
 			return -1
-		}
-		if uint32(s>>32) == fp {
-			if v := int32(uint32(s)) - 1; e.pos[v].acct == a && e.pos[v].tok == tok {
-				return v
-			}
 		}
 	}
 }

@@ -50,8 +50,8 @@ type Engine struct {
 	accts   []account
 	acctIdx denseTable // address → account (lookupAccount)
 	pos     []position
-	posIdx  denseTable // account, token → position (lookupPosition)
-	seed    hashSeed   // of the dense tables
+	posIdx  posTable // account, token → position (lookupPosition)
+	seed    hashSeed // of the dense tables
 
 	orders []order
 	free   int32     // head of the free list of order slots (linked by next)
@@ -265,7 +265,7 @@ func newEngine(cfg Config) *Engine {
 		accts:     make([]account, 0, cfg.Accounts),
 		acctIdx:   newDenseTable(cfg.Accounts),
 		pos:       make([]position, 0, 4*cfg.Accounts),
-		posIdx:    newDenseTable(4 * cfg.Accounts),
+		posIdx:    newPosTable(4 * cfg.Accounts),
 		seed:      newHashSeed(),
 		orders:    make([]order, 0, cfg.Orders),
 		live:      newLiveTable(0), // grows with the open orders: a table sized for the hint would not stay in L1
@@ -460,7 +460,7 @@ func (e *Engine) position(a, tok int32) int32 {
 	}
 	i := int32(len(e.pos))
 	e.pos = append(e.pos, position{acct: a, tok: tok, next: -1})
-	e.posIdx.insert(e.seed.key(posKey(a, tok)), i)
+	e.posIdx.insert(e.seed, posKey(a, tok), i)
 	ac := &e.accts[a]
 	if ac.posTail >= 0 {
 		e.pos[ac.posTail].next = i

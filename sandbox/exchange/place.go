@@ -76,6 +76,10 @@ func (e *Engine) place(c *Command) *market.Error {
 		return market.Errorf(market.CodeInvalidOrderPayload)
 	}
 	fp := e.index.fingerprint(c.Order)
+	// The Bloom filter is read here, long before its answer is needed, so that its
+	// cache miss (a new id's word is anywhere in a filter of megabytes) overlaps the
+	// lookups and checks below.
+	seen := !e.cfg.ForgetFinal && e.index.mayContain(fp)
 	a, hasAcct := e.lookupAccount(c.Owner)
 	if hasAcct {
 		switch e.accts[a].mode {
@@ -123,7 +127,7 @@ func (e *Engine) place(c *Command) *market.Error {
 	if c.Nonce != nonce {
 		return market.Errorf(market.CodeInvalidNonce)
 	}
-	if dup := e.cfg.ForgetFinal && e.live.find(e.orders, c.Order, fp) >= 0 || !e.cfg.ForgetFinal && e.index.findFP(c.Order, fp) >= 0; dup {
+	if dup := e.cfg.ForgetFinal && e.live.find(e.orders, c.Order, fp) >= 0 || seen && e.index.findFP(c.Order, fp) >= 0; dup {
 		return market.Errorf(market.CodeDuplicated, string(c.Order))
 	}
 	ref := int32(-1)
