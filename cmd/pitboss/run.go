@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"io"
 	"net"
 	"net/http"
@@ -68,6 +69,7 @@ func runRun(ctx context.Context, args []string, io stdio) error {
 	fresh := fs.Bool("fresh", false, "start from an empty paper account and clock: the state directory's checkpoint is set aside as agent.json.prev (not for a live remote run)")
 	record := fs.String("record", "", "record the stream the agent consumes (its markets' data, feed prices, signal values) to this new tape file, for pitboss backtest --data")
 	supervised := fs.Bool("supervised", false, "run as a member of a fleet (started by pitboss supervise; NATS from the PITBOSS_NATS_* environment)")
+	orderTrace := fs.String("order-trace", "", "with --supervised: append a JSON line (pid, op, wall-clock start and end) for every order-changing venue call to this `file` (checks that two processes never traded one wallet at once)")
 	var lf liveFlags
 	lf.register(fs)
 	if err := parseFlags(fs, args); err != nil {
@@ -110,6 +112,9 @@ func runRun(ctx context.Context, args []string, io stdio) error {
 	}
 	if *supervised && (*clearFailure || *fresh) {
 		return usagef("--clear-failure and --fresh are not for a supervised agent: pitboss ctl resume AGENT clears a failure")
+	}
+	if !*supervised && *orderTrace != "" {
+		return usagef("--order-trace is for a supervised agent (pitboss supervise passes it from the fleet file's args)")
 	}
 	if *supervised && *metricsAddr != "" {
 		// One scrape target per supervisor, not a port per agent (docs/design/0125).
@@ -192,6 +197,14 @@ func runRun(ctx context.Context, args []string, io stdio) error {
 	}
 	defer closeSecrets()
 	if *supervised {
+		if *orderTrace != "" {
+			f, err := os.OpenFile(*orderTrace, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
+			if err != nil {
+				return fmt.Errorf("--order-trace: %w", err)
+			}
+			defer f.Close()
+			opt.OrderTrace = f
+		}
 		return wire.RunSupervised(ctx, spec, opt)
 	}
 	r, err := wire.BuildContext(ctx, spec, opt)

@@ -46,6 +46,8 @@ type ChildConfig struct {
 	// supervisor publishes).
 	MarketVenue string
 	Budget      string
+	// FenceFD is the descriptor of the lease fence pipe (EnvFenceFD); 0: none.
+	FenceFD int
 }
 
 // Environ returns c as environment entries (the NATS endpoint's included: pass it
@@ -69,6 +71,9 @@ func (c ChildConfig) Environ() []string {
 	add(EnvMarketData, string(c.MarketData))
 	add(EnvMarketVenue, c.MarketVenue)
 	add(EnvBudget, c.Budget)
+	if c.FenceFD > 0 {
+		add(EnvFenceFD, strconv.Itoa(c.FenceFD))
+	}
 	return env
 }
 

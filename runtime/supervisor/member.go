@@ -427,7 +427,18 @@ func (m *member) spawn() (*proc, error) {
 	}
 	cc := ChildConfig{Endpoint: ep, Fleet: m.s.cfg.Fleet, Agent: m.a.ID, Lease: m.walletLease.Holder().Lease,
 		Supervisor: m.s.cfg.Name, Heartbeat: m.s.cfg.Heartbeat, Run: run, MarketData: m.s.cfg.MarketData.Mode,
-		Budget: m.s.cfg.Budget.Key}
+		Budget: m.s.cfg.Budget.Key, FenceFD: fenceFD}
+	fenceR, fenceW, err := os.Pipe()
+	if err != nil {
+		return nil, fmt.Errorf("lease fence: %w", err)
+	}
+	leases := []*natsbus.Lease{m.agentLease, m.walletLease}
+	fence := &fenceSender{w: fenceW}
+	if err := fence.send(validUntil(leases)); err != nil {
+		fenceR.Close()
+		fenceW.Close()
+		return nil, fmt.Errorf("lease fence: %w", err)
+	}
 	if cc.MarketData == MarketDataFanout && m.s.cfg.MarketData.Publish {
 		cc.MarketVenue = m.s.cfg.MarketData.Venue
 	}
@@ -454,16 +465,53 @@ func (m *member) spawn() (*proc, error) {
 	args = append(args, m.a.Args...)
 	args = append(args, m.a.File)
 	p, err := startProc(procSpec{path: m.s.cfg.Command[0], args: args, env: env, dir: m.s.cfg.Dir, agent: string(m.a.ID),
-		limits: m.a.Limits, out: m.s.out, outT: &m.outT, errT: &m.errT})
+		limits: m.a.Limits, out: m.s.out, outT: &m.outT, errT: &m.errT, extra: []*os.File{fenceR}})
 	if err != nil {
+		fenceW.Close()
 		return nil, err
 	}
+	go m.feedFence(p, fence, leases)
 	m.mu.Lock()
 	m.state, m.pid, m.started, m.message = ProcRunning, p.pid, p.started, ""
 	m.mu.Unlock()
 	m.log.Info("agent started", zap.Int("pid", p.pid), zap.Uint64("run", run))
 	m.lifecycle0(context.Background(), "started", p.pid, 0, "run "+strconv.FormatUint(run, 10))
 	return p, nil
+}
+
+// validUntil is the earliest time any of leases may expire (zero when one is
+// lost or released).
+func validUntil(leases []*natsbus.Lease) time.Time {
+	var until time.Time
+	for i, l := range leases {
+		u := l.ValidUntil()
+		if u.IsZero() {
+			return time.Time{}
+		}
+		if i == 0 || u.Before(until) {
+			until = u
+		}
+	}
+	return until
+}
+
+// feedFence sends the child of p its lease deadline every TTL/10 (renewals
+// happen every TTL/3) until it ends, then closes the pipe. A lost or released
+// lease sends a deadline in the past: the child fences itself at once.
+func (m *member) feedFence(p *proc, f *fenceSender, leases []*natsbus.Lease) {
+	defer f.w.Close()
+	t := time.NewTicker(max(m.s.cfg.LockTTL/10, 10*time.Millisecond))
+	defer t.Stop()
+	for {
+		select {
+		case <-p.done:
+			return
+		case <-t.C:
+		}
+		if err := f.send(validUntil(leases)); err != nil && !errors.Is(err, os.ErrDeadlineExceeded) {
+			m.log.Warn("lease deadline not sent to the agent (it fences itself on the last one)", zap.Error(err))
+		}
+	}
 }
 
 // lock takes the agent's id and wallet locks (if not held) and starts renewing

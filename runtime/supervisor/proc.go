@@ -33,6 +33,9 @@ type procSpec struct {
 	out    *output
 	outT   *tail
 	errT   *tail
+	// extra are the child's descriptors from 3 on (the fence pipe's read end);
+	// startProc closes them in this process once the child has them.
+	extra []*os.File
 }
 
 // startProc starts the child in its own process group, with the given environment
@@ -49,7 +52,12 @@ func startProc(s procSpec) (*proc, error) {
 	cmd.Stdout, cmd.Stderr = ow, ew
 	// A grandchild that keeps the pipes open must not keep Wait from returning.
 	cmd.WaitDelay = 2 * time.Second
-	if err := cmd.Start(); err != nil {
+	cmd.ExtraFiles = s.extra
+	err := cmd.Start()
+	for _, f := range s.extra {
+		f.Close()
+	}
+	if err != nil {
 		return nil, fmt.Errorf("start %s: %w", s.path, err)
 	}
 	p := &proc{cmd: cmd, pid: cmd.Process.Pid, started: time.Now(), done: make(chan struct{})}

@@ -516,6 +516,9 @@ func (s *Supervisor) connect(ctx context.Context) error {
 		return fail(err)
 	}
 	s.desired = desired
+	if _, err := s.bus.EnsureState(ctx, s.replicas); err != nil {
+		return fail(err)
+	}
 	budget, err := s.bus.EnsureBudget(ctx, natsbus.BudgetConfig{Key: s.cfg.Budget.Key, Limit: s.cfg.Budget.Limit, Reserve: s.cfg.Budget.Reserve,
 		PerAgent: s.cfg.Budget.PerAgent, Replicas: s.replicas})
 	if err != nil {

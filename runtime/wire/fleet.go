@@ -189,6 +189,39 @@ func RunSupervised(ctx context.Context, spec *agents.Spec, opt Options) error {
 	if err := checkLease(ctx, locks, walletKey, id, cc.Lease); err != nil {
 		return err
 	}
+	// The lease fence (docs/design/0142): order-changing venue calls pass only
+	// before the lease's deadline minus the margin, and the agent stops there.
+	margin := max(locks.TTL()/5, 250*time.Millisecond)
+	var fence *supervisor.Fence
+	if opt.Fence != nil {
+		fence, err = supervisor.NewFence(opt.Fence, margin, fenceWait)
+	} else {
+		fence, err = supervisor.OpenFence(opt.Getenv, margin, fenceWait)
+	}
+	if err != nil {
+		return fmt.Errorf("refusing to start: %w", err)
+	}
+	if err := fence.Check(); err != nil {
+		return fmt.Errorf("refusing to start: %w", err)
+	}
+	trace := (*orderTrace)(nil)
+	if opt.OrderTrace != nil {
+		trace = &orderTrace{w: opt.OrderTrace, agent: id, wallet: wallet}
+	}
+	opt.WrapVenue = func(v agent.Venue) (agent.Venue, error) { return fenceVenue(v, fence.Check, trace) }
+	states, err := bus.OpenState(ctx)
+	if err != nil {
+		return err
+	}
+	stateLost := make(chan error, 1)
+	opt.WrapStore = func(f *agent.FileStore) (agent.Store, error) {
+		return &fleetStore{file: f, kv: states, id: id, check: fence.Check, log: log, lost: func(err error) {
+			select {
+			case stateLost <- err:
+			default:
+			}
+		}}, nil
+	}
 	desired, err := bus.OpenDesired(ctx)
 	if err != nil {
 		return err
@@ -350,6 +383,20 @@ func RunSupervised(ctx context.Context, spec *agents.Spec, opt Options) error {
 		}
 	})
 	side(func() {
+		if fence.Wait(runCtx.Done()) {
+			err := fmt.Errorf("stopping: %w", fence.Check())
+			log.Error("lease fenced: no renewal reached this agent in time; its orders stay for its successor", zap.Error(err))
+			stopRun(err)
+		}
+	})
+	side(func() {
+		select {
+		case <-runCtx.Done():
+		case err := <-stateLost:
+			stopRun(fmt.Errorf("stopping: %w", err))
+		}
+	})
+	side(func() {
 		select {
 		case <-runCtx.Done():
 		case <-sink.backlog:
@@ -399,6 +446,9 @@ func fleetStatus(s agent.Status, markets []market.ConditionID, labels []string, 
 	}
 	return st
 }
+
+// fenceWait bounds the wait for the supervisor's first lease deadline.
+const fenceWait = 5 * time.Second
 
 // checkLease verifies that the wallet's lock is held for agent id under lease.
 func checkLease(ctx context.Context, locks *natsbus.Locks, key string, id market.AgentID, lease string) error {
@@ -456,10 +506,7 @@ func applyDesiredAtStart(r *Runnable, eff natsbus.DesiredState, balance market.M
 	if eff != natsbus.DesiredKilled && eff != natsbus.DesiredPaused {
 		return nil
 	}
-	store, err := agent.NewFileStore(r.StateDir)
-	if err != nil {
-		return err
-	}
+	store := r.Store
 	cp, err := store.Load()
 	if err != nil {
 		return err

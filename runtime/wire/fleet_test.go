@@ -20,6 +20,7 @@ import (
 	"github.com/pitbossdev/pitboss/agents"
 	"github.com/pitbossdev/pitboss/market"
 	"github.com/pitbossdev/pitboss/runtime/supervisor"
+	"github.com/pitbossdev/pitboss/runtime/supervisor/supervisortest"
 	"github.com/pitbossdev/pitboss/runtime/wire"
 )
 
@@ -67,6 +68,9 @@ func startFleetBus(t *testing.T) *fleetBus {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if _, err := bus.EnsureState(ctx, natsbus.Replicas{}); err != nil {
+		t.Fatal(err)
+	}
 	return &fleetBus{srv: srv, bus: bus, locks: locks, desired: desired}
 }
 
@@ -105,6 +109,9 @@ type supervised struct {
 func runSupervised(t *testing.T, spec *agents.Spec, env map[string]string, opt wire.Options) *supervised {
 	t.Helper()
 	opt.Getenv = func(k string) string { return env[k] }
+	if opt.Fence == nil { // a supervisor that keeps renewing
+		opt.Fence = supervisortest.LeaseFence(t, func() time.Time { return time.Now().Add(time.Minute) })
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	s := &supervised{cancel: cancel, done: make(chan error, 1)}
 	go func() { s.done <- wire.RunSupervised(ctx, spec, opt) }()

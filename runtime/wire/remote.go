@@ -293,6 +293,11 @@ func buildRemote(ctx context.Context, spec *agents.Spec, opt Options, live bool)
 		log.Warn("--leave-orders on the remote venue: the venue cancels them about " + remote.HeartbeatTimeout.String() +
 			" after the last heartbeat, unless the agent is back by then")
 	}
+	if opt.WrapVenue != nil {
+		if r.Venue, err = opt.WrapVenue(r.Venue); err != nil {
+			return nil, err
+		}
+	}
 	cfg := agent.Config{ID: id, Identity: spec.Identity(), Wallet: r.Wallet, DryRun: !live, Markets: conds, Heartbeat: beat,
 		LeaveOrders: opt.LeaveOrders, MaxEvents: opt.Events, ResumeAfterKill: opt.ResumeAfterKill, ClearFailure: opt.ClearFailure}
 	if opt.Getenv == nil {

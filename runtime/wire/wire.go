@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -112,6 +113,17 @@ type Options struct {
 	// Remote is what a run on the remote venue needs (wallet and credential
 	// lookup, key creation, rate budget). Ignored on the embedded venue.
 	Remote RemoteOptions
+	// WrapVenue, if set, wraps the venue the agent trades on (RunSupervised's
+	// lease fence). WrapStore, if set, replaces the state directory's checkpoint
+	// store with one built on it (RunSupervised's replicated state).
+	WrapVenue func(agent.Venue) (agent.Venue, error)
+	WrapStore func(*agent.FileStore) (agent.Store, error)
+	// Fence replaces the supervisor's fence pipe (RunSupervised; tests): lease
+	// deadlines as supervisor.NewFence reads them.
+	Fence io.Reader
+	// OrderTrace, if set, receives a line (OrderTraceLine) for every
+	// order-changing venue call a supervised agent made (--order-trace).
+	OrderTrace io.Writer
 }
 
 // Errors of Build that the command line explains.
@@ -151,7 +163,10 @@ type Runnable struct {
 	// none).
 	Previous *agent.Checkpoint
 	SetAside string
-	release  []func()
+	// Store is the checkpoint store the agent uses (the state directory's, or
+	// what Options.WrapStore made of it).
+	Store   agent.Store
+	release []func()
 }
 
 // ErrFreshLive: --fresh on a live run on the remote venue.
@@ -160,14 +175,21 @@ var ErrFreshLive = errors.New("--fresh is for paper accounts: a live agent's pos
 // openState opens the state directory, takes the locks (nothing below may touch
 // the state of a running agent), and sets the checkpoint aside for a fresh run or
 // reads it (Previous).
-func (r *Runnable) openState(opt Options, name string) (*agent.FileStore, error) {
-	store, err := agent.NewFileStore(r.StateDir)
+func (r *Runnable) openState(opt Options, name string) (agent.Store, error) {
+	fstore, err := agent.NewFileStore(r.StateDir)
 	if err != nil {
 		return nil, err
 	}
 	if err := r.lock(opt, name); err != nil {
 		return nil, err
 	}
+	var store agent.Store = fstore
+	if opt.WrapStore != nil {
+		if store, err = opt.WrapStore(fstore); err != nil {
+			return nil, err
+		}
+	}
+	r.Store = store
 	if opt.Fresh {
 		path := filepath.Join(r.StateDir, agent.CheckpointFile)
 		switch err := os.Rename(path, path+".prev"); {
@@ -350,6 +372,11 @@ func BuildContext(ctx context.Context, spec *agents.Spec, opt Options) (*Runnabl
 		r.Venue = pv
 	}
 
+	if opt.WrapVenue != nil {
+		if r.Venue, err = opt.WrapVenue(r.Venue); err != nil {
+			return nil, err
+		}
+	}
 	cfg := agent.Config{ID: id, Identity: spec.Identity(), Wallet: r.Wallet, DryRun: !live, Markets: conds, Heartbeat: spec.Heartbeat,
 		LeaveOrders: opt.LeaveOrders, MaxEvents: opt.Events, ResumeAfterKill: opt.ResumeAfterKill, ClearFailure: opt.ClearFailure}
 	clock := agent.WallClock

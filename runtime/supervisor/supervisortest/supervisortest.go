@@ -12,6 +12,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"os/signal"
 	"strings"
@@ -421,4 +422,35 @@ func AuditEvents(t *testing.T, c *supervisor.Client, id string) []string {
 		t.Fatal(err)
 	}
 	return ev
+}
+
+// LeaseFence plays a supervisor's lease fence (supervisor.NewFence) for an agent
+// run in the test process: it writes until()'s deadline at once and every 50 ms
+// until the test ends.
+func LeaseFence(t testing.TB, until func() time.Time) io.Reader {
+	r, w := io.Pipe()
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		defer w.Close()
+		for {
+			b, err := supervisor.FenceRecord(until())
+			if err != nil {
+				w.CloseWithError(err)
+				return
+			}
+			if _, err := w.Write(b); err != nil {
+				return
+			}
+			select {
+			case <-done:
+				return
+			case <-time.After(50 * time.Millisecond):
+			}
+		}
+	}()
+	t.Cleanup(func() { close(done); r.Close(); wg.Wait() })
+	return r
 }
