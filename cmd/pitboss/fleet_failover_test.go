@@ -138,7 +138,9 @@ func TestFleetFailoverAndFencing(t *testing.T) {
 		if name == "a" {
 			rt := t.TempDir()
 			waitList(t, sups[0].process, "fx running on a", 60*time.Second, func() map[string]supervisor.AgentView { return list(t, rt, "--creds", creds) },
-				func(m map[string]supervisor.AgentView) bool { return m["fx"].State() == "running" && m["fx"].Supervisor == "a" })
+				func(m map[string]supervisor.AgentView) bool {
+					return m["fx"].State() == "running" && m["fx"].Supervisor == "a"
+				})
 		}
 	}
 	a, b := sups[0], sups[1]

@@ -32,7 +32,7 @@ type fleetStore struct {
 
 	mu      sync.Mutex
 	rev     uint64
-	fenced  bool // the bucket is no longer written
+	fenced  bool   // the bucket is no longer written
 	written bool   // Load ran: rev is known
 	pending []byte // the last write that failed without an answer
 }
