@@ -52,6 +52,31 @@ type reader struct {
 	got  *atomic.Bool
 	hash api.BookHasher
 	evs  []market.Event
+	// trades are the ids of the trade events seen on the user channel (the last
+	// maxSeenTrades, oldest first in tradeRing): a trade is sent again on every
+	// status change (MATCHED, MINED, CONFIRMED) and its fills count once.
+	trades    map[market.TradeID]struct{}
+	tradeRing []market.TradeID
+}
+
+// maxSeenTrades bounds the trade ids a user-channel reader remembers.
+const maxSeenTrades = 4096
+
+// firstSight reports whether trade id is new to r, remembering it.
+func (r *reader) firstSight(id market.TradeID) bool {
+	if _, seen := r.trades[id]; seen {
+		return false
+	}
+	if r.trades == nil {
+		r.trades = map[market.TradeID]struct{}{}
+	}
+	if len(r.tradeRing) >= maxSeenTrades {
+		delete(r.trades, r.tradeRing[0])
+		r.tradeRing = r.tradeRing[1:]
+	}
+	r.trades[id] = struct{}{}
+	r.tradeRing = append(r.tradeRing, id)
+	return true
 }
 
 func (r *reader) stop() {
@@ -441,6 +466,9 @@ func (r *reader) user(msgs []api.WSMessage) {
 			r.evs = append(r.evs, market.Event{Kind: market.EventOrder, Time: int64(m.Order.Timestamp) * 1000,
 				Market: o.Market, Token: o.Token, Order: o, OrderUpdate: m.Order.Update()})
 		case m.Trade != nil:
+			if !r.firstSight(m.Trade.ID) {
+				continue // a later status of a trade whose fills were emitted
+			}
 			for _, fl := range m.Trade.Fills(key, market.Address{}, nil) {
 				r.evs = append(r.evs, market.Event{Kind: market.EventFill, Time: fl.Time, Market: fl.Market, Token: fl.Token, Fill: fl})
 			}

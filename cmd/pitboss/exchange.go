@@ -381,7 +381,7 @@ func serveExchange(ctx context.Context, io stdio, f exchangeFlags, parts exchang
 		return err
 	}
 	clock := func() int64 { return time.Now().UnixMilli() }
-	hub, err := ws.New(ws.Config{Source: h, Credentials: srv, TradeID: srv.TradeID, Describe: describeMarket(cfg.Catalog),
+	hub, err := ws.New(ws.Config{Source: h, Credentials: srv, TradeID: srv.TradeID, Orders: srv.OrderMeta, Describe: describeMarket(cfg.Catalog),
 		ClientKey: srv.ClientKey, Logger: log.Named("ws")})
 	if err != nil {
 		h.Close(context.Background())

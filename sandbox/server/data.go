@@ -3,6 +3,7 @@ package server
 import (
 	"encoding/json"
 	"net/http"
+	"slices"
 	"strconv"
 
 	"github.com/pitbossdev/pitboss/api"
@@ -233,4 +234,17 @@ func makersHold(t *tradeRec, asset market.TokenID) bool {
 		}
 	}
 	return false
+}
+
+// OrderMeta returns what the REST API knows of an order (open, or final and still
+// kept): the API key that placed it, its creation time (Unix ms) and the numbers
+// of the trades it took part in, oldest first. The WebSocket hub's Config.Orders.
+func (s *Server) OrderMeta(id market.OrderID) (key string, createdMs int64, trades []uint64, ok bool) {
+	s.st.dataMu.RLock()
+	defer s.st.dataMu.RUnlock()
+	rec := s.st.orders[id]
+	if rec == nil {
+		return "", 0, nil, false
+	}
+	return rec.key, rec.o.CreatedAt, slices.Clone(rec.trades), true
 }

@@ -89,7 +89,7 @@ func newLoadRig(t *testing.T) *loadRig {
 		h.Extensions = append(h.Extensions, r.br)
 	})
 	ctx, cancel := context.WithCancel(context.Background())
-	hub, err := ws.New(ws.Config{Source: r.e.h, Credentials: r.e.srv, TradeID: r.e.srv.TradeID, ClientKey: r.e.srv.ClientKey})
+	hub, err := ws.New(ws.Config{Source: r.e.h, Credentials: r.e.srv, TradeID: r.e.srv.TradeID, Orders: r.e.srv.OrderMeta, ClientKey: r.e.srv.ClientKey})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -116,7 +116,7 @@ func Start(t testing.TB, opts ...func(*server.Config)) *Exchange {
 		cancel()
 		t.Fatal(err)
 	}
-	hub, err := ws.New(ws.Config{Source: h, Credentials: srv, TradeID: srv.TradeID, Logger: log.Named("ws")})
+	hub, err := ws.New(ws.Config{Source: h, Credentials: srv, TradeID: srv.TradeID, Orders: srv.OrderMeta, Logger: log.Named("ws")})
 	if err != nil {
 		cancel()
 		t.Fatal(err)

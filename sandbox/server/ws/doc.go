@@ -37,8 +37,11 @@
 // Per batch and market the hub sends last_trade_price frames (one per trade and
 // token), tick_size_change, one price_change with the entries of both tokens (each
 // token's last entry carrying the hash of its book after the frame), book
-// re-sends when the minimum order size changed, and market_resolved. Order and
-// trade events go to the user connections of the owner's address. Every frame is
+// re-sends when the minimum order size changed or a trade changed the book, and
+// market_resolved. Order and trade events go to the user connections of the
+// owner's address (a trade once per status: MATCHED, MINED, CONFIRMED); a new
+// user subscription first gets its address's open orders (Config.Orders supplies
+// what the REST API knows of an order: its key, creation time and trades). Every frame is
 // encoded once and the same bytes are queued on every subscriber (RTDS envelopes
 // differ only by the connection id).
 //

@@ -92,6 +92,16 @@ type Config struct {
 	// (GET /data/trades); it must agree with sandbox/server. If nil, the decimal
 	// number.
 	TradeID func(n uint64) market.TradeID
+	// Orders returns what the REST API knows of an order: the API key that placed
+	// it, its creation time (Unix ms) and the numbers of the trades it took part in,
+	// oldest first (sandbox/server's (*Server).OrderMeta; called with the hub's lock
+	// held, so it must not call the hub). The user channel takes the created_at and
+	// associate_trades of order events from it, the owner keys of the other
+	// participants of a trade (maker_orders[].owner, as GET /data/trades shows
+	// them), and the open-order dump on subscribe. If nil, order events carry the
+	// trades and creation time the event stream shows and other participants' keys
+	// are "".
+	Orders func(id market.OrderID) (key string, createdMs int64, trades []uint64, ok bool)
 	// Logger receives connection and overflow notes. If nil, nothing is logged.
 	// Credentials are never logged.
 	Logger *zap.Logger

@@ -212,8 +212,9 @@ func TestUserChannelOnlyOwnEvents(t *testing.T) {
 		place("o-1", alice, other.Yes, market.Buy, "0.2", "1"))
 
 	type seen struct {
-		orders map[string]bool // id/type
-		trades int
+		orders   map[string]bool // id/type
+		trades   int             // trade events
+		statuses []string        // their statuses, in order
 	}
 	collect := func(c *client, key string, until func(s *seen) bool) *seen {
 		s := &seen{orders: map[string]bool{}}
@@ -227,6 +228,7 @@ func TestUserChannelOnlyOwnEvents(t *testing.T) {
 					s.orders[string(m.Order.ID)+"/"+m.Order.Type] = true
 				case m.Trade != nil:
 					s.trades++
+					s.statuses = append(s.statuses, m.Trade.Status)
 					if m.Trade.Owner != key {
 						t.Fatalf("%s: trade owner %q", key, m.Trade.Owner)
 					}
@@ -253,11 +255,11 @@ func TestUserChannelOnlyOwnEvents(t *testing.T) {
 				t.Errorf("%s missed %s (got %v)", key, want, s.orders)
 			}
 		}
-		if s.trades != 1 || s.orders["b-buy/UPDATE"] {
+		if s.trades != 3 || strings.Join(s.statuses, ",") != "MATCHED,MINED,CONFIRMED" || s.orders["b-buy/UPDATE"] {
 			t.Errorf("%s: trades %d, orders %v", key, s.trades, s.orders)
 		}
 	}
-	s := collect(conns["key-bob"], "key-bob", func(s *seen) bool { return s.orders["b-buy/UPDATE"] && s.trades == 1 })
+	s := collect(conns["key-bob"], "key-bob", func(s *seen) bool { return s.orders["b-buy/UPDATE"] && s.trades == 3 })
 	if len(s.orders) != 1 {
 		t.Errorf("bob saw %v", s.orders)
 	}

@@ -35,6 +35,7 @@ type state struct {
 	// batch scratch
 	dirty  []*mstate
 	taker  exchange.Event   // the last OrderAccepted (the taker of the command being applied)
+	tradeN uint64           // the number of the last trade applied since the load
 	fills  []exchange.Event // OrderFilled events of the trade being built
 	hasher api.BookHasher
 	keyBuf map[string][]byte        // per-API-key encodings of one user event
@@ -335,6 +336,7 @@ func (s *state) event(ev *exchange.Event, mirror bool) {
 			m.t = ev.Time
 			s.markDirty(m)
 		}
+		s.tradeN = ev.Trade
 		s.trade(ev)
 		if ev.Status == market.StatusMatched {
 			s.userOrder(ev, api.WSOrderUpdate)
@@ -391,6 +393,15 @@ func (s *state) flushMarket(m *mstate) {
 	}
 	if len(m.changes[0])+len(m.changes[1]) > 0 {
 		s.flushChanges(m)
+	}
+	if len(m.prints) > 0 && !m.refresh {
+		// A trade changed the book: the dialect sends a book message then (not only
+		// on subscribe), after the price_change that carries the same levels.
+		for o := range 2 {
+			if len(m.subs[o]) > 0 {
+				sendAll(m.subs[o], s.bookFrame(m, market.Outcome(o)))
+			}
+		}
 	}
 	if m.refresh {
 		for o := range 2 {

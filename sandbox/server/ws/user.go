@@ -1,6 +1,10 @@
 package ws
 
 import (
+	"context"
+
+	"go.uber.org/zap"
+
 	"github.com/pitbossdev/pitboss/api"
 	"github.com/pitbossdev/pitboss/market"
 	"github.com/pitbossdev/pitboss/sandbox/exchange"
@@ -17,6 +21,9 @@ type userSub struct {
 	exclude map[market.ConditionID]struct{}
 	// types restricts the events (RTDS clob_user: "order", "trade"); nil means all.
 	types map[string]bool
+	// after is the engine seq of the open-order dump sent on subscribe: events up
+	// to it are in the dump (or before the subscription) and are not sent.
+	after uint64
 }
 
 func (u *userSub) matches(m market.ConditionID, typ string) bool {
@@ -80,12 +87,31 @@ func (c *conn) onUserMessage(b []byte) {
 		c.sendError(market.Errorf(market.CodeUnauthorized), false)
 		return
 	}
+	if authed {
+		c.applyUserSub(&sub, addr, nil)
+		return
+	}
+	// The first subscription dumps the caller's open orders, read in the same
+	// engine step as the hub's lock is taken, so the dump and the events after it
+	// neither overlap nor leave a gap.
+	err = h.cfg.Source.Read(context.Background(), func(e *exchange.Engine) { c.applyUserSub(&sub, addr, e) })
+	if err != nil {
+		h.log.Warn("ws: reading open orders for a user subscription failed", zap.Error(err))
+		c.applyUserSub(&sub, addr, nil)
+	}
+}
+
+// applyUserSub applies a user-channel subscription message; when e is not nil and
+// the connection had no subscription, it queues the open-order dump from e.
+func (c *conn) applyUserSub(sub *api.WSSubscribe, addr market.Address, e *exchange.Engine) {
+	h := c.h
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if c.dead {
 		return
 	}
-	if c.user == nil {
+	fresh := c.user == nil
+	if fresh {
 		c.user = &userSub{addr: addr, key: sub.Auth.APIKey, include: map[market.ConditionID]struct{}{}, exclude: map[market.ConditionID]struct{}{}}
 		set := h.users[addr]
 		if set == nil {
@@ -128,6 +154,43 @@ func (c *conn) onUserMessage(b []byte) {
 			}
 		}
 	}
+	if fresh && e != nil {
+		h.st.dumpOrders(c, e)
+	}
+}
+
+// dumpOrders queues the open orders of c's address (within its market filter) as
+// PLACEMENT order events, the state of the engine at e.Seq(); later events of
+// seq up to it are not sent to c. hub.mu held, inside Source.Read.
+func (s *state) dumpOrders(c *conn, e *exchange.Engine) {
+	u := c.user
+	u.after = e.Seq()
+	for _, o := range e.OpenOrders(nil, exchange.Filter{Owner: u.addr}) {
+		if !u.matches(o.Market, api.WSEventOrder) {
+			continue
+		}
+		var trades []market.TradeID
+		if s.h.cfg.Orders != nil {
+			if _, _, nums, ok := s.h.cfg.Orders(o.ID); ok {
+				trades = s.tradeIDs(nums, 0)
+			}
+		}
+		f := api.NewWSOrder(&o, api.WSOrderPlacement, u.key, s.outcomeLabel(o.Market, o.Outcome), trades, e.Time())
+		if b, err := api.MarshalWSFrame(f); err == nil {
+			c.enqueueLocked(b)
+		}
+	}
+}
+
+// tradeIDs renders trade numbers up to bound (all when bound is 0) as trade ids.
+func (s *state) tradeIDs(nums []uint64, bound uint64) []market.TradeID {
+	out := make([]market.TradeID, 0, len(nums))
+	for _, n := range nums {
+		if bound == 0 || n <= bound {
+			out = append(out, s.h.cfg.TradeID(n))
+		}
+	}
+	return out
 }
 
 func (h *Hub) removeUser(c *conn) {
@@ -173,10 +236,23 @@ func (s *state) userOrder(ev *exchange.Event, typ string) {
 		o.Price, o.CreatedAt = s.taker.Price, s.taker.Time
 		o.Expiration, o.PostOnly = s.taker.Expiration, s.taker.PostOnly
 	}
+	if s.h.cfg.Orders != nil {
+		// The REST record's creation time and trades (an UPDATE or CANCELLATION of
+		// a resting order would otherwise show created_at 0 and no trades): the
+		// trades up to this event's (the record already has the whole batch's).
+		if _, created, nums, ok := s.h.cfg.Orders(ev.Order); ok {
+			o.CreatedAt = created
+			bound := ev.Trade
+			if bound == 0 {
+				bound = s.tradeN
+			}
+			trades = s.tradeIDs(nums, bound)
+		}
+	}
 	label := s.outcomeLabel(ev.Market, ev.Outcome)
 	clear(s.keyBuf)
 	for c := range set {
-		if !c.user.matches(ev.Market, api.WSEventOrder) {
+		if !c.user.matches(ev.Market, api.WSEventOrder) || ev.Seq <= c.user.after {
 			continue
 		}
 		b, ok := s.keyBuf[c.user.key]
@@ -218,6 +294,22 @@ func (s *state) trade(ev *exchange.Event) {
 	if m != nil {
 		fee = int64(m.feeBps)
 	}
+	// The other participants' keys, as GET /data/trades shows them: the key that
+	// placed each one's (first) order in the trade.
+	var keys map[market.Address]string
+	if s.h.cfg.Orders != nil {
+		keys = make(map[market.Address]string, 1+len(t.Makers))
+		if k, _, _, ok := s.h.cfg.Orders(t.TakerOrder); ok {
+			keys[t.Taker] = k
+		}
+		for _, mk := range t.Makers {
+			if _, have := keys[mk.Owner]; !have {
+				if k, _, _, ok := s.h.cfg.Orders(mk.Order); ok {
+					keys[mk.Owner] = k
+				}
+			}
+		}
+	}
 	viewers := []market.Address{t.Taker}
 	for _, mk := range t.Makers {
 		dup := false
@@ -233,40 +325,55 @@ func (s *state) trade(ev *exchange.Event) {
 		if len(set) == 0 {
 			continue
 		}
-		clear(s.keyBuf)
-		for c := range set {
-			if !c.user.matches(t.Market, api.WSEventTrade) {
-				continue
-			}
-			b, ok := s.keyBuf[c.user.key]
-			if !ok {
-				key := c.user.key
-				rec := api.TradeFrom(&t, api.TradeView{Viewer: v, FeeRateBps: fee,
-					APIKey:  func(a market.Address) string { return ownKey(a, v, key) },
-					Outcome: func(_ market.TokenID, o market.Outcome) string { return s.outcomeLabel(t.Market, o) }})
-				var myFee market.Micros
-				if v == t.Taker {
-					myFee = t.TakerFee
-				}
-				b, _ = api.MarshalWSFrame(api.NewWSTrade(&rec, myFee))
-				s.keyBuf[key] = b
-			}
-			if b == nil {
-				continue
-			}
-			if c.kind == chRTDS {
-				c.enqueueLocked(rtdsEnvelope(api.RTDSTopicClobUser, api.WSEventTrade, t.Time, b, c.id))
-			} else {
-				c.enqueueLocked(b)
-			}
+		// The local ledger settles a trade when it matches: the trade goes through
+		// every later status at once, one event each (dialect: "on every later
+		// status change"), ending CONFIRMED as GET /data/trades shows it.
+		for _, status := range tradeStatuses {
+			s.tradeFrames(&t, ev, v, status, fee, keys, set)
 		}
 	}
 }
 
-// ownKey shows the viewer's own API key and hides other participants' keys.
-func ownKey(a, viewer market.Address, key string) string {
+// tradeStatuses are the statuses a trade of the local exchange goes through.
+var tradeStatuses = [...]string{api.TradeMatched, api.TradeMined, api.TradeConfirmed}
+
+// tradeFrames queues t as viewer v sees it, with status, on v's connections.
+func (s *state) tradeFrames(t *market.Trade, ev *exchange.Event, v market.Address, status string, fee int64,
+	keys map[market.Address]string, set map[*conn]struct{}) {
+	clear(s.keyBuf)
+	for c := range set {
+		if !c.user.matches(t.Market, api.WSEventTrade) || ev.Seq <= c.user.after {
+			continue
+		}
+		b, ok := s.keyBuf[c.user.key]
+		if !ok {
+			key := c.user.key
+			rec := api.TradeFrom(t, api.TradeView{Viewer: v, FeeRateBps: fee, Status: status,
+				APIKey:  func(a market.Address) string { return ownKey(a, v, key, keys) },
+				Outcome: func(_ market.TokenID, o market.Outcome) string { return s.outcomeLabel(t.Market, o) }})
+			var myFee market.Micros
+			if v == t.Taker {
+				myFee = t.TakerFee
+			}
+			b, _ = api.MarshalWSFrame(api.NewWSTrade(&rec, myFee))
+			s.keyBuf[key] = b
+		}
+		if b == nil {
+			continue
+		}
+		if c.kind == chRTDS {
+			c.enqueueLocked(rtdsEnvelope(api.RTDSTopicClobUser, api.WSEventTrade, t.Time, b, c.id))
+		} else {
+			c.enqueueLocked(b)
+		}
+	}
+}
+
+// ownKey shows the viewer's own key (the connection's) and the other
+// participants' keys from keys ("" when keys is nil).
+func ownKey(a, viewer market.Address, key string, keys map[market.Address]string) string {
 	if a == viewer {
 		return key
 	}
-	return ""
+	return keys[a]
 }
