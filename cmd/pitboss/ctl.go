@@ -30,6 +30,10 @@ Commands:
   list                          every agent of every supervisor: state, wallet, markets,
                                 positions, PnL, last heartbeat (--wait D: how long to
                                 gather the supervisors' answers, default 500ms)
+  status AGENT                  one agent, as 'pitboss status' prints it: markets with
+                                spread and mid, orders with distance from mid and age,
+                                inventory, PnL, guards near their limits (without
+                                AGENT: the same as list)
   tail                          the audit trail: --agent ID, --kind order,fill,...,
                                 --since 10m or --seq N, --follow
   pause | resume                stop / resume opening positions
@@ -97,8 +101,14 @@ func runCtl(ctx context.Context, args []string, io stdio) error {
 	}
 
 	var target market.AgentID
-	switch cmd {
-	case "list", "ls", "status", "tail":
+	switch {
+	case cmd == "status" && len(pos) == 1:
+		id, err := market.ParseAgentID(pos[0])
+		if err != nil {
+			return usagef("%v", err)
+		}
+		target = id
+	case cmd == "list" || cmd == "ls" || cmd == "status" || cmd == "tail":
 		if len(pos) > 0 {
 			return usagef("%s takes no arguments", cmd)
 		}
@@ -150,6 +160,9 @@ func runCtl(ctx context.Context, args []string, io stdio) error {
 		fl, err := c.List(ctx, *wait)
 		if err != nil {
 			return err
+		}
+		if target != "" {
+			return printAgentStatus(io, fl, target, *asJSON)
 		}
 		if *asJSON {
 			return printJSON(io.stdout, fl)

@@ -245,7 +245,13 @@ func runRun(ctx context.Context, args []string, io stdio) error {
 		defer cancel()
 	}
 	start := time.Now()
+	runDone, statusDone := make(chan struct{}), make(chan error, 1)
+	go func() { statusDone <- r.KeepStatusFile(runDone) }() // for pitboss status; ends after Run
 	err = r.Agent.Run(runCtx)
+	close(runDone)
+	if serr := <-statusDone; serr != nil {
+		fmt.Fprintf(io.stderr, "pitboss run: status file not written: %v\n", serr)
+	}
 	summary(human, r, time.Since(start))
 	if s := r.Agent.Status(); err == nil && s.Failed {
 		fmt.Fprintf(io.stderr, "pitboss run: the strategy failed (see above); it places no orders until the failure is cleared:\n"+

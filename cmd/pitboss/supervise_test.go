@@ -28,6 +28,7 @@ import (
 	"github.com/pitbossdev/pitboss/adapters/natsbus"
 	"github.com/pitbossdev/pitboss/market"
 	"github.com/pitbossdev/pitboss/runtime/supervisor"
+	"github.com/pitbossdev/pitboss/runtime/supervisor/statusview"
 )
 
 // fleetFile writes a fleet file and returns its path. agents are YAML list items.
@@ -215,6 +216,32 @@ func TestSuperviseAFleet(t *testing.T) {
 		code, out, _ := ctl(t, rt, "list")
 		if code != 0 || !strings.Contains(out, "AGENT") || !strings.Contains(out, "killed") || !strings.Contains(out, "4 agent(s), 1 supervisor(s)") {
 			t.Fatalf("list: %d\n%s", code, out)
+		}
+	})
+
+	t.Run("ctl status AGENT", func(t *testing.T) {
+		// A fleet agent's status message carries its books, orders and guards.
+		waitList(t, sup.process, "a1's books and guards", 30*time.Second, ls, func(m map[string]supervisor.AgentView) bool {
+			st := m["a1"].Status
+			return st != nil && len(st.Books) == 1 && st.Books[0].Mid > 0 && len(st.Guards) == 7
+		})
+		code, out, errOut := ctl(t, rt, "status", "a1")
+		if code != 0 {
+			t.Fatalf("ctl status a1: %d %q %q", code, out, errOut)
+		}
+		for _, re := range []string{`(?m)^Agent a1: running, dry run, wallet 0x[0-9a-f]{40}$`, `(?m)^Markets:\n  Market +Bid +Ask +Mid +Spread\n  \S+ +YES +0\.\d+`,
+			`(?m)^Orders: \d+ open$`, `(?m)^PnL:$`, `(?m)^  max_open_orders +\d+ +/ 6 +orders`} {
+			if !regexp.MustCompile(re).MatchString(out) {
+				t.Errorf("no %s in:\n%s", re, out)
+			}
+		}
+		code, js, _ := ctl(t, rt, "status", "a3", "--json")
+		var v statusview.View
+		if err := json.Unmarshal([]byte(js), &v); code != 0 || err != nil || v.Agent != "a3" || v.State != "killed" {
+			t.Fatalf("ctl status a3 --json: %d %v %s", code, err, js)
+		}
+		if code, _, errOut := ctl(t, rt, "status", "nobody"); code == 0 || !strings.Contains(errOut, "nobody") {
+			t.Fatalf("ctl status of an unknown agent: %d %q", code, errOut)
 		}
 	})
 

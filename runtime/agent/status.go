@@ -80,6 +80,65 @@ type Status struct {
 	Positions  []PositionStatus
 	OpenOrders int
 	Counts     Counts
+	// Books are the tops of the YES books of the agent's markets (by condition id);
+	// Orders its open orders in placement order (at most MaxStatusOrders; OpenOrders
+	// counts all); Limits its guards' limits and their use, when its Guards report
+	// them (LimitReporter). What `pitboss status` prints.
+	Books  []BookTop
+	Orders []OpenOrder
+	Limits []LimitUse
+}
+
+// MaxStatusOrders bounds Status.Orders.
+const MaxStatusOrders = 50
+
+// BookTop is the top of one token's book; Bid and Ask are 0 on an empty side, Mid
+// and Spread 0 unless both sides are set.
+type BookTop struct {
+	Market  market.ConditionID
+	Label   string
+	Token   market.TokenID
+	Outcome market.Outcome
+	Bid     market.Micros
+	Ask     market.Micros
+	Mid     market.Micros
+	Spread  market.Micros
+}
+
+// OpenOrder is one open order of the agent. Placed is the event time (Unix ms) of
+// the decision that placed it; Mid the mid of its token's book (0 without one) and
+// Distance how far the price is from it away from the market (buy: mid − price,
+// sell: price − mid; negative means through the mid), 0 without a mid.
+type OpenOrder struct {
+	ID       market.OrderID
+	Key      string
+	Market   market.ConditionID
+	Label    string
+	Token    market.TokenID
+	Outcome  market.Outcome
+	Side     market.Side
+	Price    market.Micros
+	Size     market.Micros
+	Matched  market.Micros
+	Placed   int64
+	Mid      market.Micros
+	Distance market.Micros
+}
+
+// LimitUse is one limit of the agent's guards and how much of it is used, in its
+// unit ("shares", "USDC", "orders"; counts are whole numbers in micro-units).
+type LimitUse struct {
+	Guard string
+	Unit  string
+	Used  market.Micros
+	Limit market.Micros
+}
+
+// LimitReporter is implemented by Guards that report the use of their limits
+// (runtime/wire's Guards over policies.Chain). The agent calls it from its loop when
+// it builds a status.
+type LimitReporter interface {
+	Limits(st *market.State) []LimitUse
 }
 
 // Status returns the last published snapshot (the loop publishes every
@@ -87,6 +146,7 @@ type Status struct {
 func (a *Agent) Status() Status {
 	s := *a.status.Load()
 	s.Positions = slices.Clone(s.Positions)
+	s.Books, s.Orders, s.Limits = slices.Clone(s.Books), slices.Clone(s.Orders), slices.Clone(s.Limits)
 	return s
 }
 
@@ -168,7 +228,68 @@ func (a *Agent) snapshot() *Status {
 			s.OpenOrders++
 		}
 	}
+	s.Books = a.bookTops()
+	s.Orders = a.openOrders()
+	if lr, ok := a.guards.(LimitReporter); ok {
+		s.Limits = lr.Limits(&a.st)
+	}
 	return s
+}
+
+// bookTops returns the top of the YES book of every market the agent knows, by
+// condition id.
+func (a *Agent) bookTops() []BookTop {
+	ids := make([]market.ConditionID, 0, len(a.st.Markets))
+	for id := range a.st.Markets {
+		ids = append(ids, id)
+	}
+	slices.Sort(ids)
+	out := make([]BookTop, 0, len(ids))
+	for _, id := range ids {
+		m := a.st.Markets[id]
+		t := BookTop{Market: id, Label: m.Label(), Token: m.Tokens[market.Yes], Outcome: market.Yes}
+		if b := a.st.Books[t.Token]; b != nil {
+			if l, ok := b.BestBid(); ok {
+				t.Bid = l.Price
+			}
+			if l, ok := b.BestAsk(); ok {
+				t.Ask = l.Price
+			}
+			t.Mid, _ = b.Mid()
+			t.Spread, _ = b.Spread()
+		}
+		out = append(out, t)
+	}
+	return out
+}
+
+// openOrders returns the agent's open orders with an id, in placement order, at
+// most MaxStatusOrders.
+func (a *Agent) openOrders() []OpenOrder {
+	var out []OpenOrder
+	for _, r := range a.open {
+		if !r.open() || r.id == "" || r.take {
+			continue
+		}
+		if len(out) == MaxStatusOrders {
+			break
+		}
+		q := &r.req
+		o := OpenOrder{ID: r.id, Key: r.key, Market: q.Market, Label: a.marketLabel(q.Market), Token: q.Token, Outcome: q.Outcome,
+			Side: q.Side, Price: q.Price, Size: q.Size, Matched: r.matched, Placed: q.Time}
+		if b := a.st.Books[q.Token]; b != nil {
+			if mid, ok := b.Mid(); ok {
+				o.Mid = mid
+				if q.Side == market.Buy {
+					o.Distance = mid - q.Price
+				} else {
+					o.Distance = q.Price - mid
+				}
+			}
+		}
+		out = append(out, o)
+	}
+	return out
 }
 
 // publishStatus publishes a fresh snapshot and hands it to the metrics.

@@ -444,11 +444,37 @@ func fleetStatus(s agent.Status, markets []market.ConditionID, labels []string, 
 			Size: natsbus.Amount(p.Size), AvgPrice: natsbus.Amount(p.AvgPrice), Mark: natsbus.Amount(p.Mark),
 			Realized: natsbus.Amount(p.Realized), Unrealized: natsbus.Amount(p.Unrealized)})
 	}
+	addDetail(&st, s)
 	return st
 }
 
 // fenceWait bounds the wait for the supervisor's first lease deadline.
 const fenceWait = 5 * time.Second
+
+// addDetail copies what `pitboss status` and the dashboard's agent panel show:
+// equity and PnL, the tops of the books, the open orders and the guards' use.
+func addDetail(st *natsbus.Status, s agent.Status) {
+	st.Equity, st.PnL = natsbus.Amount(s.Equity), natsbus.Amount(s.PnL)
+	for _, b := range s.Books {
+		st.Books = append(st.Books, natsbus.BookStatus{Market: b.Market, Label: b.Label, Token: b.Token, Outcome: b.Outcome.String(),
+			Bid: natsbus.Amount(b.Bid), Ask: natsbus.Amount(b.Ask), Mid: natsbus.Amount(b.Mid), Spread: natsbus.Amount(b.Spread)})
+	}
+	for _, o := range s.Orders {
+		if len(st.Orders) == natsbus.MaxStatusOrders {
+			break
+		}
+		st.Orders = append(st.Orders, natsbus.OrderStatus{ID: o.ID, Market: o.Market, Label: o.Label, Outcome: o.Outcome.String(),
+			Side: o.Side.String(), Price: natsbus.Amount(o.Price), Size: natsbus.Amount(o.Size), Matched: natsbus.Amount(o.Matched),
+			Placed: o.Placed, Mid: natsbus.Amount(o.Mid), Distance: natsbus.Amount(o.Distance), Key: o.Key})
+	}
+	for _, l := range s.Limits {
+		g := natsbus.GuardStatus{Guard: l.Guard, Unit: l.Unit, Used: natsbus.Amount(l.Used), Limit: natsbus.Amount(l.Limit)}
+		if l.Limit > 0 {
+			g.Use = int(int64(l.Used) * 100 / int64(l.Limit))
+		}
+		st.Guards = append(st.Guards, g)
+	}
+}
 
 // checkLease verifies that the wallet's lock is held for agent id under lease.
 func checkLease(ctx context.Context, locks *natsbus.Locks, key string, id market.AgentID, lease string) error {

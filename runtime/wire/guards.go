@@ -29,7 +29,18 @@ var (
 	_ agent.Guards        = (*Guards)(nil)
 	_ agent.Keeper        = (*Guards)(nil)
 	_ agent.BatchRepeater = (*Guards)(nil)
+	_ agent.LimitReporter = (*Guards)(nil)
 )
+
+// Limits implements agent.LimitReporter (policies.Chain.Usage).
+func (g *Guards) Limits(st *market.State) []agent.LimitUse {
+	us := g.chain.Usage(st)
+	out := make([]agent.LimitUse, len(us))
+	for i, u := range us {
+		out[i] = agent.LimitUse{Guard: u.Guard, Unit: u.Unit, Used: u.Used, Limit: u.Limit}
+	}
+	return out
+}
 
 // NewGuards builds the chain from cfg and opts.
 func NewGuards(cfg policies.Config, opts ...policies.Option) (*Guards, error) {
