@@ -12,6 +12,7 @@ import (
 
 	"github.com/pitbossdev/pitboss/market"
 	"github.com/pitbossdev/pitboss/policies"
+	"github.com/pitbossdev/pitboss/runtime/alert"
 )
 
 // Spec is one agent file, loaded, defaulted and validated (see Load). Every field
@@ -69,8 +70,25 @@ type Spec struct {
 	StateDir string `yaml:"state_dir"`
 	// LogLevel is debug, info, warn or error. If empty, info.
 	LogLevel LogLevel `yaml:"log_level"`
+	// Alerts are the webhooks a standalone `pitboss run` tells of its kill switch,
+	// failure, stale feed, daily loss and fills (runtime/alert; docs/alerts.md).
+	// A supervised agent ignores them: its fleet file's alerts apply. If absent,
+	// none.
+	Alerts Alerts `yaml:"alerts"`
 
 	inputsLine, inputsCol int // where feeds: (else signals:) is written
+}
+
+// Alerts is an agent file's alerts: section, read by runtime/alert (its
+// problems positioned in the agent file; URLs and tokens only as references).
+type Alerts struct{ alert.Config }
+
+func (a *Alerts) decodeYAML(d *decoder, n *yaml.Node, path string) {
+	cfg, probs := alert.ParseYAML(n)
+	for _, p := range probs {
+		d.probs = append(d.probs, Problem{File: d.file, Line: p.Line, Col: p.Col, Msg: p.Msg})
+	}
+	a.Config = cfg
 }
 
 // DryRun reports whether orders stay in the process (the default).

@@ -4,10 +4,12 @@ import (
 	"context"
 	"fmt"
 	"sync"
+	"time"
 
 	"go.uber.org/zap"
 
 	"github.com/pitbossdev/pitboss/adapters/secrets"
+	"github.com/pitbossdev/pitboss/runtime/agent"
 	"github.com/pitbossdev/pitboss/runtime/alert"
 )
 
@@ -63,4 +65,52 @@ func startAlerts(ctx context.Context, io stdio, cfg alert.Config, source string,
 	wg.Add(1)
 	go func() { defer wg.Done(); _ = s.Run(actx) }()
 	return s, func() { cancel(); wg.Wait() }, nil
+}
+
+// alertAudit tells a standalone agent's kill-switch trips and fills as the agent
+// audits them, and hands every record on to next (if any). Notify never blocks,
+// so the agent's loop is not held up by a webhook.
+type alertAudit struct {
+	next  agent.AuditSink
+	s     *alert.Sender
+	agent string
+	fills bool
+}
+
+// Audit implements agent.AuditSink.
+func (a *alertAudit) Audit(r *agent.AuditRecord) {
+	if a.next != nil {
+		a.next.Audit(r)
+	}
+	switch {
+	case r.Kind == agent.AuditTrip:
+		a.s.Notify(alert.KillSwitchEvent(a.agent, r.Reason, time.UnixMilli(r.Time)))
+	case r.Kind == agent.AuditFill && a.fills:
+		a.s.Notify(alert.FillEvent(a.agent, &r.Fill, ""))
+	}
+}
+
+// watchAgentAlerts feeds a standalone agent's status to s every interval until
+// ctx ends: failure, daily loss and — on the wall clock — a stale feed (the last
+// event's time against the wall clock; with --clock sim the days are event
+// time and staleness is not judged).
+func watchAgentAlerts(ctx context.Context, s *alert.Sender, a *agent.Agent, wall bool, every time.Duration) {
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		st := a.Status()
+		obs := alert.Status{Agent: string(st.Agent), State: string(st.State), Reason: st.Reason, PnL: st.PnL, Time: time.UnixMilli(st.Time)}
+		if wall {
+			obs.Time = time.Now()
+			if st.Time > 0 {
+				obs.LastEvent = time.UnixMilli(st.Time)
+			}
+		}
+		s.Observe(obs)
+	}
 }

@@ -20,6 +20,7 @@ import (
 	"github.com/pitbossdev/pitboss/agents"
 	"github.com/pitbossdev/pitboss/market"
 	"github.com/pitbossdev/pitboss/runtime/agent"
+	"github.com/pitbossdev/pitboss/runtime/alert"
 	"github.com/pitbossdev/pitboss/runtime/wire"
 )
 
@@ -205,7 +206,18 @@ func runRun(ctx context.Context, args []string, io stdio) error {
 			defer f.Close()
 			opt.OrderTrace = f
 		}
+		if len(spec.Alerts.Webhooks) > 0 {
+			log.Info("the agent file's alerts are for standalone runs: the fleet file's alerts apply")
+		}
 		return wire.RunSupervised(ctx, spec, opt)
+	}
+	alerts, stopAlerts, err := startAlerts(ctx, io, spec.Alerts.Config, spec.Name, log)
+	if err != nil {
+		return err
+	}
+	defer stopAlerts() // after the agent stopped: its last alerts are flushed
+	if alerts != nil {
+		opt.Audit = &alertAudit{next: opt.Audit, s: alerts, agent: spec.Name, fills: alerts.Wants(alert.Fill)}
 	}
 	r, err := wire.BuildContext(ctx, spec, opt)
 	if err != nil {
@@ -243,6 +255,15 @@ func runRun(ctx context.Context, args []string, io stdio) error {
 		var cancel context.CancelFunc
 		runCtx, cancel = context.WithTimeout(ctx, *duration)
 		defer cancel()
+	}
+	if alerts != nil {
+		wctx, stopWatch := context.WithCancel(context.Background())
+		watched := make(chan struct{})
+		go func() {
+			defer close(watched)
+			watchAgentAlerts(wctx, alerts, r.Agent, opt.Clock == wire.ClockWall, 5*time.Second)
+		}()
+		defer func() { stopWatch(); <-watched }()
 	}
 	start := time.Now()
 	runDone, statusDone := make(chan struct{}), make(chan error, 1)
