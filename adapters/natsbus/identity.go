@@ -27,6 +27,7 @@ func AgentPublishAllow(id market.AgentID) ([]string, error) {
 		Prefix + ".agent." + a + ".audit.*",
 		Prefix + ".agent." + a + ".signal.*",
 		SubjectBudgetPrefix + "*.*." + a,
+		"$KV." + StateBucket + ".agent." + a, // its own checkpoint (docs/design/0142)
 		SubjectFeedDemand,
 		Prefix + ".feed.snap.*",
 		"$JS.API.>", // reads; AgentDenyPublish removes what changes streams
