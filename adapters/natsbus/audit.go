@@ -294,22 +294,30 @@ func (b *Bus) AuditLog(id market.AgentID, wallet market.Address, run string) (*A
 	return &AuditLog{bus: b, agent: id, wallet: wallet, run: run}, nil
 }
 
-// prepare fills V, Agent, Wallet and ID, checks Kind and encodes rec.
-func (l *AuditLog) prepare(rec *AuditRecord) (*nats.Msg, error) {
+// fill fills V, Agent, Wallet and an empty ID, and checks Kind.
+func (l *AuditLog) fill(rec *AuditRecord) error {
 	if !rec.Kind.Valid() {
-		return nil, fmt.Errorf("natsbus: invalid audit kind %q", string(rec.Kind))
+		return fmt.Errorf("natsbus: invalid audit kind %q", string(rec.Kind))
 	}
 	rec.V = 1
 	if rec.Agent == "" {
 		rec.Agent = l.agent
 	} else if rec.Agent != l.agent {
-		return nil, fmt.Errorf("natsbus: audit record of agent %s on the log of %s", rec.Agent, l.agent)
+		return fmt.Errorf("natsbus: audit record of agent %s on the log of %s", rec.Agent, l.agent)
 	}
 	if rec.Wallet.IsZero() {
 		rec.Wallet = l.wallet
 	}
 	if rec.ID == "" {
 		rec.ID = string(l.agent) + "." + l.run + "." + strconv.FormatUint(l.seq.Add(1), 10)
+	}
+	return nil
+}
+
+// prepare fills rec (see fill) and encodes it.
+func (l *AuditLog) prepare(rec *AuditRecord) (*nats.Msg, error) {
+	if err := l.fill(rec); err != nil {
+		return nil, err
 	}
 	subj, err := AuditSubject(l.agent, rec.Kind)
 	if err != nil {

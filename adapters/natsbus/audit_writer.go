@@ -27,6 +27,16 @@ type AuditWriterConfig struct {
 	// Drain bounds how long Run keeps storing queued records after its context ends.
 	// If zero, 5 s.
 	Drain time.Duration
+	// Spool, if set, keeps on local disk what the stream cannot take (docs/design/
+	// 0143): a batch not stored within SpoolAfter is spooled, and so is every
+	// record enqueued after it until the spool has been stored (tried after 1 s,
+	// backing off to 5 s); at shutdown, what could not be stored within Drain is
+	// spooled instead of lost. A spool an earlier process left is stored first.
+	// Spooled records count as stored for Backlog and Flush. If nil, Run retries
+	// a batch until it is stored and the queue absorbs the outage.
+	Spool *Spool
+	// SpoolAfter is how long a batch may fail before it is spooled. If zero, 5 s.
+	SpoolAfter time.Duration
 }
 
 // AuditWriter stores one agent's audit records in the background, so that the agent's
@@ -58,6 +68,9 @@ func (l *AuditLog) NewWriter(cfg AuditWriterConfig) *AuditWriter {
 	if cfg.Drain <= 0 {
 		cfg.Drain = 5 * time.Second
 	}
+	if cfg.SpoolAfter <= 0 {
+		cfg.SpoolAfter = 5 * time.Second
+	}
 	return &AuditWriter{log: l, cfg: cfg, ch: make(chan AuditRecord, cfg.Queue), progress: make(chan struct{})}
 }
 
@@ -85,7 +98,8 @@ func (w *AuditWriter) Backlog() int {
 	return int(e - s)
 }
 
-// Flush waits until every record enqueued before the call is stored, or ctx ends.
+// Flush waits until every record enqueued before the call is stored (or spooled),
+// or ctx ends.
 func (w *AuditWriter) Flush(ctx context.Context) error {
 	target := w.enqueued.Load()
 	for {
@@ -104,22 +118,93 @@ func (w *AuditWriter) Flush(ctx context.Context) error {
 }
 
 // Run stores queued records until ctx ends, then keeps storing what is queued for at
-// most the Drain time, and returns nil (or an error naming how many records were left
-// unstored).
+// most the Drain time (spooling what is left, with a Spool), and returns nil (or an
+// error naming how many records were left unstored).
 func (w *AuditWriter) Run(ctx context.Context) error {
 	batch := make([]AuditRecord, 0, w.cfg.Batch)
+	sp := w.cfg.Spool
+	spooling := sp != nil && sp.Len() > 0 // an earlier process's records go first
+	retry := time.NewTimer(0)
+	defer retry.Stop()
+	if !spooling {
+		retry.Stop()
+	}
+	retryWait := time.Second
 	for {
+		if spooling {
+			select {
+			case <-ctx.Done():
+				return w.drain(batch[:0], true)
+			case rec := <-w.ch:
+				batch = w.fill(append(batch[:0], rec))
+				if err := w.spoolOrStore(ctx, batch, false); err != nil {
+					return w.drain(batch, true)
+				}
+			case <-retry.C:
+				rctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+				err := sp.replay(rctx, w.log, w.cfg.Batch)
+				cancel()
+				if err == nil {
+					spooling = false
+					continue
+				}
+				w.log.bus.log.Debug("audit spool not stored yet", zap.Int("records", sp.Len()), zap.Error(err))
+				retryWait = min(2*retryWait, 5*time.Second)
+				retry.Reset(retryWait)
+			}
+			continue
+		}
 		select {
 		case <-ctx.Done():
-			return w.drain(batch[:0])
+			return w.drain(batch[:0], false)
 		case rec := <-w.ch:
 			batch = w.fill(append(batch[:0], rec))
-			if err := w.store(ctx, batch); err != nil {
-				// ctx ended while retrying: the batch (IDs assigned) is stored by drain.
-				return w.drain(batch)
+			if sp == nil {
+				if err := w.store(ctx, batch); err != nil {
+					// ctx ended while retrying: the batch (IDs assigned) is stored by drain.
+					return w.drain(batch, false)
+				}
+				continue
 			}
+			sctx, cancel := context.WithTimeout(ctx, w.cfg.SpoolAfter)
+			err := w.store(sctx, batch)
+			cancel()
+			if err == nil {
+				continue
+			}
+			if ctx.Err() != nil {
+				return w.drain(batch, false)
+			}
+			w.log.bus.log.Warn("the audit stream is not answering: spooling records to local disk", zap.String("spool", sp.Path()))
+			if err := w.spoolOrStore(ctx, batch, true); err != nil {
+				return w.drain(batch, true)
+			}
+			spooling, retryWait = true, time.Second
+			retry.Reset(retryWait)
 		}
 	}
+}
+
+// spoolOrStore puts batch in the spool (attempted: it was sent without an
+// answer) or, when the spool cannot take it (full, a disk error), stores it in the
+// stream, retrying until ctx ends.
+func (w *AuditWriter) spoolOrStore(ctx context.Context, batch []AuditRecord, attempted bool) error {
+	err := w.cfg.Spool.put(w.log, batch, attempted, time.Now())
+	if err == nil {
+		w.advance(len(batch))
+		return nil
+	}
+	w.log.bus.log.Error("audit records not spooled: waiting for the stream", zap.Int("records", len(batch)), zap.Error(err))
+	return w.store(ctx, batch)
+}
+
+// advance counts n records as stored and wakes Flush.
+func (w *AuditWriter) advance(n int) {
+	w.stored.Add(uint64(n))
+	w.mu.Lock()
+	close(w.progress)
+	w.progress = make(chan struct{})
+	w.mu.Unlock()
 }
 
 // fill adds queued records to batch without waiting, up to the batch size.
@@ -143,11 +228,7 @@ func (w *AuditWriter) store(ctx context.Context, batch []AuditRecord) error {
 		err := w.log.AppendBatch(actx, batch)
 		cancel()
 		if err == nil {
-			w.stored.Add(uint64(len(batch)))
-			w.mu.Lock()
-			close(w.progress)
-			w.progress = make(chan struct{})
-			w.mu.Unlock()
+			w.advance(len(batch))
 			return nil
 		}
 		if ctx.Err() != nil {
@@ -165,15 +246,31 @@ func (w *AuditWriter) store(ctx context.Context, batch []AuditRecord) error {
 	}
 }
 
-func (w *AuditWriter) drain(batch []AuditRecord) error {
+// drain stores (spooling: spools) what is queued, for at most the Drain time;
+// with a Spool, a batch the stream does not take in that time is spooled.
+func (w *AuditWriter) drain(batch []AuditRecord, spooling bool) error {
 	ctx, cancel := context.WithTimeout(context.Background(), w.cfg.Drain)
 	defer cancel()
+	sp := w.cfg.Spool
 	for {
 		batch = w.fill(batch)
 		if len(batch) == 0 {
 			return nil
 		}
-		if err := w.store(ctx, batch); err != nil {
+		if spooling && sp.put(w.log, batch, false, time.Time{}) == nil {
+			w.advance(len(batch))
+			batch = batch[:0]
+			continue
+		}
+		err := w.store(ctx, batch)
+		if err != nil && sp != nil && sp.put(w.log, batch, true, time.Now()) == nil {
+			w.log.bus.log.Warn("audit records spooled at shutdown: stored when a process with this spool next runs",
+				zap.Int("records", len(batch)), zap.String("spool", sp.Path()))
+			w.advance(len(batch))
+			spooling, batch = true, batch[:0]
+			continue
+		}
+		if err != nil {
 			left := w.Backlog()
 			w.log.bus.log.Error("audit records not stored at shutdown", zap.Int("records", left))
 			return errors.Join(errors.New("natsbus: audit records left unstored at shutdown"), err)

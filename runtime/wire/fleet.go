@@ -235,7 +235,27 @@ func RunSupervised(ctx context.Context, spec *agents.Spec, opt Options) error {
 	if err != nil {
 		return err
 	}
-	writer := alog.NewWriter(natsbus.AuditWriterConfig{})
+	// Records the cluster cannot take (an outage, a lost quorum) wait on local
+	// disk, in the agent's state directory, and are stored when it is back — by
+	// this process, or by the agent's next one (docs/design/0143).
+	wcfg := natsbus.AuditWriterConfig{}
+	stateDir := spec.StateDir
+	if opt.StateDir != "" {
+		stateDir = opt.StateDir
+	}
+	if stateDir != "" {
+		sp, err := natsbus.OpenSpool(filepath.Join(stateDir, "audit-spool"), id, "agent", 0)
+		if err != nil {
+			return err
+		}
+		if n := sp.Len(); n > 0 {
+			log.Info("audit records of an earlier run are spooled: storing them first", zap.Int("records", n), zap.String("spool", sp.Path()))
+		}
+		wcfg.Spool = sp
+	} else {
+		log.Warn("no state directory: audit records the cluster cannot take during an outage are not spooled")
+	}
+	writer := alog.NewWriter(wcfg)
 	sink := &fleetAudit{w: writer, wallet: wallet, next: opt.Audit, backlog: make(chan struct{}, 1)}
 	opt.Audit = sink
 
