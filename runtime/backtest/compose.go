@@ -85,8 +85,8 @@ func compose(cfg *Config) (*parts, error) {
 		}
 	}
 	p.wallet = wire.PaperAddress(spec.Wallet)
-	p.guards, err = wire.NewGuards(spec.Guards, policies.WithAgent(spec.Name), policies.WithAddress(p.wallet),
-		policies.WithGeoblock(policies.Geoblock{Status: policies.GeoAllowed, Country: "backtest"}))
+	p.guards, err = wire.NewGuards(spec.Guards, append([]policies.Option{policies.WithAgent(spec.Name), policies.WithAddress(p.wallet),
+		policies.WithGeoblock(policies.Geoblock{Status: policies.GeoAllowed, Country: "backtest"})}, wire.SignalGuard(spec)...)...)
 	if err != nil {
 		return nil, err
 	}

@@ -241,7 +241,7 @@ func buildRemote(ctx context.Context, spec *agents.Spec, opt Options, live bool)
 		tokens = append(tokens, b.Info.Tokens[market.Yes], b.Info.Tokens[market.No])
 	}
 
-	g, err := NewGuards(spec.Guards, policies.WithAgent(spec.Name), policies.WithAddress(r.Wallet), policies.WithGeoblock(geo))
+	g, err := NewGuards(spec.Guards, append([]policies.Option{policies.WithAgent(spec.Name), policies.WithAddress(r.Wallet), policies.WithGeoblock(geo)}, SignalGuard(spec)...)...)
 	if err != nil {
 		return nil, err
 	}

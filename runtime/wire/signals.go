@@ -10,6 +10,7 @@ import (
 	"github.com/pitbossdev/pitboss/adapters/signals"
 	"github.com/pitbossdev/pitboss/agents"
 	"github.com/pitbossdev/pitboss/market"
+	"github.com/pitbossdev/pitboss/policies"
 	"github.com/pitbossdev/pitboss/runtime/agent"
 )
 
@@ -89,4 +90,19 @@ func subscribeSignals(bus *natsbus.Bus, id market.AgentID, spec *agents.Spec, hu
 		}
 	}
 	return nil
+}
+
+// SignalGuard returns the options that add the guard signal_stale
+// (policies.StaleSignals) for the agent file's required signals, none without.
+func SignalGuard(spec *agents.Spec) []policies.Option {
+	var limits []policies.SignalLimit
+	for _, s := range spec.Signals {
+		if s.Required {
+			limits = append(limits, policies.SignalLimit{Name: s.Name, Stale: s.Stale.Milliseconds()})
+		}
+	}
+	if len(limits) == 0 {
+		return nil
+	}
+	return []policies.Option{policies.WithGuards(policies.StaleSignals(limits))}
 }

@@ -345,8 +345,8 @@ func BuildContext(ctx context.Context, spec *agents.Spec, opt Options) (*Runnabl
 	r.Bindings = bindings
 
 	// Guards.
-	g, err := NewGuards(spec.Guards, policies.WithAgent(spec.Name), policies.WithAddress(r.Wallet),
-		policies.WithGeoblock(policies.Geoblock{Status: policies.GeoAllowed, Country: "embedded"}))
+	g, err := NewGuards(spec.Guards, append([]policies.Option{policies.WithAgent(spec.Name), policies.WithAddress(r.Wallet),
+		policies.WithGeoblock(policies.Geoblock{Status: policies.GeoAllowed, Country: "embedded"})}, SignalGuard(spec)...)...)
 	if err != nil {
 		return nil, err
 	}
