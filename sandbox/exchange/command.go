@@ -28,10 +28,11 @@ const (
 	AdvanceTime    CommandKind = 14 // move the clock (Time only)
 	Transfer       CommandKind = 15 // move available collateral to another account (Owner, To, Amount)
 	Convert        CommandKind = 16 // neg-risk: NO of one market → YES of the event's other markets (Owner, Market, Amount)
+	Swap           CommandKind = 17 // settle a negotiated (RFQ) trade: Size of Token from Owner to To, Amount of collateral from To to Owner
 )
 
 var commandKindNames = [...]string{"invalid", "create_market", "update_market", "resolve", "deposit", "withdraw",
-	"split", "merge", "redeem", "place", "cancel", "cancel_all", "increment_nonce", "set_account_mode", "advance_time", "transfer", "convert"}
+	"split", "merge", "redeem", "place", "cancel", "cancel_all", "increment_nonce", "set_account_mode", "advance_time", "transfer", "convert", "swap"}
 
 // String returns a short lower-case name ("place", "cancel_all", ...).
 func (k CommandKind) String() string {
@@ -42,7 +43,7 @@ func (k CommandKind) String() string {
 }
 
 // Valid reports whether k is one of the defined kinds.
-func (k CommandKind) Valid() bool { return k >= CreateMarket && k <= Convert }
+func (k CommandKind) Valid() bool { return k >= CreateMarket && k <= Swap }
 
 // Command is one input of the engine: a plain value, so that it can be journaled
 // (AppendBinary), replayed and compared. Only the fields that belong to Kind are read;
@@ -71,6 +72,8 @@ func (k CommandKind) Valid() bool { return k >= CreateMarket && k <= Convert }
 //	AdvanceTime    none besides Time
 //	Transfer       Owner (payer), To (payee), Amount (available collateral)
 //	Convert        Owner, Market (the market whose NO tokens are converted), Amount
+//	Swap           Owner (seller), To (buyer), Token, Size (micro-shares, > 0), Amount
+//	               (collateral the buyer pays, > 0)
 //
 // Place contract: Price is the limit in the order's own token (a BUY NO at 0.3 pays
 // at most 0.3 per NO share), on the market's tick and strictly between 0 and 1. Size
@@ -105,7 +108,7 @@ type Command struct {
 
 	Spec MarketSpec
 
-	To market.Address // Transfer: the payee
+	To market.Address // Transfer: the payee; Swap: the buyer
 }
 
 // MarketSpec is the listing of a binary market: its two tokens, its descriptive text

@@ -334,6 +334,8 @@ func (e *Engine) Apply(c *Command) ([]Event, error) {
 		err = e.transfer(c)
 	case Convert:
 		err = e.convert(c)
+	case Swap:
+		err = e.swap(c)
 	default:
 		err = market.Errorf(market.CodeBadRequest, "command kind")
 	}

@@ -33,12 +33,13 @@ const (
 	ModeChanged      EventKind = 19
 	Transferred      EventKind = 20
 	Converted        EventKind = 21
+	Swapped          EventKind = 22
 )
 
 var eventKindNames = [...]string{"invalid", "market_created", "market_updated", "market_resolved",
 	"order_accepted", "command_rejected", "order_filled", "trade_executed", "order_rested",
 	"order_cancelled", "order_expired", "book_changed", "balance_changed", "deposited",
-	"withdrawn", "positions_split", "positions_merged", "redeemed", "nonce_incremented", "mode_changed", "transferred", "converted"}
+	"withdrawn", "positions_split", "positions_merged", "redeemed", "nonce_incremented", "mode_changed", "transferred", "converted", "swapped"}
 
 // String returns a short lower-case name ("order_filled", ...).
 func (k EventKind) String() string {
@@ -134,6 +135,9 @@ const (
 //	Converted        Owner, Market (whose NO was converted), Token (that NO token), Amount
 //	                 (NO tokens burned = YES tokens credited in each other unresolved
 //	                 market of the event)
+//	Swapped          Owner (seller), To (buyer), Market, Token, Outcome, Size (tokens
+//	                 moved), Amount (collateral paid), Price (Amount per share, in the
+//	                 token's terms, truncated to the micro-unit)
 //
 // Within one command, events come in this order: expirations due at the command's time
 // (each OrderExpired, then their BookChanged and BalanceChanged), then the command's own
@@ -181,7 +185,7 @@ type Event struct {
 	Tick      market.Micros
 	OldTick   market.Micros
 
-	To market.Address // Transferred: the payee
+	To market.Address // Transferred: the payee; Swapped: the buyer
 }
 
 // LevelChanges returns a BookChanged event as the change of the YES token's book and

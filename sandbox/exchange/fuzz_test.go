@@ -123,6 +123,7 @@ func seedCommands(f *testing.F) {
 		{Kind: Withdraw, Owner: alice, Amount: d("999")},
 		{Kind: Transfer, Owner: alice, To: carol, Amount: d("5")},
 		{Kind: Convert, Owner: bob, Market: condA, Amount: d("7")},
+		{Kind: Swap, Owner: bob, To: alice, Token: yes, Size: d("2"), Amount: d("1.2")},
 		{Kind: Resolve, Market: condB, Winner: market.Yes},
 	}
 	var all []byte

@@ -287,3 +287,62 @@ func (e *Engine) convert(c *Command) *market.Error {
 	ev.Owner, ev.Market, ev.Token, ev.Amount = c.Owner, m.id, m.tokens[market.No], c.Amount
 	return nil
 }
+
+// swap settles a negotiated trade outside the book (an RFQ: the requester and the
+// quoter agreed on a price): Size of Owner's available Token goes to To, and Amount
+// of To's available collateral goes to Owner, atomically. Both sides are checked
+// before anything moves; orders' reservations are untouched (only available
+// balances move). The market must be unresolved. A banned buyer or seller is
+// refused; a close-only buyer is refused (it opens a position), a close-only seller
+// may sell. Who may swap with whom, and at what price, is the caller's rule.
+func (e *Engine) swap(c *Command) *market.Error {
+	if c.Owner.IsZero() || c.To.IsZero() {
+		return errBadAddress()
+	}
+	if c.Owner == c.To {
+		return market.Errorf(market.CodeBadRequest, "swap (seller and buyer are the same account)")
+	}
+	ti, ok := e.lookupToken(c.Token)
+	if !ok {
+		return market.Errorf(market.CodeMarketNotFound)
+	}
+	mi := ti / 2
+	if e.markets[mi].resolved {
+		return market.Errorf(market.CodeMarketResolved)
+	}
+	if !validAmount(c.Amount) || !validAmount(c.Size) {
+		return market.Errorf(market.CodeInvalidAmount)
+	}
+	if err := e.mayOpen(c.To); err != nil {
+		return err
+	}
+	if a, ok := e.lookupAccount(c.Owner); ok && e.accts[a].mode == market.ModeBanned {
+		return market.Errorf(market.CodeAddressBanned, c.Owner.String())
+	}
+	s, ok := e.lookupAccount(c.Owner)
+	if !ok {
+		return market.Errorf(market.CodeInsufficientBalance)
+	}
+	ps := e.lookupPosition(s, ti)
+	if ps < 0 || e.pos[ps].avail < c.Size {
+		return market.Errorf(market.CodeInsufficientBalance)
+	}
+	b, ok := e.lookupAccount(c.To)
+	if !ok || e.accts[b].avail < c.Amount {
+		return market.Errorf(market.CodeInsufficientBalance)
+	}
+	e.pos[ps].avail -= c.Size
+	e.touchPosition(ps)
+	pb := e.position(b, ti)
+	e.pos[pb].avail += c.Size
+	e.touchPosition(pb)
+	e.accts[b].avail -= c.Amount
+	e.accts[s].avail += c.Amount
+	e.touchCollateral(b)
+	e.touchCollateral(s)
+	ev := e.emit(Swapped)
+	ev.Owner, ev.To, ev.Market, ev.Token, ev.Outcome = c.Owner, c.To, e.markets[mi].id, c.Token, market.Outcome(ti%2)
+	ev.Size, ev.Amount = c.Size, c.Amount
+	ev.Price, _ = market.MulDiv(c.Amount, market.One, c.Size)
+	return nil
+}
