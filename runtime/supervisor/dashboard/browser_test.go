@@ -12,6 +12,7 @@ import (
 
 	"github.com/pitbossdev/pitboss/adapters/natsbus"
 	"github.com/pitbossdev/pitboss/internal/browsertest"
+	"github.com/pitbossdev/pitboss/market"
 	"github.com/pitbossdev/pitboss/runtime/supervisor"
 	"github.com/pitbossdev/pitboss/runtime/supervisor/dashboard"
 	"github.com/pitbossdev/pitboss/runtime/supervisor/supervisortest"
@@ -77,10 +78,24 @@ func TestDashboardInHeadlessChromium(t *testing.T) {
 	}
 
 	// Nothing the page received holds a secret.
-	secrets := []string{f.Sup.Endpoint().Password, f.Sup.AgentEndpoint().Password}
 	body := rec.bodies()
 	if !strings.Contains(body, `"id":"a"`) {
 		t.Fatal("the recorder saw no fleet state")
+	}
+	noSecrets(t, f, body, "a", "b", "c")
+}
+
+// noSecrets fails when body holds a NATS password (the supervisor's, the agents'
+// shared one, each agent's own) or a credential-shaped field.
+func noSecrets(t *testing.T, f *supervisortest.Fleet, body string, ids ...string) {
+	t.Helper()
+	secrets := []string{f.Sup.Endpoint().Password, f.Sup.AgentEndpoint().Password}
+	for _, id := range ids {
+		ep, err := f.Sup.AgentEndpointOf(market.AgentID(id))
+		if err != nil {
+			t.Fatal(err)
+		}
+		secrets = append(secrets, ep.Password)
 	}
 	for _, s := range secrets {
 		if s == "" || strings.Contains(body, s) {
@@ -88,7 +103,6 @@ func TestDashboardInHeadlessChromium(t *testing.T) {
 		}
 	}
 	noCredentials(t, body)
-
 }
 
 // fleetDashboard starts a supervisor of fake agent processes (one per id, mode
