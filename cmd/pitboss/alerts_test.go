@@ -32,7 +32,7 @@ func TestRunSendsAlertsOfTheAgentFile(t *testing.T) {
 	defer srv.Close()
 	hook := srv.URL + "/hooks/secret-path-0123"
 	path := agentFile(t, "alerted", "  max_drawdown: 0.05\n  flatten_on_halt: true\n"+
-		"alerts:\n  per_minute: 1000\n  webhooks:\n    - {name: ops, format: json, url: env:PITBOSS_TEST_HOOK, events: [kill_switch, fill]}\n")
+		"alerts:\n  per_minute: 10000\n  queue: 10000\n  webhooks:\n    - {name: ops, format: json, url: env:PITBOSS_TEST_HOOK, events: [kill_switch, fill]}\n")
 	rt := t.TempDir()
 	var out, errb strings.Builder
 	code := runMain(t.Context(), []string{"run", "--clock", "sim", "--duration", "20m", "--state-dir", t.TempDir(), path},
