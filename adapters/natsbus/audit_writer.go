@@ -141,7 +141,10 @@ func (w *AuditWriter) Run(ctx context.Context) error {
 					return w.drain(batch, true)
 				}
 			case <-retry.C:
-				rctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+				// One attempt is bounded (10 s, plus 1 ms a record), so that an
+				// attempt made while the stream still had no leader does not hold
+				// the next one back.
+				rctx, cancel := context.WithTimeout(ctx, 10*time.Second+time.Duration(sp.Len())*time.Millisecond)
 				err := sp.replay(rctx, w.log, w.cfg.Batch)
 				cancel()
 				if err == nil {

@@ -12,6 +12,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/nats-io/nats.go/jetstream"
 	"go.uber.org/zap"
 
 	"github.com/pitbossdev/pitboss/market"
@@ -155,6 +156,20 @@ func (s *Spool) replay(ctx context.Context, l *AuditLog, batch int) error {
 		}
 		return err
 	}
+	// A cheap probe first: the stream answers and has a leader (right after an
+	// outage the stream may still be electing one; the replay would wait for it).
+	pctx, cancel := withAttempt(ctx, attemptTimeout)
+	st, err := l.bus.js.Stream(pctx, AuditStream)
+	if err == nil {
+		var info *jetstream.StreamInfo
+		if info, err = st.Info(pctx); err == nil && info.Cluster != nil && info.Cluster.Leader == "" {
+			err = errors.New("natsbus: the audit stream has no leader yet")
+		}
+	}
+	cancel()
+	if err != nil {
+		return err
+	}
 	var since int64
 	for _, e := range entries {
 		if e.Attempted && (since == 0 || e.At < since) {
@@ -163,8 +178,13 @@ func (s *Spool) replay(ctx context.Context, l *AuditLog, batch int) error {
 	}
 	stored := map[string]bool{}
 	if since != 0 {
+		// Bounded on its own: a read that stalls right after a leader change is
+		// retried by the next replay rather than waited for.
 		f := AuditFilter{Agent: l.agent, Since: time.UnixMilli(since).Add(-5 * time.Second)}
-		if err := l.bus.TailAudit(ctx, f, func(e AuditEntry) error { stored[e.Record.ID] = true; return nil }); err != nil {
+		tctx, cancel := withAttempt(ctx, 2*attemptTimeout)
+		err := l.bus.TailAudit(tctx, f, func(e AuditEntry) error { stored[e.Record.ID] = true; return nil })
+		cancel()
+		if err != nil {
 			return err
 		}
 	}

@@ -73,10 +73,12 @@ func TestAuditSpoolKeepsRecordsThroughAnOutage(t *testing.T) {
 			c.Kill(i)
 		}
 	}
+	down := time.Now()
 	enqueue(w1, 30)
 	if err := w1.Flush(ctxT(t, 20*time.Second)); err != nil {
 		t.Fatalf("records neither stored nor spooled: %v", err)
 	}
+	t.Logf("30 records spooled %s after two nodes were stopped (SpoolAfter 500ms)", time.Since(down))
 	if sp.Len() == 0 {
 		t.Fatal("nothing spooled during the outage")
 	}
@@ -93,6 +95,7 @@ func TestAuditSpoolKeepsRecordsThroughAnOutage(t *testing.T) {
 	}
 
 	// The cluster comes back; the agent's next process stores the spool first.
+	back := time.Now()
 	for i := 0; i < 3; i++ {
 		if i != keep {
 			c.Restart(i)
@@ -112,6 +115,7 @@ func TestAuditSpoolKeepsRecordsThroughAnOutage(t *testing.T) {
 	}()
 	enqueue(w2, 10)
 	waitFor(t, 60*time.Second, "the spool stored", func() bool { return sp2.Len() == 0 })
+	t.Logf("spool of 40 records stored %s after the nodes were restarted", time.Since(back)) // docs/fleet.md quotes it
 	if err := w2.Flush(ctxT(t, 20*time.Second)); err != nil {
 		t.Fatal(err)
 	}
@@ -141,6 +145,7 @@ func TestKillingANodeLosesNoAcknowledgedAuditRecord(t *testing.T) {
 	}
 	var mu sync.Mutex
 	acked := map[string]bool{}
+	var slowest time.Duration // the longest append: the pause the leader's loss caused
 	ctx, cancel := context.WithTimeout(context.Background(), 40*time.Second)
 	defer cancel()
 	const per = 60
@@ -158,11 +163,14 @@ func TestKillingANodeLosesNoAcknowledgedAuditRecord(t *testing.T) {
 				}
 				rec := AuditRecord{Kind: AuditOrder, Order: &OrderRecord{Action: "place"}}
 				actx, acancel := context.WithTimeout(ctx, 15*time.Second)
+				start := time.Now()
 				_, err := l.Append(actx, &rec)
+				took := time.Since(start)
 				acancel()
 				if err == nil {
 					mu.Lock()
 					acked[rec.ID] = true
+					slowest = max(slowest, took)
 					mu.Unlock()
 				}
 			}
@@ -183,6 +191,7 @@ func TestKillingANodeLosesNoAcknowledgedAuditRecord(t *testing.T) {
 	got := idsOf(t, sup)
 	mu.Lock()
 	defer mu.Unlock()
+	t.Logf("slowest acknowledged append across the leader's loss: %s", slowest) // docs/fleet.md quotes it
 	if len(acked) != 4*per {
 		t.Fatalf("%d of %d appends acknowledged (each retried until the new leader answered)", len(acked), 4*per)
 	}
