@@ -100,3 +100,44 @@ func TestRecordedRunWithFeedsAndSignalsBacktestsToItsFills(t *testing.T) {
 	}
 	t.Logf("%d identical fills; %d feed prices and %d signal values recorded", len(dry.list), feeds, signals)
 }
+
+// TestInputExamplesBacktestOnTheBundledSample: the underlying and eventarb
+// examples load and check (feeds bound, slots, parameters), and backtest on the
+// bundled recording with inputs making fills; eventarb's legs go out together
+// (every candidate gets a fill) and underlying quotes only once its feed has a
+// price (none of its fills before the first price).
+func TestInputExamplesBacktestOnTheBundledSample(t *testing.T) {
+	src, err := OpenTape(filepath.Join("..", "..", InputsSamplePath))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var firstPrice int64
+	_ = src.Events(context.Background(), func(ev *market.Event) bool {
+		if ev.Kind == market.EventFeed {
+			firstPrice = ev.Time
+			return false
+		}
+		return true
+	})
+	for _, name := range []string{"underlying", "eventarb"} {
+		spec := loadAgent(t, filepath.Join("..", "..", "agents", "examples", name, "agent.yaml"))
+		if _, err := spec.LoadStrategy(); err != nil {
+			t.Fatal(err)
+		}
+		rep := run(t, Config{Spec: spec, Source: src})
+		if len(rep.Fills) < 5 {
+			t.Fatalf("%s made %d fills on the sample", name, len(rep.Fills))
+		}
+		tokens := map[string]bool{}
+		for _, f := range rep.Fills {
+			tokens[string(f.Market)] = true
+			if name == "underlying" && f.Time < firstPrice {
+				t.Fatalf("underlying filled at %d, before the feed's first price at %d", f.Time, firstPrice)
+			}
+		}
+		if name == "eventarb" && len(tokens) != 3 {
+			t.Fatalf("eventarb filled in %d of the 3 candidates", len(tokens))
+		}
+		t.Logf("%s: %d fills, pnl %v", name, len(rep.Fills), rep.Summary.PnL)
+	}
+}
