@@ -72,6 +72,8 @@ var AgentDenyPublish = []string{
 	"$JS.API.SERVER.>",
 	"$KV." + LockBucket + ".>",
 	"$KV." + DesiredBucket + ".>",
+	"$KV." + AgentsBucket + ".>",
+	"$KV." + SupervisorsBucket + ".>",
 	Prefix + ".agent.*.ctl",
 	Prefix + ".agent.*.life",
 	Prefix + ".fleet.>",

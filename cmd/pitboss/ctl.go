@@ -40,6 +40,10 @@ Commands:
   cancel-all | flatten          cancel every open order / and close positions (--market ID)
   kill | resume-after-kill      the kill switch, and re-arming it
   stop | start | restart        the agent's process (through its supervisor)
+  agents apply FILE…            publish agent files (or a fleet file's agents) to the
+                                fleet: supervisors claim and run them (max_agents,
+                                labels and placement decide where)
+  agents list | delete ID       the published definitions; delete stops a claimed one
 
 Control commands take one AGENT or --all, and --reason TEXT. Kill, pause and stop
 are also recorded as the fleet's desired state: they survive restarts and reach
@@ -93,7 +97,7 @@ func runCtl(ctx context.Context, args []string, io stdio) error {
 
 	op := supervisor.Op(strings.ReplaceAll(cmd, "-", "_"))
 	switch cmd {
-	case "list", "ls", "status", "tail":
+	case "list", "ls", "status", "tail", "agents":
 	default:
 		if !slices.Contains(supervisor.Ops, op) {
 			return usagef("unknown command %q", cmd)
@@ -108,6 +112,7 @@ func runCtl(ctx context.Context, args []string, io stdio) error {
 			return usagef("%v", err)
 		}
 		target = id
+	case cmd == "agents":
 	case cmd == "list" || cmd == "ls" || cmd == "status" || cmd == "tail":
 		if len(pos) > 0 {
 			return usagef("%s takes no arguments", cmd)
@@ -156,6 +161,8 @@ func runCtl(ctx context.Context, args []string, io stdio) error {
 	defer c.Close()
 
 	switch cmd {
+	case "agents":
+		return ctlAgents(ctx, io, c, pos, *asJSON)
 	case "list", "ls", "status":
 		fl, err := c.List(ctx, *wait)
 		if err != nil {
@@ -350,7 +357,30 @@ func printList(w io.Writer, fl supervisor.Fleet) {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d\t%s\n", a.ID, a.State(), a.Process, a.Supervisor,
 			shortHex(a.Wallet.String()), mode, markets, pos, a.PnL(), hb, a.Restarts, note)
 	}
+	// Agents nobody that answered runs: on a missing supervisor, or not placed.
+	shown := map[market.AgentID]bool{}
+	for _, m := range fl.Missing {
+		for _, id := range m.Agents {
+			if slices.Contains(fl.Unplaced, id) && !shown[id] {
+				shown[id] = true
+				fmt.Fprintf(tw, "%s	unknown	-	%s (missing)								its supervisor did not answer\n", id, m.Name)
+			}
+		}
+	}
+	for _, id := range fl.Unplaced {
+		if !shown[id] {
+			fmt.Fprintf(tw, "%s	unplaced	-									defined; no supervisor runs it\n", id)
+		}
+	}
 	tw.Flush()
+	for _, m := range fl.Missing {
+		seen := "never"
+		if m.Seen > 0 {
+			seen = time.Since(time.UnixMilli(m.Seen)).Round(time.Second).String() + " ago"
+		}
+		fmt.Fprintf(w, "supervisor %s@%s is missing: did not answer; its entry was written %s (agents: %s)\n", m.Name, m.Host, seen,
+			strings.Join(agentIDs(m.Agents), ", "))
+	}
 	var sups []string
 	for _, s := range fl.Supervisors {
 		sups = append(sups, s.Supervisor+"@"+s.Host)
@@ -363,6 +393,14 @@ func printList(w io.Writer, fl supervisor.Fleet) {
 		}
 	}
 	fmt.Fprintf(w, "%d agent(s), %d supervisor(s): %s%s\n", len(fl.Agents()), len(fl.Supervisors), strings.Join(sups, ", "), desired)
+}
+
+func agentIDs(ids []market.AgentID) []string {
+	out := make([]string, len(ids))
+	for i, id := range ids {
+		out[i] = string(id)
+	}
+	return out
 }
 
 func shortHex(s string) string {

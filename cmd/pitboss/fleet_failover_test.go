@@ -7,7 +7,9 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -15,6 +17,7 @@ import (
 
 	"github.com/pitbossdev/pitboss/adapters/natsbus"
 	"github.com/pitbossdev/pitboss/adapters/natsbus/natsbustest"
+	"github.com/pitbossdev/pitboss/market"
 	"github.com/pitbossdev/pitboss/runtime/supervisor"
 	"github.com/pitbossdev/pitboss/runtime/wire"
 )
@@ -105,15 +108,10 @@ func orderIDsPlacedTwice(t *testing.T, rt, creds string) (placed int, twice []st
 	return placed, twice
 }
 
-// TestFleetFailoverAndFencing runs two `pitboss supervise` processes on a 3-node
-// cluster (each with its own state and runtime directories, as on two machines),
-// both listing agent fx; A runs it, B stands by. SIGSTOP of A for longer than the
-// lock TTL: fx's process fences itself before its lease can expire, B takes over,
-// and the order trace of every process finds no overlap; SIGCONT: A stands by.
-// Then fx's kill switch is thrown and B is SIGKILLed: A runs fx within TTL + 5 s,
-// from the cluster's copy of its state (its own directory is stale), killed, with
-// the same positions; no order id was ever placed twice.
-func TestFleetFailoverAndFencing(t *testing.T) {
+// haFleet skips in short mode, else builds pitboss and starts a 3-node cluster;
+// it returns the binary, the cluster, a directory and an endpoint file of it.
+func haFleet(t *testing.T) (string, *natsbustest.Cluster, string, string) {
+	t.Helper()
 	if testing.Short() {
 		t.Skip("builds the binary and runs two supervisors on a 3-node cluster")
 	}
@@ -124,6 +122,20 @@ func TestFleetFailoverAndFencing(t *testing.T) {
 	if err := (natsbus.Endpoint{URL: c.URLs()}).WriteFile(creds); err != nil {
 		t.Fatal(err)
 	}
+	return bin, c, dir, creds
+}
+
+// TestFleetFailoverAndFencing runs two `pitboss supervise` processes on a 3-node
+// cluster (each with its own state and runtime directories, as on two machines),
+// both listing agent fx; A runs it, B stands by. SIGSTOP of A for longer than the
+// lock TTL: fx's process fences itself before its lease can expire, B takes over,
+// and the order trace of every process finds no overlap; SIGCONT: A stands by.
+// Before that, the lock bucket's leader node is killed: fx keeps its process.
+// Then fx's kill switch is thrown and B is SIGKILLed: A runs fx within TTL + 5 s,
+// from the cluster's copy of its state (its own directory is stale), killed, with
+// the same positions; no order id was ever placed twice.
+func TestFleetFailoverAndFencing(t *testing.T) {
+	bin, c, dir, creds := haFleet(t)
 	trace := filepath.Join(dir, "orders.trace")
 	af := busyAgentFile(t, "fx")
 	const ttl = 3 * time.Second
@@ -146,7 +158,7 @@ func TestFleetFailoverAndFencing(t *testing.T) {
 	a, b := sups[0], sups[1]
 	defer func() { _ = a.cmd.Process.Signal(syscall.SIGCONT) }()
 	rt := t.TempDir()
-	ls := func() map[string]supervisor.AgentView { return list(t, rt, "--creds", creds) }
+	ls := func() map[string]supervisor.AgentView { m, _ := fleetRunners(t, rt, creds); return m }
 	waitFor := func(what string, d time.Duration, ok func() bool) time.Duration {
 		t.Helper()
 		start := time.Now()
@@ -159,6 +171,24 @@ func TestFleetFailoverAndFencing(t *testing.T) {
 		return time.Since(start)
 	}
 	waitFor("orders from fx on a", 30*time.Second, func() bool { return len(traceIntervals(t, trace)) == 1 })
+
+	// A node loss — the lock bucket's leader — stops nothing: fx keeps running
+	// in the same process under a (its lease renewed through the election).
+	pid0 := ls()["fx"].PID
+	leader := c.StreamLeader("$G", "KV_"+natsbus.LockBucket)
+	if leader < 0 || pid0 == 0 {
+		t.Fatalf("lock bucket leader %d, fx pid %d", leader, pid0)
+	}
+	c.Kill(leader)
+	time.Sleep(2 * ttl)
+	if v := ls()["fx"]; v.PID != pid0 || v.Supervisor != "a" || v.State() != "running" {
+		t.Fatalf("after the loss of node %d (the lock bucket's leader): fx %+v, was pid %d\na:\n%s", leader, v, pid0, a.text())
+	}
+	if ivs := traceIntervals(t, trace); len(ivs) != 1 {
+		t.Fatalf("another process sent orders after the node loss: %+v", ivs)
+	}
+	c.Restart(leader)
+	c.WaitReady(30 * time.Second)
 
 	// SIGSTOP the supervisor running fx for longer than the TTL.
 	if err := a.cmd.Process.Signal(syscall.SIGSTOP); err != nil {
@@ -241,4 +271,117 @@ func positionsText(ps []natsbus.PositionStatus) string {
 	}
 	sort.Strings(rows)
 	return strings.Join(rows, "; ")
+}
+
+// fleetRunners lists the fleet and returns, by agent, the row of the supervisor
+// that runs it (a standby's refused row only when nobody runs it), and the whole
+// answer.
+func fleetRunners(t *testing.T, rt, creds string) (map[string]supervisor.AgentView, supervisor.Fleet) {
+	t.Helper()
+	code, out, errOut := ctl(t, rt, "--creds", creds, "--json", "list", "--wait", "400ms")
+	if code != 0 {
+		t.Logf("ctl list: %d %s %s", code, out, errOut)
+		return nil, supervisor.Fleet{}
+	}
+	var fl supervisor.Fleet
+	if err := json.Unmarshal([]byte(out), &fl); err != nil {
+		t.Fatalf("ctl list --json: %v\n%s", err, out)
+	}
+	m := map[string]supervisor.AgentView{}
+	for _, a := range fl.Agents() {
+		if old, ok := m[string(a.ID)]; !ok || old.Process == supervisor.ProcRefused {
+			m[string(a.ID)] = a
+		}
+	}
+	return m, fl
+}
+
+// TestDefinedAgentsArePlacedAndFailOver: two supervisors with no agents of their
+// own (agents: []), labels region: eu, capacities 1 and 2, on a 3-node cluster;
+// `pitboss ctl agents apply` publishes a fleet file's three agents, two placed in
+// eu and one in us. Each eu agent runs on one supervisor (a at its capacity), the us
+// one is a row "unplaced"; SIGKILL of a: it is a "missing" row, and its agent runs
+// on b within TTL + 5 s, without any file copied to b.
+func TestDefinedAgentsArePlacedAndFailOver(t *testing.T) {
+	bin, c, dir, creds := haFleet(t)
+	const ttl = 3 * time.Second
+	start := func(name string, capacity int) *superviseProc {
+		extra := "http_addr: off\nstate_dir: " + filepath.Join(dir, "sup-"+name) + "\nmax_agents: " + strconv.Itoa(capacity) + "\nlabels: {region: eu}\n"
+		fleet := fleetFile(t, t.TempDir(), "place", extra)
+		src, _ := os.ReadFile(fleet)
+		_ = os.WriteFile(fleet, []byte(strings.Replace(string(src), "agents:\n", "agents: []\n", 1)), 0o600)
+		return startSupervise(t, bin, t.TempDir(), "--nats", c.URLs(), "--name", name, fleet)
+	}
+	rt := t.TempDir()
+	a := start("a", 1)
+	waitText(t, a.process, "a running", 60*time.Second, func(s string) bool { return strings.Contains(s, "fleet place:") })
+	// The definitions: a fleet file of three agents (its own paths; b gets none of them).
+	var entries []string
+	for _, e := range []struct{ id, region string }{{"d1", "eu"}, {"d2", "eu"}, {"d3", "us"}} {
+		entries = append(entries, "{file: "+agentFile(t, e.id, "")+", args: [--speed, '20'], placement: {region: "+e.region+"}}")
+	}
+	defs := fleetFile(t, t.TempDir(), "defs", "", entries...)
+	if code, out, errOut := ctl(t, rt, "--creds", creds, "agents", "apply", defs); code != 0 || !strings.Contains(out, "d3: defined") {
+		t.Fatalf("ctl agents apply: %d %s %s", code, out, errOut)
+	}
+	wait := func(what string, d time.Duration, ok func(map[string]supervisor.AgentView, supervisor.Fleet) bool) (map[string]supervisor.AgentView, supervisor.Fleet) {
+		t.Helper()
+		deadline := time.Now().Add(d)
+		for {
+			m, fl := fleetRunners(t, rt, creds)
+			if ok(m, fl) {
+				return m, fl
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("timed out after %s waiting for %s: %+v\nmissing %+v unplaced %v\na:\n%s", d, what, m, fl.Missing, fl.Unplaced, a.text())
+			}
+			time.Sleep(200 * time.Millisecond)
+		}
+	}
+	running := func(m map[string]supervisor.AgentView, id string) string {
+		if v, ok := m[id]; ok && v.State() == "running" {
+			return v.Supervisor
+		}
+		return ""
+	}
+	m, _ := wait("one eu agent on a", 30*time.Second, func(m map[string]supervisor.AgentView, _ supervisor.Fleet) bool {
+		return running(m, "d1") == "a" || running(m, "d2") == "a"
+	})
+	onA := "d1"
+	if running(m, "d2") == "a" {
+		onA = "d2"
+	}
+	b := start("b", 2)
+	_, fl := wait("both eu agents placed, one per supervisor; d3 unplaced", 60*time.Second, func(m map[string]supervisor.AgentView, fl supervisor.Fleet) bool {
+		return running(m, "d1") != "" && running(m, "d2") != "" && running(m, "d1") != running(m, "d2") && slices.Equal(fl.Unplaced, []market.AgentID{"d3"})
+	})
+	if code, out, _ := ctl(t, rt, "--creds", creds, "list"); code != 0 || !strings.Contains(out, "d3") || !strings.Contains(out, "unplaced") {
+		t.Fatalf("ctl list does not show the unplaced agent:\n%s", out)
+	}
+	_ = fl
+	defer func() {
+		if t.Failed() {
+			t.Logf("b:\n%s", b.text())
+		}
+	}()
+
+	a.kill()
+	killed := time.Now()
+	wait("a missing", ttl+10*time.Second, func(_ map[string]supervisor.AgentView, fl supervisor.Fleet) bool {
+		return len(fl.Missing) == 1 && fl.Missing[0].Name == "a" && slices.Contains(fl.Missing[0].Agents, market.AgentID(onA))
+	})
+	if code, out, _ := ctl(t, rt, "--creds", creds, "list"); code != 0 || !strings.Contains(out, "supervisor a@") || !strings.Contains(out, "missing") {
+		t.Fatalf("ctl list does not show the missing supervisor:\n%s", out)
+	}
+	wait(onA+" on b", ttl+20*time.Second, func(m map[string]supervisor.AgentView, _ supervisor.Fleet) bool {
+		return running(m, onA) == "b"
+	})
+	took := time.Since(killed)
+	t.Logf("SIGKILL of supervisor a: its agent %s running on b %s later (TTL %s)", onA, took.Round(10*time.Millisecond), ttl)
+	if took > ttl+5*time.Second {
+		t.Errorf("failover took %s, more than TTL + 5 s", took)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "sup-b", "agents", onA, "agent.yaml")); err != nil {
+		t.Fatalf("b did not run %s from the fleet's definition: %v", onA, err)
+	}
 }

@@ -126,6 +126,24 @@ func runSupervise(ctx context.Context, args []string, io stdio) error {
 		fmt.Fprintf(io.stderr, "pitboss supervise: %d agent(s) of %s cannot run (nothing was started)\n", bad, f.Path)
 		return &exitError{code: 1}
 	}
+	// The file's agents are published to the fleet's definitions; defined agents
+	// of other supervisors are claimed as capacity and labels allow (design 0142).
+	var defs []supervisor.Definition
+	for _, e := range f.Agents {
+		d, err := wire.FleetDefinition(e, io.getenv, "supervisor "+*name)
+		if err != nil {
+			return fmt.Errorf("%s:%d:%d: %w", f.Path, e.Line, e.Col, err)
+		}
+		defs = append(defs, d)
+	}
+	resolveDef := func(ctx context.Context, d supervisor.Definition) (supervisor.Agent, error) {
+		e, err := wire.DefinitionEntry(f.StateDir, d)
+		if err != nil {
+			return supervisor.Agent{}, err
+		}
+		fc := *f // ResolveFleetAgent settles the market-data mode in it: not after the start
+		return wire.ResolveFleetAgent(ctx, &fc, e, io.getenv, res)
+	}
 
 	log, err := supervisorLogger(io.stderr, *format)
 	if err != nil {
@@ -136,7 +154,8 @@ func runSupervise(ctx context.Context, args []string, io stdio) error {
 	cfg := supervisor.Config{Fleet: f.Name, Name: *name, Agents: agentsList, Heartbeat: f.Heartbeat, StopTimeout: f.StopTimeout,
 		LockTTL: f.LockTTL, MarketData: f.MarketData, Budget: f.Budget, Output: io.stdout, Logger: log,
 		NATS:     supervisor.NATSConfig{StoreDir: f.NATS.StoreDir, Port: f.NATS.Port},
-		Replicas: f.NATS.Replicas, RaiseReplicas: *raise, AdoptFleetConfig: *adopt, SetFleetConfig: *setConfig}
+		Replicas: f.NATS.Replicas, RaiseReplicas: *raise, AdoptFleetConfig: *adopt, SetFleetConfig: *setConfig,
+		Definitions: defs, Resolve: resolveDef, MaxAgents: f.MaxAgents, Labels: f.Labels}
 	if f.NATS.URL != "" {
 		if cfg.NATS.Endpoint, err = fleetEndpoint(f.NATS.URL, f.NATS.Credentials); err != nil {
 			return err
@@ -269,15 +288,6 @@ func unsupportedYet(f *supervisor.File) error {
 	var what []string
 	if f.NATS.SigningKey != "" {
 		what = append(what, "nats.signing_key")
-	}
-	if f.MaxAgents != 0 || len(f.Labels) > 0 {
-		what = append(what, "max_agents and labels")
-	}
-	for _, e := range f.Agents {
-		if len(e.Placement) > 0 {
-			what = append(what, "agents[].placement")
-			break
-		}
 	}
 	if len(what) > 0 {
 		return fmt.Errorf("%s: %s: not supported by this build yet", f.Path, strings.Join(what, ", "))

@@ -252,7 +252,7 @@ func (a *agentMetrics) Collect(ch chan<- prometheus.Metric) {
 	a.mu.Lock()
 	ids := make([]market.AgentID, 0, len(a.latest))
 	for id, smp := range a.latest {
-		m := a.s.byID[id]
+		m := a.s.member(id)
 		if now.Sub(smp.at) > agentMetricsStaleAfter*a.interval || m == nil || m.procState() != ProcRunning {
 			delete(a.latest, id)
 			continue
@@ -330,7 +330,7 @@ func (a *agentMetrics) store(subject string, data []byte) {
 	}
 	id, ok = strings.CutSuffix(id, ".metrics")
 	aid := market.AgentID(id)
-	if !ok || a.s.byID[aid] == nil { // another supervisor's agent
+	if !ok || a.s.member(aid) == nil { // another supervisor's agent
 		return
 	}
 	mfs, err := DecodeAgentMetrics(aid, data)

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -48,6 +49,11 @@ func (c *Client) Close() {
 // Fleet is what List gathered: one view per supervisor that answered.
 type Fleet struct {
 	Supervisors []FleetView `json:"supervisors"`
+	// Missing are supervisors whose entry says running but that did not answer
+	// (dead, stalled or cut off), with the agents they last ran; Unplaced are
+	// defined agents no answering supervisor runs (docs/design/0142).
+	Missing  []SupervisorEntry `json:"missing_supervisors,omitempty"`
+	Unplaced []market.AgentID  `json:"unplaced,omitempty"`
 }
 
 // Agents returns every agent of every supervisor, sorted by id.
@@ -83,6 +89,7 @@ func (c *Client) List(ctx context.Context, wait time.Duration) (Fleet, error) {
 			return f, ctx.Err()
 		case <-t.C:
 			slices.SortFunc(f.Supervisors, func(a, b FleetView) int { return strings.Compare(a.Supervisor, b.Supervisor) })
+			c.absent(ctx, &f)
 			return f, nil
 		case m := <-ch:
 			var v FleetView
@@ -260,4 +267,68 @@ func (c *Client) checkTarget(ctx context.Context, target market.AgentID, desired
 // Tail calls fn with the audit records matching f (see natsbus.Bus.TailAudit).
 func (c *Client) Tail(ctx context.Context, f natsbus.AuditFilter, fn func(natsbus.AuditEntry) error) error {
 	return c.bus.TailAudit(ctx, f, fn)
+}
+
+// absent adds to f the supervisors that did not answer and the defined agents
+// nobody runs, from the fleet's buckets (left out when they cannot be read: an
+// older fleet, or a role that may not read them).
+func (c *Client) absent(ctx context.Context, f *Fleet) {
+	rctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	running := map[market.AgentID]bool{}
+	answered := map[string]bool{}
+	for _, v := range f.Supervisors {
+		answered[v.Supervisor] = true
+		for _, a := range v.Agents {
+			if a.Process != ProcRefused && a.Process != ProcStopped {
+				running[a.ID] = true
+			}
+		}
+	}
+	if recs, err := c.bus.OpenRecords(rctx, natsbus.SupervisorsBucket); err == nil {
+		if sups, err := ReadSupervisors(rctx, recs); err == nil {
+			for _, name := range slices.Sorted(maps.Keys(sups)) {
+				if e := sups[name]; e.State == "running" && !answered[name] {
+					f.Missing = append(f.Missing, e)
+				}
+			}
+		}
+	}
+	if recs, err := c.bus.OpenRecords(rctx, natsbus.AgentsBucket); err == nil {
+		if defs, err := ReadDefinitions(rctx, recs); err == nil {
+			for _, id := range slices.Sorted(maps.Keys(defs)) {
+				if !running[id] {
+					f.Unplaced = append(f.Unplaced, id)
+				}
+			}
+		}
+	}
+}
+
+// Definitions returns the fleet's agent definitions, by id.
+func (c *Client) Definitions(ctx context.Context) (map[market.AgentID]*Definition, error) {
+	recs, err := c.bus.OpenRecords(ctx, natsbus.AgentsBucket)
+	if err != nil {
+		return nil, err
+	}
+	return ReadDefinitions(ctx, recs)
+}
+
+// ApplyDefinitions publishes defs to the fleet's definitions (a running fleet's:
+// its supervisors made the bucket); supervisors claim them.
+func (c *Client) ApplyDefinitions(ctx context.Context, defs []Definition) error {
+	recs, err := c.bus.OpenRecords(ctx, natsbus.AgentsBucket)
+	if err != nil {
+		return fmt.Errorf("%w (start a supervisor of this version first)", err)
+	}
+	return PublishDefinitions(ctx, recs, defs)
+}
+
+// DeleteDefinition removes id's definition: a supervisor that claimed it stops it.
+func (c *Client) DeleteDefinition(ctx context.Context, id market.AgentID) error {
+	recs, err := c.bus.OpenRecords(ctx, natsbus.AgentsBucket)
+	if err != nil {
+		return err
+	}
+	return recs.Delete(ctx, string(id))
 }

@@ -104,7 +104,7 @@ func (s *Supervisor) settleConfig(ctx context.Context) error {
 	s.cfg.Heartbeat = stored.Heartbeat.Duration()
 	s.cfg.Budget.Limit, s.cfg.Budget.Reserve, s.cfg.Budget.PerAgent = stored.BudgetLimit, stored.BudgetReserve, stored.BudgetPerAgent
 	s.replicas.N = stored.Replicas
-	for _, m := range s.members {
+	for _, m := range s.memberList() {
 		for _, d := range []time.Duration{m.a.Restart.HangTimeout, m.a.Restart.StartTimeout} {
 			if shortWatchdog(d, s.cfg.Heartbeat) {
 				return fmt.Errorf("agent %s: watchdog timeout %s is shorter than %d of the fleet's heartbeats (%s)", m.a.ID, d,

@@ -40,6 +40,12 @@ type member struct {
 	outT tail
 	errT tail
 
+	// claimed: run from the fleet's definitions (not this supervisor's file); it
+	// ends, instead of standing by, when another supervisor holds its locks.
+	// release ends its run (set before it starts).
+	claimed bool
+	release context.CancelFunc
+
 	// Owned by run.
 	agentLease, walletLease *natsbus.Lease
 	leaseStop               context.CancelFunc
@@ -166,6 +172,9 @@ func (m *member) run(ctx context.Context) {
 		m.set(ProcStopped, "desired state: stopped")
 	}
 	if err := m.firstLock; err != nil && wanted && ctx.Err() == nil {
+		if m.claimed {
+			return
+		}
 		wanted = m.refused(ctx, err)
 	}
 	for ctx.Err() == nil {
@@ -187,6 +196,10 @@ func (m *member) run(ctx context.Context) {
 		}
 		if err := m.lock(ctx); err != nil {
 			if ctx.Err() != nil {
+				return
+			}
+			if m.claimed { // another supervisor runs it now
+				m.log.Info("claimed agent taken over elsewhere: dropped", zap.Error(err))
 				return
 			}
 			wanted = m.refused(ctx, err)

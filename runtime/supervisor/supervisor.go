@@ -136,6 +136,20 @@ type Config struct {
 	// Alerts receives the fleet's alerts (runtime/alert; alerts.go says which).
 	// The caller owns it and runs its Run. If nil, none are sent.
 	Alerts *alert.Sender
+	// Definitions are published to the fleet's agent definitions at start (the
+	// agents of this supervisor's fleet file, docs/design/0142).
+	Definitions []Definition
+	// Resolve turns a definition of the fleet into an agent this supervisor can
+	// run (its files written under this supervisor's state directory; the command
+	// line passes runtime/wire). If nil, this supervisor runs only Agents and
+	// claims nothing.
+	Resolve func(context.Context, Definition) (Agent, error)
+	// MaxAgents bounds the agents this supervisor runs, its own included: it
+	// claims defined agents only below it. If zero, no bound.
+	MaxAgents int
+	// Labels describe this supervisor (region: eu-west); it claims a definition
+	// only when they include every label of its placement.
+	Labels map[string]string
 	// CPUs is how many CPUs the agents share, for the automatic GOMAXPROCS of
 	// agents (Limits.GoMaxProcs). If zero, this process's runtime.GOMAXPROCS(0)
 	// (the machine's cores, or its container's CPU limit).
@@ -177,8 +191,10 @@ type Supervisor struct {
 	// drop the new records as duplicates of the old ones for two minutes).
 	start string
 
-	members []*member
-	byID    map[market.AgentID]*member
+	memMu     sync.RWMutex
+	members   []*member
+	byID      map[market.AgentID]*member
+	claimErrs map[market.AgentID]string // the claim loop's last error per definition (logged once)
 
 	// Set by Run before ready is closed; read-only afterwards.
 	bus     *natsbus.Bus
@@ -189,6 +205,8 @@ type Supervisor struct {
 	roster  *natsbus.Roster
 	budget  *natsbus.Budget
 	pub     *publisher
+	defs    *natsbus.Records // the fleet's agent definitions
+	sups    *natsbus.Records // the supervisors' entries
 
 	replicas natsbus.Replicas // the fleet's, settled by settleConfig
 
@@ -263,7 +281,7 @@ func New(cfg Config) (*Supervisor, error) {
 		return nil, errors.New("supervisor: the embedded NATS server needs a store directory")
 	}
 	s := &Supervisor{cfg: cfg, log: cfg.Logger.With(zap.String("supervisor", cfg.Name)), out: newOutput(cfg.Output),
-		host: host, ready: make(chan struct{}), byID: map[market.AgentID]*member{}, rand: cfg.Rand,
+		host: host, ready: make(chan struct{}), byID: map[market.AgentID]*member{}, claimErrs: map[market.AgentID]string{}, rand: cfg.Rand,
 		start: strconv.FormatInt(time.Now().UnixMilli(), 36)}
 	for _, kv := range cfg.Environ {
 		s.envGoMaxProcs = s.envGoMaxProcs || strings.HasPrefix(kv, "GOMAXPROCS=")
@@ -429,7 +447,7 @@ func (s *Supervisor) Run(ctx context.Context) error {
 
 	// Lifecycle servers, then the members.
 	var lifeSrv []*natsbus.ControlServer
-	for _, m := range s.members {
+	for _, m := range s.memberList() {
 		cs, err := s.bus.ServeLifecycle(m.a.ID, m.lifecycle)
 		if err != nil {
 			return err
@@ -441,27 +459,64 @@ func (s *Supervisor) Run(ctx context.Context) error {
 	}
 	s.busSteadySince(time.Now()) // the watchdog counts silence from here at the earliest
 	// Locks in file order first, then every agent's loop.
-	for _, m := range s.members {
+	for _, m := range s.memberList() {
 		m.prepare(ctx)
 	}
 	var members sync.WaitGroup
-	for _, m := range s.members {
+	for _, m := range s.memberList() {
 		members.Add(1)
 		go func() { defer members.Done(); m.run(ctx) }()
 	}
+	// Claimed agents: each with its lifecycle server, removed when it ends.
+	startClaimed := func(m *member) {
+		cs, err := s.bus.ServeLifecycle(m.a.ID, m.lifecycle)
+		if err != nil {
+			s.log.Error("claimed agent not started: no lifecycle server", zap.String("agent", string(m.a.ID)), zap.Error(err))
+			m.unlock()
+			return
+		}
+		mctx, release := context.WithCancel(ctx)
+		m.release = release
+		s.addMember(m)
+		s.publishEntry(ctx, true)
+		members.Add(1)
+		go func() {
+			defer members.Done()
+			lctx, stopLife := context.WithCancel(infraCtx)
+			var lwg sync.WaitGroup
+			lwg.Add(1)
+			go func() { defer lwg.Done(); _ = cs.Run(lctx) }()
+			m.run(mctx)
+			release()
+			stopLife()
+			lwg.Wait()
+			s.removeMember(m)
+			s.publishEntry(ctx, true)
+		}()
+	}
+	claimCtx, stopClaim := context.WithCancel(ctx)
+	var claimWG sync.WaitGroup
+	if s.claiming() {
+		claimWG.Add(1)
+		go func() { defer claimWG.Done(); s.claim(claimCtx, startClaimed) }()
+	}
+	s.publishEntry(ctx, true)
 	convCtx, stopConv := context.WithCancel(ctx)
 	var conv sync.WaitGroup
 	conv.Add(1)
 	go func() { defer conv.Done(); s.converge(convCtx) }()
 
 	close(s.ready)
-	s.log.Info("supervisor running", zap.String("fleet", s.cfg.Fleet), zap.Int("agents", len(s.members)),
+	s.log.Info("supervisor running", zap.String("fleet", s.cfg.Fleet), zap.Int("agents", len(s.memberList())),
 		zap.Object("nats", s.agentEP))
 	<-ctx.Done()
 	s.log.Info("supervisor stopping: stopping the agents")
 	stopConv()
 	conv.Wait()
+	stopClaim()
+	claimWG.Wait()
 	members.Wait()
+	s.publishEntry(context.Background(), false)
 	s.log.Info("supervisor stopped")
 	return nil
 }
@@ -518,6 +573,17 @@ func (s *Supervisor) connect(ctx context.Context) error {
 	s.desired = desired
 	if _, err := s.bus.EnsureState(ctx, s.replicas); err != nil {
 		return fail(err)
+	}
+	if s.defs, err = s.bus.EnsureRecords(ctx, natsbus.AgentsBucket, s.replicas); err != nil {
+		return fail(err)
+	}
+	if s.sups, err = s.bus.EnsureRecords(ctx, natsbus.SupervisorsBucket, s.replicas); err != nil {
+		return fail(err)
+	}
+	if len(s.cfg.Definitions) > 0 {
+		if err := PublishDefinitions(ctx, s.defs, s.cfg.Definitions); err != nil {
+			return fail(err)
+		}
 	}
 	budget, err := s.bus.EnsureBudget(ctx, natsbus.BudgetConfig{Key: s.cfg.Budget.Key, Limit: s.cfg.Budget.Limit, Reserve: s.cfg.Budget.Reserve,
 		PerAgent: s.cfg.Budget.PerAgent, Replicas: s.replicas})
@@ -604,12 +670,12 @@ func (s *Supervisor) watchDesired(ctx context.Context) error {
 				s.mu.Lock()
 				s.fleet = d
 				s.mu.Unlock()
-				for _, m := range s.members {
+				for _, m := range s.memberList() {
 					m.desiredChanged()
 				}
 				return
 			}
-			if m := s.byID[id]; m != nil {
+			if m := s.member(id); m != nil {
 				m.setAgentDesired(d)
 			}
 		})
@@ -645,7 +711,7 @@ func (s *Supervisor) converge(ctx context.Context) {
 			return
 		case <-t.C:
 		}
-		for _, m := range s.members {
+		for _, m := range s.memberList() {
 			if ctx.Err() != nil {
 				return
 			}
@@ -704,7 +770,8 @@ func (s *Supervisor) View() FleetView {
 	s.mu.Lock()
 	v.Warnings = append([]string(nil), s.warnings...)
 	s.mu.Unlock()
-	for _, m := range s.members {
+	v.Labels, v.MaxAgents = s.cfg.Labels, s.cfg.MaxAgents
+	for _, m := range s.memberList() {
 		v.Agents = append(v.Agents, m.view(now))
 	}
 	return v

@@ -20,8 +20,11 @@ type FleetView struct {
 	FleetDesired natsbus.DesiredState `json:"fleet_desired,omitempty"`
 	// Warnings are conditions an operator should fix: streams or buckets whose
 	// replicas differ from the fleet's.
-	Warnings []string    `json:"warnings,omitempty"`
-	Agents   []AgentView `json:"agents"`
+	Warnings []string `json:"warnings,omitempty"`
+	// Labels and MaxAgents: what this supervisor claims (docs/design/0142).
+	Labels    map[string]string `json:"labels,omitempty"`
+	MaxAgents int               `json:"max_agents,omitempty"`
+	Agents    []AgentView       `json:"agents"`
 }
 
 // AgentView is one agent: its process as its supervisor sees it, its desired state,

@@ -1,0 +1,135 @@
+package natsbus
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/pitbossdev/pitboss/market"
+)
+
+// Buckets of a fleet on several machines (docs/design/0142).
+const (
+	// AgentsBucket holds the fleet's agent definitions, key "agent.<id>"
+	// (runtime/supervisor.Definition, JSON): supervisors claim and run them.
+	AgentsBucket = "PITBOSS_AGENTS"
+	// SupervisorsBucket holds one entry per supervisor, key "sup.<name>"
+	// (runtime/supervisor.SupervisorEntry, JSON): who runs what, and who is gone.
+	SupervisorsBucket = "PITBOSS_SUPERVISORS"
+)
+
+// Records is a KV bucket of JSON records under "<prefix>.<name>" keys: the agent
+// definitions or the supervisors' entries. Safe for concurrent use.
+type Records struct {
+	kv     jetstream.KeyValue
+	prefix string
+}
+
+// EnsureRecords creates bucket (AgentsBucket or SupervisorsBucket) if needed
+// and returns it (supervisor role).
+func (b *Bus) EnsureRecords(ctx context.Context, bucket string, rp Replicas) (*Records, error) {
+	prefix, err := recordPrefix(bucket)
+	if err != nil {
+		return nil, err
+	}
+	kv, err := b.ensureKV(ctx, bucket, "pitboss fleet "+strings.ToLower(strings.TrimPrefix(bucket, "PITBOSS_")), 1, rp)
+	if err != nil {
+		return nil, err
+	}
+	return &Records{kv: kv, prefix: prefix}, nil
+}
+
+// OpenRecords binds to an existing bucket of records.
+func (b *Bus) OpenRecords(ctx context.Context, bucket string) (*Records, error) {
+	prefix, err := recordPrefix(bucket)
+	if err != nil {
+		return nil, err
+	}
+	kv, err := b.openKV(ctx, bucket)
+	if err != nil {
+		return nil, err
+	}
+	return &Records{kv: kv, prefix: prefix}, nil
+}
+
+func recordPrefix(bucket string) (string, error) {
+	switch bucket {
+	case AgentsBucket:
+		return "agent", nil
+	case SupervisorsBucket:
+		return "sup", nil
+	}
+	return "", fmt.Errorf("natsbus: %s is not a bucket of records", bucket)
+}
+
+func (r *Records) key(name string) (string, error) {
+	if err := checkAgent(market.AgentID(name)); err != nil {
+		return "", err
+	}
+	return r.prefix + "." + name, nil
+}
+
+// Put stores name's record.
+func (r *Records) Put(ctx context.Context, name string, data []byte) error {
+	key, err := r.key(name)
+	if err != nil {
+		return err
+	}
+	if _, err := r.kv.Put(ctx, key, data); err != nil {
+		return fmt.Errorf("natsbus: %s: %w", key, err)
+	}
+	return nil
+}
+
+// Delete removes name's record (none is not an error).
+func (r *Records) Delete(ctx context.Context, name string) error {
+	key, err := r.key(name)
+	if err != nil {
+		return err
+	}
+	if err := r.kv.Delete(ctx, key); err != nil && !errors.Is(err, jetstream.ErrKeyNotFound) {
+		return fmt.Errorf("natsbus: %s: %w", key, err)
+	}
+	return nil
+}
+
+// Record is one record with the server's time of its last write (Unix ms).
+type Record struct {
+	Name    string
+	Data    []byte
+	Written int64
+}
+
+// All returns every record, in key order.
+func (r *Records) All(ctx context.Context) ([]Record, error) {
+	lister, err := r.kv.ListKeys(ctx)
+	if err != nil {
+		if errors.Is(err, jetstream.ErrNoKeysFound) {
+			return nil, nil
+		}
+		return nil, fmt.Errorf("natsbus: list %s: %w", r.prefix, err)
+	}
+	var keys []string
+	for k := range lister.Keys() {
+		if strings.HasPrefix(k, r.prefix+".") {
+			keys = append(keys, k)
+		}
+	}
+	sort.Strings(keys)
+	var out []Record
+	for _, k := range keys {
+		e, err := r.kv.Get(ctx, k)
+		if errors.Is(err, jetstream.ErrKeyNotFound) || errors.Is(err, jetstream.ErrKeyDeleted) {
+			continue
+		}
+		if err != nil {
+			return nil, fmt.Errorf("natsbus: %s: %w", k, err)
+		}
+		out = append(out, Record{Name: strings.TrimPrefix(k, r.prefix+"."), Data: e.Value(), Written: e.Created().UnixMilli()})
+	}
+	return out, nil
+}
