@@ -28,7 +28,7 @@ type AuditWriterConfig struct {
 	// If zero, 5 s.
 	Drain time.Duration
 	// Spool, if set, keeps on local disk what the stream cannot take (docs/design/
-	// 0143): a batch not stored within SpoolAfter is spooled, and so is every
+	// 0149): a batch not stored within SpoolAfter is spooled, and so is every
 	// record enqueued after it until the spool has been stored (tried after 1 s,
 	// backing off to 5 s); at shutdown, what could not be stored within Drain is
 	// spooled instead of lost. A spool an earlier process left is stored first.

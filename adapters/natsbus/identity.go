@@ -4,7 +4,7 @@ import (
 	"github.com/pitbossdev/pitboss/market"
 )
 
-// One NATS identity per agent (docs/design/0143). An agent's connection may
+// One NATS identity per agent (docs/design/0149). An agent's connection may
 // publish only under its own name: its status, metrics, audit records and signals
 // (pitboss.agent.<id>.…, not its ctl and life subjects, which are the operators'),
 // its own budget grants (pitboss.budget.*.*.<id>), the fleet's market-data demand

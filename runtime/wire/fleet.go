@@ -237,7 +237,7 @@ func RunSupervised(ctx context.Context, spec *agents.Spec, opt Options) error {
 	}
 	// Records the cluster cannot take (an outage, a lost quorum) wait on local
 	// disk, in the agent's state directory, and are stored when it is back — by
-	// this process, or by the agent's next one (docs/design/0143).
+	// this process, or by the agent's next one (docs/design/0149).
 	wcfg := natsbus.AuditWriterConfig{}
 	stateDir := spec.StateDir
 	if opt.StateDir != "" {
