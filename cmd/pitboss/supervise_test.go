@@ -464,6 +464,7 @@ func TestCtlAndSuperviseRefuseMistakes(t *testing.T) {
 		t.Fatal(err)
 	}
 	missingAgent := fleetFile(t, dir, "f2", "", filepath.Join(dir, "none.yaml"))
+	remote := fleetFile(t, dir, "f3", "nats: {store_dir: "+filepath.Join(dir, "nats")+"}\n", agentFile(t, "r1", ""))
 	cases := []struct {
 		name string
 		args []string
@@ -477,6 +478,10 @@ func TestCtlAndSuperviseRefuseMistakes(t *testing.T) {
 		{"supervise without a file", []string{"supervise"}, 2, "name one fleet file"},
 		{"supervise a bad file", []string{"supervise", bad}, 1, `bad.yaml:2:1: unknown setting "agentz" in the fleet file (did you mean agents?)`},
 		{"supervise a missing agent file", []string{"supervise", missingAgent}, 1, "none.yaml"},
+		{"a dashboard on every interface without a token", []string{"supervise", "--http-addr", "0.0.0.0:0", "--allow-remote-http", remote}, 1,
+			"a dashboard on a non-loopback address needs an access token ($PITBOSS_DASHBOARD_TOKEN)"},
+		{"a dashboard on every interface without allow-remote-http", []string{"supervise", "--http-addr", "0.0.0.0:0", remote}, 1,
+			"needs an access token"},
 		{"a supervised run with its own metrics listener", []string{"run", "--supervised", "--metrics-addr", "127.0.0.1:0", "a.yaml"}, 2,
 			"--metrics-addr is not served with --supervised"},
 	}
