@@ -124,6 +124,9 @@ func buildRemote(ctx context.Context, spec *agents.Spec, opt Options, live bool)
 	if err != nil {
 		return nil, err
 	}
+	if len(spec.Feeds) > 0 {
+		return nil, ErrRemoteFeeds
+	}
 	if opt.Clock == ClockSim {
 		return nil, errors.New("--clock sim needs the embedded venue: the remote venue's market runs on its own clock")
 	}
