@@ -1,6 +1,9 @@
 package exchange
 
 import (
+	"cmp"
+	"slices"
+
 	"github.com/pitbossdev/pitboss/market"
 )
 
@@ -123,12 +126,32 @@ func (e *Engine) cancelOwner(a, mi, tok int32, r Reason, buysOnly bool) {
 func (e *Engine) cancelMarket(mi int32, r Reason) { e.cancelMarketToken(mi, -1, r) }
 
 func (e *Engine) cancelMarketToken(mi, tok int32, r Reason) {
-	for oi := e.markets[mi].head; oi >= 0; {
-		o := &e.orders[oi]
-		next := o.mnext
-		if tok < 0 || o.mkt*2+int32(o.outcome) == tok {
+	list := e.marketOrders(mi, e.scratch[:0])
+	for _, oi := range list {
+		if o := &e.orders[oi]; tok < 0 || o.mkt*2+int32(o.outcome) == tok {
 			e.removeOrder(oi, r)
 		}
-		oi = next
 	}
+	e.scratch = list[:0]
+}
+
+// marketOrders appends the open orders of market mi to dst in acceptance order and
+// returns it. A market keeps no list of its orders (linking one would write to the
+// order before it, anywhere in the slab, on every rest and removal): they are the
+// orders of its book, and acceptance order is the order of their OrderAccepted
+// sequence numbers. Cancelling a market's orders, snapshots and views need it; the
+// hot path does not.
+func (e *Engine) marketOrders(mi int32, dst []int32) []int32 {
+	m := &e.markets[mi]
+	start := len(dst)
+	for si := range m.book {
+		s := &m.book[si]
+		for li := s.best; li >= 0; li = s.after(li) {
+			for oi := s.levels[li].head; oi >= 0; oi = e.orders[oi].next {
+				dst = append(dst, oi)
+			}
+		}
+	}
+	slices.SortFunc(dst[start:], func(a, b int32) int { return cmp.Compare(e.orders[a].seq, e.orders[b].seq) })
+	return dst
 }

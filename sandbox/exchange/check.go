@@ -113,21 +113,6 @@ func (e *Engine) Check() error {
 			return err
 		}
 		gtd += g
-		cnt := int32(0)
-		prev := int32(-1)
-		for oi := m.head; oi >= 0; oi = e.orders[oi].mnext {
-			if e.orders[oi].mprev != prev || e.orders[oi].mkt != int32(mi) {
-				return violation("market %s: broken order list at %d", m.id, oi)
-			}
-			prev = oi
-			cnt++
-			if cnt > m.open {
-				break
-			}
-		}
-		if cnt != m.open || m.tail != prev {
-			return violation("market %s: %d orders listed, %d counted", m.id, cnt, m.open)
-		}
 		open += int(m.open)
 	}
 	if total != e.net {
@@ -160,7 +145,7 @@ func (e *Engine) Check() error {
 		}
 	}
 	for i := range e.markets {
-		for oi := e.markets[i].head; oi >= 0; oi = e.orders[oi].mnext {
+		for _, oi := range e.marketOrders(int32(i), nil) {
 			if e.liveOrder(e.orders[oi].id) != oi || e.orders[oi].fp != e.index.fingerprint(e.orders[oi].id) {
 				return violation("order %q is not indexed", e.orders[oi].id)
 			}

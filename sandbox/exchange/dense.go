@@ -27,25 +27,39 @@ type denseTable struct {
 }
 
 func newDenseTable(capacity int) denseTable {
-	n := 16
+	return denseTable{tab: make([]uint64, slotsFor(capacity, 16))}
+}
+
+// slotsFor returns the power-of-two size, at least least, of a table that holds
+// capacity entries at most half full.
+func slotsFor(capacity, least int) int {
+	n := least
 	for n < 2*capacity {
 		n *= 2
 	}
-	return denseTable{tab: make([]uint64, n)}
+	return n
+}
+
+// growSlots returns tab, a table of 8-byte slots holding n entries (fingerprint << 32
+// in the high half), or a copy of twice its size when one more entry would fill it
+// beyond half.
+func growSlots(tab []uint64, n int) []uint64 {
+	if 2*(n+1) <= len(tab) {
+		return tab
+	}
+	grown := make([]uint64, 2*len(tab))
+	for _, s := range tab {
+		if s != 0 {
+			place(grown, s)
+		}
+	}
+	return grown
 }
 
 // insert records index v under fingerprint fp; the caller has checked that its key
 // is absent.
 func (t *denseTable) insert(fp uint32, v int32) {
-	if 2*(t.n+1) > len(t.tab) {
-		old := t.tab
-		t.tab = make([]uint64, 2*len(old))
-		for _, s := range old {
-			if s != 0 {
-				place(t.tab, s)
-			}
-		}
-	}
+	t.tab = growSlots(t.tab, t.n)
 	place(t.tab, uint64(fp)<<32|uint64(uint32(v+1)))
 	t.n++
 }
@@ -157,11 +171,7 @@ type posSlot struct {
 }
 
 func newPosTable(capacity int) posTable {
-	n := 16
-	for n < 2*capacity {
-		n *= 2
-	}
-	return posTable{tab: make([]posSlot, n)}
+	return posTable{tab: make([]posSlot, slotsFor(capacity, 16))}
 }
 
 // insert records position v under key k; the caller has checked that k is absent.

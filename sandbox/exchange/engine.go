@@ -102,8 +102,7 @@ type mkt struct {
 
 	group int32 // index of its neg-risk event in Engine.groups; -1 for none
 
-	head, tail int32 // open orders of the market, acceptance order
-	open       int32
+	open int32 // open orders (marketOrders lists them)
 }
 
 func (m *mkt) flags() MarketFlags {
@@ -213,7 +212,6 @@ type order struct {
 
 	next, prev   int32 // level FIFO
 	anext, aprev int32 // owner's open orders
-	mnext, mprev int32 // market's open orders
 	heap         int32 // index in the expiry heap, -1 if none
 	li           int32 // level index in its book side
 	acct, pos    int32

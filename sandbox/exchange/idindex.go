@@ -260,11 +260,7 @@ type liveTable struct {
 }
 
 func newLiveTable(capacity int) liveTable {
-	n := 64
-	for n < 2*capacity {
-		n *= 2
-	}
-	return liveTable{tab: make([]uint64, n)}
+	return liveTable{tab: make([]uint64, slotsFor(capacity, 64))}
 }
 
 // find returns the order slot of the open order id, or -1.
@@ -285,15 +281,7 @@ func (t *liveTable) find(orders []order, id market.OrderID, fp uint32) int32 {
 
 // add records open order slot oi under fingerprint fp.
 func (t *liveTable) add(fp uint32, oi int32) {
-	if 2*(t.count+1) > len(t.tab) {
-		old := t.tab
-		t.tab = make([]uint64, 2*len(old))
-		for _, s := range old {
-			if s != 0 {
-				place(t.tab, s)
-			}
-		}
-	}
+	t.tab = growSlots(t.tab, t.count)
 	place(t.tab, uint64(fp)<<32|uint64(oi+1))
 	t.count++
 }

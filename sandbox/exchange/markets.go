@@ -45,7 +45,7 @@ func (e *Engine) createMarket(c *Command) *market.Error {
 		return err
 	}
 	mi := int32(len(e.markets))
-	e.markets = append(e.markets, mkt{id: c.Market, tokens: s.Tokens, negRisk: s.NegRisk, head: -1, tail: -1, group: -1})
+	e.markets = append(e.markets, mkt{id: c.Market, tokens: s.Tokens, negRisk: s.NegRisk, group: -1})
 	m := &e.markets[mi]
 	if s.NegRiskID != "" {
 		if gi < 0 {

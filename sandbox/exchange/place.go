@@ -197,7 +197,7 @@ func (e *Engine) place(c *Command) *market.Error {
 	o := &e.orders[oi]
 	*o = order{
 		id: c.Order, ref: ref, fp: fp, price: c.Price, size: c.Size, reserved: need, expiration: c.Expiration,
-		created: e.now, nonce: c.Nonce, next: -1, prev: -1, anext: -1, aprev: -1, mnext: -1, mprev: -1,
+		created: e.now, nonce: c.Nonce, next: -1, prev: -1, anext: -1, aprev: -1,
 		heap: -1, li: levelOf(bookPx, m.unit), acct: a, pos: p, mkt: mi, feeBps: c.FeeRateBps,
 		outcome: outcome, side: c.Side, typ: c.Type, bs: bs, postOnly: c.PostOnly,
 	}
@@ -476,13 +476,6 @@ func (e *Engine) link(oi int32) {
 	ac.tail = oi
 	ac.open++
 
-	o.mprev, o.mnext = m.tail, -1
-	if m.tail >= 0 {
-		e.orders[m.tail].mnext = oi
-	} else {
-		m.head = oi
-	}
-	m.tail = oi
 	m.open++
 
 	if o.typ == market.GTD {
@@ -525,16 +518,6 @@ func (e *Engine) unlink(oi int32) {
 	}
 	ac.open--
 
-	if o.mprev >= 0 {
-		e.orders[o.mprev].mnext = o.mnext
-	} else {
-		m.head = o.mnext
-	}
-	if o.mnext >= 0 {
-		e.orders[o.mnext].mprev = o.mprev
-	} else {
-		m.tail = o.mprev
-	}
 	m.open--
 
 	if o.heap >= 0 {

@@ -77,9 +77,7 @@ func (e *Engine) AppendSnapshot(b []byte) []byte {
 
 	live := e.scratch[:0]
 	for i := range e.markets {
-		for oi := e.markets[i].head; oi >= 0; oi = e.orders[oi].mnext {
-			live = append(live, oi)
-		}
+		live = e.marketOrders(int32(i), live)
 	}
 	slices.SortFunc(live, func(a, b int32) int { return cmp.Compare(e.orders[a].seq, e.orders[b].seq) })
 	e.scratch = live[:0]
@@ -152,7 +150,7 @@ func restore(data []byte) (*Engine, error) {
 	e := newEngine(Config{FeeAccount: cfg.FeeAccount, ForgetFinal: cfg.ForgetFinal, Markets: nm})
 	e.now, e.seq, e.trades, e.net = now, seq, trades, net
 	for i := 0; i < nm && r.err == nil; i++ {
-		m := mkt{head: -1, tail: -1, group: -1}
+		m := mkt{group: -1}
 		m.id = market.ConditionID(r.str())
 		m.tokens[0], m.tokens[1] = market.TokenID(r.str()), market.TokenID(r.str())
 		m.question, m.slug = r.str(), r.str()

@@ -244,11 +244,13 @@ func (e *Engine) OpenOrders(dst []market.Order, f Filter) []market.Order {
 		if mi >= 0 && int32(i) != mi {
 			continue
 		}
-		for oi := e.markets[i].head; oi >= 0; oi = e.orders[oi].mnext {
+		list := e.marketOrders(int32(i), e.scratch[:0])
+		for _, oi := range list {
 			if match(&e.orders[oi]) {
 				dst = append(dst, e.orderView(oi))
 			}
 		}
+		e.scratch = list[:0]
 	}
 	return dst
 }
