@@ -23,9 +23,12 @@ const (
 	IntentFlatten
 	// IntentPause stops opening positions until an operator resumes the agent.
 	IntentPause
+	// IntentMerge turns Size complete sets of Market (one YES and one NO each) back
+	// into Size of collateral: it only reduces positions.
+	IntentMerge
 )
 
-var intentKindNames = [...]string{"invalid", "quote", "take", "cancel", "cancel_all", "flatten", "pause"}
+var intentKindNames = [...]string{"invalid", "quote", "take", "cancel", "cancel_all", "flatten", "pause", "merge"}
 
 // String returns a short lower-case name ("quote", "take", ...).
 func (k IntentKind) String() string {

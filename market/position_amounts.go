@@ -38,3 +38,18 @@ func (p *Position) SellProceeds(size, proceeds, fee Micros) (realized Micros, ok
 	p.Realized += realized
 	return realized, true
 }
+
+// MergeSets records the merge of n complete sets: n shares of yes and of no are
+// burned for n of collateral, each sold for half of it (yes gets the odd
+// micro-unit), as the data service accounts a merge. It returns the PnL realized
+// and reports false (changing nothing) when n is not positive or exceeds either
+// position.
+func MergeSets(yes, no *Position, n Micros) (realized Micros, ok bool) {
+	if n <= 0 || n > yes.Size || n > no.Size {
+		return 0, false
+	}
+	half := n / 2
+	ry, _ := yes.SellProceeds(n, n-half, 0)
+	rn, _ := no.SellProceeds(n, half, 0)
+	return ry + rn, true
+}

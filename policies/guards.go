@@ -14,7 +14,8 @@ import (
 func allowedKind(k market.IntentKind) bool {
 	switch k {
 	case market.IntentQuote, market.IntentTake, market.IntentCancel,
-		market.IntentCancelAll, market.IntentFlatten, market.IntentPause:
+		market.IntentCancelAll, market.IntentFlatten, market.IntentPause,
+		market.IntentMerge:
 		return true
 	}
 	return false
@@ -57,6 +58,30 @@ func (g allowlistGuard) Check(v *View) *Denied {
 		if it.Key == "" && it.OrderID == "" {
 			return malformed("cancel names neither a quote key nor an order id")
 		}
+	case market.IntentMerge:
+		return checkMerge(v)
+	}
+	return nil
+}
+
+// checkMerge checks a merge: a known market and at most the complete sets held
+// (the smaller of the two positions). A merge places no order and adds no
+// exposure, so the other guards let it through.
+func checkMerge(v *View) *Denied {
+	it := v.Intent
+	m := v.Market
+	if it.Market == "" || m == nil {
+		return malformed("merge names no known market")
+	}
+	sets := market.Micros(0)
+	if y, n := v.State.Positions[m.Tokens[market.Yes]], v.State.Positions[m.Tokens[market.No]]; y != nil && n != nil {
+		sets = min(y.Size, n.Size)
+	}
+	switch {
+	case it.Size <= 0:
+		return malformed("merge size must be positive")
+	case it.Size > sets:
+		return malformed("merge of " + it.Size.String() + " sets: " + sets.String() + " complete sets held")
 	}
 	return nil
 }

@@ -12,8 +12,9 @@ import (
 var moneyOut = regexp.MustCompile(`(?i)withdraw|transfer|bridge|swap|payout|send|recipient|destination|redeem`)
 
 // TestNoWithdrawIntentCanBeBuilt proves that no intent the chain lets through can
-// move funds out: every value of market.IntentKind is either one of the six allowed
-// kinds (none of which withdraws) or is denied by the allowlist, an Intent has no
+// move funds out: every value of market.IntentKind is either one of the seven allowed
+// kinds (none of which withdraws; a merge turns tokens into collateral of the same
+// venue account) or is denied by the allowlist, an Intent has no
 // field that could name a recipient, and no method of the chain or of the
 // interfaces this package defines (Guard, Sink) can withdraw or transfer.
 func TestNoWithdrawIntentCanBeBuilt(t *testing.T) {
@@ -40,7 +41,7 @@ func TestNoWithdrawIntentCanBeBuilt(t *testing.T) {
 			}
 			allowed[name] = true
 		}
-		want := map[string]bool{"quote": true, "take": true, "cancel": true, "cancel_all": true, "flatten": true, "pause": true}
+		want := map[string]bool{"quote": true, "take": true, "cancel": true, "cancel_all": true, "flatten": true, "pause": true, "merge": true}
 		if !reflect.DeepEqual(allowed, want) {
 			t.Fatalf("allowed kinds %v, want exactly %v", allowed, want)
 		}

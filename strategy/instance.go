@@ -393,6 +393,13 @@ func (in *Instance) evalMarket(m *mstate, ev *market.Event, st *market.State, ou
 					Token: info.Tokens[t.token], Outcome: t.token, Side: t.side, Price: price, Size: size, Type: t.typ,
 					Reason: m.rreasons[j]})
 			}
+		case actMerge:
+			// A merge leaves the quotes alone: it turns every complete set held
+			// (the smaller of the two positions) back into collateral.
+			if sets := heldSets(h); sets > 0 {
+				out = append(out, market.Intent{Kind: market.IntentMerge, Key: m.rkeys[j], Market: info.Condition,
+					Size: sets, Reason: m.rreasons[j]})
+			}
 		default:
 			kind := market.IntentCancelAll
 			switch r.action {
@@ -456,6 +463,14 @@ func (in *Instance) evalMarket(m *mstate, ev *market.Event, st *market.State, ou
 		m.keep(out[n0:])
 	}
 	return out, nil
+}
+
+// heldSets returns the complete sets (one YES and one NO) held in h's market.
+func heldSets(h *handles) market.Micros {
+	if h.pos[market.Yes] == nil || h.pos[market.No] == nil {
+		return 0
+	}
+	return min(h.pos[market.Yes].Size, h.pos[market.No].Size)
 }
 
 // num evaluates a number expression; one that is just an indicator or var name is

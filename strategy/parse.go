@@ -85,9 +85,11 @@ const (
 	actCancelAll
 	actFlatten
 	actPause
+	actMerge
 )
 
-var actionNames = map[string]ruleAction{"cancel_all": actCancelAll, "flatten": actFlatten, "pause": actPause}
+var actionNames = map[string]ruleAction{"cancel_all": actCancelAll, "flatten": actFlatten, "pause": actPause,
+	"merge": actMerge}
 
 type takeSpec struct {
 	node  *yaml.Node
@@ -496,15 +498,15 @@ func (p *parser) rules(n *yaml.Node) {
 			p.node(do, "%s: give either do: or take:, not both", what)
 			ok = false
 		case do == nil && take == nil:
-			p.node(kv[0], "%s: needs an action: take: (orders) or do: cancel_all | flatten | pause", what)
+			p.node(kv[0], "%s: needs an action: take: (orders) or do: cancel_all | flatten | pause | merge", what)
 			ok = false
 		case do != nil:
 			a, known := actionNames[do.Value]
 			if !known {
-				msg := "%s: do must be cancel_all, flatten or pause"
+				msg := "%s: do must be cancel_all, flatten, pause or merge"
 				if do.Value == "take" {
 					msg = "%s: to take, give the orders under take: instead of do: take"
-				} else if s := exprenv.Suggest(do.Value, []string{"cancel_all", "flatten", "pause"}); s != "" {
+				} else if s := exprenv.Suggest(do.Value, []string{"cancel_all", "flatten", "pause", "merge"}); s != "" {
 					msg += " (did you mean " + s + "?)"
 				}
 				p.node(do, msg, what)

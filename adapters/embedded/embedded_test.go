@@ -265,3 +265,32 @@ func TestPacedFeedFollowsTheWallClock(t *testing.T) {
 		t.Fatalf("took %s", d)
 	}
 }
+
+// TestVenueMergesCompleteSets: the venue's Merge burns complete sets of the
+// wallet for collateral in the engine, and refuses more sets than are held.
+func TestVenueMergesCompleteSets(t *testing.T) {
+	x, _ := embedded.New(embedded.Config{Start: start}, script())
+	x.Fund(wallet, 100*market.One)
+	v := x.Venue(wallet)
+	ctx := context.Background()
+	for i, req := range []agent.OrderRequest{
+		{ClientID: 1, Market: cond, Token: yes, Side: market.Buy, Price: mic("0.48"), Size: mic("10"), Type: market.FOK},
+		{ClientID: 2, Market: cond, Token: no, Side: market.Buy, Price: mic("0.55"), Size: mic("10"), Type: market.FOK}, // the 0.45 YES bid
+	} {
+		p, _ := v.Prepare(ctx, req)
+		if o, err := v.Submit(ctx, &p); err != nil || o.Matched != mic("10") {
+			t.Fatalf("order %d: %+v, %v", i, o, err)
+		}
+	}
+	before, _ := v.Account(ctx)
+	if err := v.Merge(ctx, cond, mic("11")); err == nil {
+		t.Fatal("a merge of 11 sets with 10 held was accepted")
+	}
+	if err := v.Merge(ctx, cond, mic("10")); err != nil {
+		t.Fatal(err)
+	}
+	after, _ := v.Account(ctx)
+	if after.Balance != before.Balance+mic("10") || len(after.Positions) != 0 {
+		t.Fatalf("after the merge: balance %s (was %s), positions %+v", after.Balance, before.Balance, after.Positions)
+	}
+}

@@ -21,6 +21,7 @@ type Venue struct {
 var (
 	_ agent.Venue       = (*Venue)(nil)
 	_ agent.Synchronous = (*Venue)(nil)
+	_ agent.Merger      = (*Venue)(nil)
 )
 
 // Venue returns the venue of wallet w.
@@ -149,3 +150,12 @@ func (v *Venue) Heartbeat(context.Context) error {
 
 // String names the venue in logs.
 func (v *Venue) String() string { return fmt.Sprintf("embedded venue of %s", v.wallet) }
+
+// Merge implements agent.Merger: the engine's Merge command for the wallet.
+func (v *Venue) Merge(_ context.Context, m market.ConditionID, size market.Micros) error {
+	x := v.x
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	_, err := x.apply(&exchange.Command{Kind: exchange.Merge, Time: x.now(), Owner: v.wallet, Market: m, Amount: size})
+	return err
+}

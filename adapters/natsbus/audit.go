@@ -187,7 +187,8 @@ type OrderRecord struct {
 	// (sent by the agent), "placed", "rejected", "canceled", "updated", "expired"
 	// (reported by the venue); "cancel_all" and "flatten_start" (closing a
 	// market's positions begins) name no order, only Market and, in IntentKey,
-	// why; "adopt_position" (a holding taken over at an agent's start) names its
+	// why; "merge" (complete sets turned into collateral) names Market, the sets
+	// as Size and why in IntentKey; "adopt_position" (a holding taken over at an agent's start) names its
 	// Token, Size, average cost as Price and, in IntentKey, where the cost came
 	// from.
 	Action     string             `json:"action"`

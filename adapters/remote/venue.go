@@ -732,3 +732,11 @@ func (v *Venue) Heartbeat(ctx context.Context) error {
 // HeartbeatTimeout is how long the service waits for the next heartbeat before it
 // cancels the wallet's open orders (the specification's "about 10 seconds").
 const HeartbeatTimeout = 10 * time.Second
+
+// Merge implements agent.Merger: POST /ctf/merge of size complete sets of market m.
+func (v *Venue) Merge(ctx context.Context, m market.ConditionID, size market.Micros) error {
+	if _, err := v.c.Merge(ctx, clob.CTFRequest{ConditionID: m, Size: size.Decimal()}); err != nil {
+		return fmt.Errorf("remote: merge: %w", err)
+	}
+	return nil
+}

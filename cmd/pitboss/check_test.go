@@ -161,7 +161,7 @@ rules:
 		s + ":4:16: type Token has no field bdi (did you mean bid?)",
 		s + ":5:11: unknown name foo",
 		s + ":8:11: now() is not available",
-		s + ":9:9: rule stop: do must be cancel_all, flatten or pause",
+		s + ":9:9: rule stop: do must be cancel_all, flatten, pause or merge",
 	}
 	for _, file := range []string{"strategy.yaml", "agent.yaml"} {
 		t.Run(file, func(t *testing.T) {

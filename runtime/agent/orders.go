@@ -187,6 +187,10 @@ func (a *Agent) intent(i int, it *market.Intent) {
 		if a.check(it, "").Allowed {
 			a.pause(reasonOf(it, "pause"))
 		}
+	case market.IntentMerge:
+		if a.check(it, "").Allowed {
+			a.merge(it.Market, it.Size, reasonOf(it, "merge"))
+		}
 	default:
 		a.check(it, "") // denied by the allowlist, and audited
 	}

@@ -61,6 +61,14 @@ type Venue interface {
 	Heartbeat(ctx context.Context) error
 }
 
+// Merger is a venue that merges complete sets: Merge burns size shares of each
+// token of market m (one YES and one NO per set) for size of collateral, at once
+// or not at all. The paper, embedded and remote venues implement it; on a venue
+// that does not, a strategy's merge is refused and logged.
+type Merger interface {
+	Merge(ctx context.Context, m market.ConditionID, size market.Micros) error
+}
+
 // Account is the wallet as the venue sees it.
 type Account struct {
 	Address  market.Address

@@ -149,3 +149,88 @@ func TestFlattenOnAThinBidEnds(t *testing.T) {
 		t.Fatalf("paper balance %s, agent %s", acct.Balance, s.Balance)
 	}
 }
+
+// buyBothThenMerge takes 10 YES and 10 NO on the first YES book, and merges the
+// complete sets on the next one.
+type buyBothThenMerge struct{}
+
+func (buyBothThenMerge) Decide(ev *market.Event, st *market.State, out []market.Intent) ([]market.Intent, error) {
+	switch {
+	case ev.Kind != market.EventBook || ev.Token != yes:
+	case st.PositionSize(yes) == 0 && st.PositionSize(no) == 0:
+		out = append(out, market.Intent{Kind: market.IntentTake, Key: "m/yes", Market: cond, Token: yes, Outcome: market.Yes,
+			Side: market.Buy, Price: mic("0.50"), Size: 10 * market.One, Type: market.FAK},
+			market.Intent{Kind: market.IntentTake, Key: "m/no", Market: cond, Token: no, Outcome: market.No,
+				Side: market.Buy, Price: mic("0.55"), Size: 10 * market.One, Type: market.FAK})
+	case min(st.PositionSize(yes), st.PositionSize(no)) > 0:
+		out = append(out, market.Intent{Kind: market.IntentMerge, Key: "m/merge", Market: cond,
+			Size: min(st.PositionSize(yes), st.PositionSize(no))})
+	}
+	return out, nil
+}
+
+// TestMergeTurnsCompleteSetsIntoCollateral: 10 YES bought at 0.50 and 10 NO at
+// 0.55 (the mirror of the 0.45 bid) are merged into 10 of collateral: both
+// positions close, 0.50 is realized as a loss, and the agent's state and the paper
+// account agree.
+func TestMergeTurnsCompleteSetsIntoCollateral(t *testing.T) {
+	v, err := paper.New(paper.Config{Address: addr}, source{mkInfo(0)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const t0 = 1_000_000
+	book := func(t int64) market.Event {
+		return market.Event{Kind: market.EventBook, Time: t, Market: cond, Token: yes,
+			Bids: []market.Level{lv("0.45", "100")}, Asks: []market.Level{lv("0.50", "100")}}
+	}
+	noBook := market.Event{Kind: market.EventBook, Time: t0, Market: cond, Token: no,
+		Bids: []market.Level{lv("0.50", "100")}, Asks: []market.Level{lv("0.55", "100")}}
+	var audit auditRecs
+	a, err := agent.New(agent.Config{ID: "paper-test", Wallet: addr, DryRun: true, Markets: []market.ConditionID{cond},
+		Heartbeat: -1, TimerInterval: -1}, agent.Deps{Venue: v, Feed: listFeed{noBook, book(t0), book(t0 + 10)},
+		Decider: buyBothThenMerge{}, Guards: allow{}, Clock: agent.EventClock, Audit: &audit})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := a.Run(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	s := a.Status()
+	if s.Counts.Fills != 2 {
+		t.Fatalf("%d fills, want 2 (%+v)", s.Counts.Fills, s.Counts)
+	}
+	for _, p := range s.Positions {
+		if p.Size != 0 {
+			t.Fatalf("positions %+v, want both merged away", s.Positions)
+		}
+	}
+	// Paid 5 + 5.5 for the pairs, got 10 back.
+	if s.Balance != mic("999.5") || s.Realized != -mic("0.5") || s.PnL != -mic("0.5") {
+		t.Fatalf("balance %s realized %s pnl %s; want 999.5, -0.5, -0.5", s.Balance, s.Realized, s.PnL)
+	}
+	acct, _ := v.Account(context.Background())
+	if acct.Balance != s.Balance || acct.Reserved != 0 {
+		t.Fatalf("paper account %s (reserved %s), agent %s", acct.Balance, acct.Reserved, s.Balance)
+	}
+	for _, p := range acct.Positions {
+		if p.Size != 0 {
+			t.Fatalf("paper positions %+v, want none held", acct.Positions)
+		}
+	}
+	if len(audit.merges) != 1 || audit.merges[0].Order.Size != 10*market.One || audit.merges[0].Err != "" {
+		t.Fatalf("merge audit records %+v, want one of 10 sets", audit.merges)
+	}
+	// More sets than held: refused by the paper account, nothing changes.
+	if err := v.Merge(context.Background(), cond, market.One); err == nil {
+		t.Fatal("a merge of sets not held was accepted")
+	}
+}
+
+// auditRecs keeps the merge records.
+type auditRecs struct{ merges []agent.AuditRecord }
+
+func (a *auditRecs) Audit(r *agent.AuditRecord) {
+	if r.Kind == agent.AuditOrder && r.Op == "merge" {
+		a.merges = append(a.merges, *r)
+	}
+}

@@ -3,6 +3,7 @@ package paper
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strconv"
 	"time"
 
@@ -89,6 +90,7 @@ var (
 	_ agent.Synchronous = (*Venue)(nil)
 	_ agent.Simulator   = (*Venue)(nil)
 	_ agent.Persistent  = (*Venue)(nil)
+	_ agent.Merger      = (*Venue)(nil)
 )
 
 // New returns a paper venue with cfg's starting balance, taking market metadata
@@ -722,4 +724,23 @@ func (v *Venue) resolve(ev *market.Event) {
 		h.Settle(won)
 		h.reserved = 0
 	}
+}
+
+// Merge implements agent.Merger: size complete sets of market m (shares of both
+// tokens not reserved by open sells) are burned for size of collateral, each token
+// sold for half of it (market.MergeSets). It refuses an unknown market
+// (market.ErrMarketNotFound) and more sets than are free
+// (market.ErrInsufficientBalance), changing nothing.
+func (v *Venue) Merge(_ context.Context, m market.ConditionID, size market.Micros) error {
+	info := v.markets[m]
+	if info == nil {
+		return fmt.Errorf("paper: merge: %w", market.ErrMarketNotFound)
+	}
+	yes, no := v.pos[info.Tokens[market.Yes]], v.pos[info.Tokens[market.No]]
+	if yes == nil || no == nil || size <= 0 || size > yes.Size-yes.reserved || size > no.Size-no.reserved {
+		return fmt.Errorf("paper: merge of %s sets: %w", size, market.ErrInsufficientBalance)
+	}
+	market.MergeSets(&yes.Position, &no.Position, size)
+	v.balance += size
+	return nil
 }

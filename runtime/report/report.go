@@ -145,6 +145,7 @@ const (
 	MarkResume     = "resume"      // the kill switch was cleared, or the agent resumed
 	MarkControl    = "control"     // an operator's command
 	MarkResolved   = "resolved"    // a market resolved (Reason: "YES won")
+	MarkMerge      = "merge"       // complete sets turned back into collateral (Market; Reason: how many, why)
 )
 
 // Mark is one event of the run worth seeing on a time chart.

@@ -69,6 +69,42 @@ func (c *Collector) tripSell(m *mkt, p *market.Position, f *market.Fill, notiona
 	}
 }
 
+// Merge records the merge of n complete sets of market cond at time t (the agent's
+// audit record "merge"): both tokens' positions sell n shares for half of n each
+// (market.MergeSets), their round trips close when flat ("merge"), and the run's
+// events gain a merge mark saying how many sets and why.
+func (c *Collector) Merge(t int64, cond market.ConditionID, n market.Micros, why string) {
+	c.rollDay(t)
+	m := c.byCond[cond]
+	if m == nil {
+		c.Note("merge of %s sets in market %s, which the run does not know: not counted", n, cond)
+		return
+	}
+	yes, no := c.pos[m.info.Tokens[market.Yes]], c.pos[m.info.Tokens[market.No]]
+	if yes == nil || no == nil || n > yes.Size || n > no.Size || n <= 0 {
+		c.Note("merge of %s sets in market %s, more than held: not counted in the ledger", n, m.label())
+		return
+	}
+	half := n / 2
+	for o, part := range [2]market.Micros{n - half, half} {
+		tok := m.info.Tokens[o]
+		p := c.pos[tok]
+		r, _ := p.SellProceeds(n, part, 0)
+		c.realized = append(c.realized, r)
+		c.day.realize(r)
+		if rt := c.open[tok]; rt != nil {
+			rt.sold += n
+			rt.proceeds += part
+			rt.realized += r
+			if p.Size == 0 {
+				c.closeTrip(tok, rt, t, "merge", 0, rt.proceeds, rt.sold)
+			}
+		}
+	}
+	c.Mark(Mark{Time: t, Kind: MarkMerge, Market: cond, Reason: n.String() + " sets → " + n.String() + " collateral (" + why + ")"})
+	c.dirty = true
+}
+
 // tripSettle closes the token's round trip at a resolution: size shares paid 1
 // (won) or 0.
 func (c *Collector) tripSettle(tok market.TokenID, size market.Micros, won bool, realized market.Micros, t int64) {

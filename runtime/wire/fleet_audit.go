@@ -65,8 +65,8 @@ func (f *fleetAudit) Dropped() uint64 { return f.dropped.Load() }
 //	           intent the guards see is recorded here, so there is no separate
 //	           "intent" record)
 //	order    → "order" (the operation and the order as sent or as answered; a
-//	           rejection's message in error; for cancel_all and flatten_start,
-//	           the reason in intent_key)
+//	           rejection's message in error; for cancel_all, flatten_start and
+//	           merge, the reason in intent_key; a merge's sets in size)
 //	fill     → "fill"
 //	adopt    → "order" with action adopt_position (the holding's size, its
 //	           average cost as the price, where the cost came from in intent_key)
@@ -80,7 +80,7 @@ func auditRecord(r *agent.AuditRecord, wallet market.Address, dry bool) natsbus.
 	case agent.AuditOrder:
 		rec.Kind = natsbus.AuditOrder
 		if r.Order.Token == "" && r.Order.ID == "" { // cancel_all and the like: no single order
-			rec.Order = &natsbus.OrderRecord{Action: r.Op, Market: r.Order.Market, IntentKey: r.Reason, Error: r.Err}
+			rec.Order = &natsbus.OrderRecord{Action: r.Op, Market: r.Order.Market, Size: natsbus.Amount(r.Order.Size), IntentKey: r.Reason, Error: r.Err}
 			break
 		}
 		o := natsbus.NewOrderRecord(r.Op, &r.Order)
