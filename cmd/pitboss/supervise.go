@@ -273,9 +273,12 @@ func runSupervise(ctx context.Context, args []string, io stdio) error {
 		fmt.Fprintf(io.stdout, "look only with: pitboss ctl --creds %s list   (read-only: list and tail)\n", cfg.NATS.ReaderFile)
 	}
 	err = <-supErr
+	cancel() // the supervisor may end by itself: stop what runs beside it (the dashboard's sampler)
 	for _, srv := range servers {
 		sctx, c := context.WithTimeout(context.Background(), 2*time.Second)
-		_ = srv.Shutdown(sctx)
+		if srv.Shutdown(sctx) != nil {
+			_ = srv.Close() // an open event stream does not end by itself
+		}
 		c()
 	}
 	wg.Wait()
