@@ -25,6 +25,7 @@ import (
 	"github.com/pitbossdev/pitboss/sandbox/host"
 	"github.com/pitbossdev/pitboss/sandbox/journal"
 	"github.com/pitbossdev/pitboss/sandbox/questions"
+	"github.com/pitbossdev/pitboss/sandbox/rfq"
 	"github.com/pitbossdev/pitboss/sandbox/server"
 )
 
@@ -107,13 +108,16 @@ func openLocal(log *zap.Logger, opts ...localOpt) (l *local, stop func() error, 
 	if cfg.Questions == nil {
 		cfg.Questions = l.qs
 	}
+	if cfg.RFQ == nil {
+		cfg.RFQ = rfq.New()
+	}
 	ix := data.New(data.Config{Catalog: l.cat})
 	br := bridge.New(bridge.Config{Simulation: true, SimToken: localOperatorToken, Logger: log.Named("bridge")})
 	cs := catalogue.New(catalogue.Config{Catalog: l.cat, Data: ix, Auth: l, Clock: l.now, Logger: log.Named("catalogue")})
 	ctx, cancel := context.WithCancel(context.Background())
 	h, err := host.Open(ctx, host.Config{
 		Clock: l.now, Logger: log.Named("host"), Sync: journal.SyncNone,
-		Genesis: catalog.Genesis(l.cat, l.now()), Extensions: []host.Extension{st.Extension(), ix, br, cs.Posts(), l.qs},
+		Genesis: catalog.Genesis(l.cat, l.now()), Extensions: []host.Extension{st.Extension(), ix, br, cs.Posts(), l.qs, cfg.RFQ},
 	})
 	if err != nil {
 		cancel()

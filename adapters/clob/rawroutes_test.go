@@ -6,17 +6,17 @@ import (
 	"errors"
 	"io"
 	"net/http"
-	"net/url"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/pitbossdev/pitboss/adapters/auth"
+	"github.com/pitbossdev/pitboss/api"
 	"github.com/pitbossdev/pitboss/market"
 )
 
 // The routes below have no shape in the specification and are not served by the
-// local exchange (RFQ, order scoring). They are tested against a
+// local exchange (order scoring). They are tested against a
 // loopback server that checks method, path, authentication and body, and answers
 // as the upstream service would.
 
@@ -48,33 +48,39 @@ func rawServer(t *testing.T, answer func(r recordedRequest) (int, string)) (*Cli
 	return mustNew(t, cfg), func() []recordedRequest { mu.Lock(); defer mu.Unlock(); return append([]recordedRequest(nil), seen...) }
 }
 
-// TestRawRoutesSendWhatTheyName checks every raw route's method, path, query,
-// authentication and body, and that the answer comes back as it was sent.
+// TestRawRoutesSendWhatTheyName checks every typed RFQ write's and read's method,
+// path, query, authentication and body (the dialect's shapes, api/rfq.go), and the
+// order-scoring routes.
 func TestRawRoutesSendWhatTheyName(t *testing.T) {
-	c, seen := rawServer(t, func(recordedRequest) (int, string) { return 200, `{"ok":true}` })
+	c, seen := rawServer(t, func(recordedRequest) (int, string) { return 200, `{"request_id":"r1","state":"ACTIVE"}` })
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	body := map[string]any{"k": "v"}
+	ack := func(a *api.RFQAck, err error) error { return err }
 	tests := []struct {
 		name string
-		call func() (json.RawMessage, error)
+		call func() error
 		want recordedRequest
 	}{
-		{"CreateRFQRequest", func() (json.RawMessage, error) { return c.CreateRFQRequest(ctx, body) }, recordedRequest{method: "POST", path: "/rfq/request", body: `{"k":"v"}`, l2: true}},
-		{"CancelRFQRequest", func() (json.RawMessage, error) { return c.CancelRFQRequest(ctx, "r1") }, recordedRequest{method: "DELETE", path: "/rfq/request", body: `{"rfqId":"r1"}`, l2: true}},
-		{"RFQRequests", func() (json.RawMessage, error) { return c.RFQRequests(ctx, url.Values{"state": {"active"}}) }, recordedRequest{method: "GET", path: "/rfq/data/requests", query: "state=active", l2: true}},
-		{"CreateRFQQuote", func() (json.RawMessage, error) { return c.CreateRFQQuote(ctx, body) }, recordedRequest{method: "POST", path: "/rfq/quote", body: `{"k":"v"}`, l2: true}},
-		{"CancelRFQQuote", func() (json.RawMessage, error) { return c.CancelRFQQuote(ctx, "q1") }, recordedRequest{method: "DELETE", path: "/rfq/quote", body: `{"quoteId":"q1"}`, l2: true}},
-		{"RFQQuotes", func() (json.RawMessage, error) { return c.RFQQuotes(ctx, nil) }, recordedRequest{method: "GET", path: "/rfq/data/quotes", l2: true}},
-		{"RFQBestQuote", func() (json.RawMessage, error) { return c.RFQBestQuote(ctx, "r1") }, recordedRequest{method: "GET", path: "/rfq/data/best-quote", query: "rfqId=r1", l2: true}},
-		{"AcceptRFQQuote", func() (json.RawMessage, error) { return c.AcceptRFQQuote(ctx, body) }, recordedRequest{method: "POST", path: "/rfq/request/accept", body: `{"k":"v"}`, l2: true}},
-		{"ApproveRFQOrder", func() (json.RawMessage, error) { return c.ApproveRFQOrder(ctx, body) }, recordedRequest{method: "POST", path: "/rfq/quote/approve", body: `{"k":"v"}`, l2: true}},
+		{"CreateRFQRequest", func() error {
+			return ack(c.CreateRFQRequest(ctx, RFQAsk{Token: "7", Side: market.Buy, Size: 10 * market.One, Price: 600_000}))
+		}, recordedRequest{method: "POST", path: "/rfq/request", body: `{"asset_in":"7","asset_out":"0","amount_in":10000000,"amount_out":6000000,"user_type":0,"expiry":0}`, l2: true}},
+		{"CancelRFQRequest", func() error { return ack(c.CancelRFQRequest(ctx, "r1")) },
+			recordedRequest{method: "DELETE", path: "/rfq/request", body: `{"request_id":"r1"}`, l2: true}},
+		{"CreateRFQQuote", func() error { return ack(c.CreateRFQQuote(ctx, "r1", 550_000, 0)) },
+			recordedRequest{method: "POST", path: "/rfq/quote", body: `{"price":"0.55","request_id":"r1"}`, l2: true}},
+		{"CancelRFQQuote", func() error { return ack(c.CancelRFQQuote(ctx, "q1")) },
+			recordedRequest{method: "DELETE", path: "/rfq/quote", body: `{"quote_id":"q1"}`, l2: true}},
+		{"AcceptRFQQuote", func() error { return ack(c.AcceptRFQQuote(ctx, "r1", "")) },
+			recordedRequest{method: "POST", path: "/rfq/request/accept", body: `{"quote_id":"","request_id":"r1"}`, l2: true}},
+		{"ApproveRFQQuote", func() error { return ack(c.ApproveRFQQuote(ctx, "", "q1")) },
+			recordedRequest{method: "POST", path: "/rfq/quote/approve", body: `{"quote_id":"q1","request_id":""}`, l2: true}},
+		{"RFQBestQuote", func() error { _, err := c.RFQBestQuote(ctx, "r1"); return err },
+			recordedRequest{method: "GET", path: "/rfq/data/best-quote", query: "request_id=r1", l2: true}},
 	}
 	for i, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			raw, err := tt.call()
-			if err != nil || string(raw) != `{"ok":true}` {
-				t.Fatalf("= %s, %v", raw, err)
+			if err := tt.call(); err != nil {
+				t.Fatal(err)
 			}
 			if got := seen()[i]; got != tt.want {
 				t.Fatalf("sent %+v, want %+v", got, tt.want)
@@ -125,7 +131,7 @@ func TestRFQErrorsMapToTheCatalog(t *testing.T) {
 				b, _ := json.Marshal(map[string]string{"error": tt.msg})
 				return tt.status, string(b)
 			})
-			_, err := c.AcceptRFQQuote(context.Background(), map[string]string{"rfqId": "x"})
+			_, err := c.AcceptRFQQuote(context.Background(), "x", "")
 			var ae *APIError
 			if !errors.As(err, &ae) || ae.Code != tt.code || !errors.Is(err, market.Errorf(tt.code)) {
 				t.Fatalf("err = %v, want %s", err, tt.code)

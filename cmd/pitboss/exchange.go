@@ -28,6 +28,7 @@ import (
 	"github.com/pitbossdev/pitboss/sandbox/host"
 	"github.com/pitbossdev/pitboss/sandbox/journal"
 	"github.com/pitbossdev/pitboss/sandbox/questions"
+	"github.com/pitbossdev/pitboss/sandbox/rfq"
 	"github.com/pitbossdev/pitboss/sandbox/server"
 	"github.com/pitbossdev/pitboss/sandbox/server/ws"
 	"github.com/pitbossdev/pitboss/sandbox/sim"
@@ -365,7 +366,8 @@ func serveExchange(ctx context.Context, io stdio, f exchangeFlags, parts exchang
 		return err
 	}
 	cfg.Questions = qs
-	hcfg.Extensions = append(hcfg.Extensions, st.Extension(), qs)
+	cfg.RFQ = rfq.New()
+	hcfg.Extensions = append(hcfg.Extensions, st.Extension(), qs, cfg.RFQ)
 	for _, hk := range parts.Hooks {
 		if hk.Extensions != nil {
 			hcfg.Extensions = append(hcfg.Extensions, hk.Extensions()...)

@@ -28,6 +28,7 @@ import (
 	"github.com/pitbossdev/pitboss/sandbox/host/hosttest"
 	"github.com/pitbossdev/pitboss/sandbox/journal"
 	"github.com/pitbossdev/pitboss/sandbox/questions"
+	"github.com/pitbossdev/pitboss/sandbox/rfq"
 )
 
 // t0 is the tests' start time: the dialect's L2-i vector is signed at 1700000000.
@@ -80,6 +81,7 @@ type env struct {
 	h        *host.Host
 	st       *State
 	qs       *questions.State
+	rfq      *rfq.State
 	srv      *Server
 	pub, int *httptest.Server
 	logs     *observer.ObservedLogs
@@ -135,9 +137,10 @@ func newEnvState(t testing.TB, scfg StateConfig, opts ...envOpt) *env {
 		t.Fatal(err)
 	}
 	e.qs = qs
-	cfg := Config{Catalog: e.cat, Clock: e.clock.now, Rand: seeded(1), Logger: log, RateLimit: -1, Questions: qs}
+	e.rfq = rfq.New()
+	cfg := Config{Catalog: e.cat, Clock: e.clock.now, Rand: seeded(1), Logger: log, RateLimit: -1, Questions: qs, RFQ: e.rfq}
 	hcfg := host.Config{Clock: e.clock.now, Logger: log, Sync: journal.SyncNone, ExpireEvery: -1,
-		Genesis: catalog.Genesis(e.cat, 0), Extensions: []host.Extension{e.st.Extension(), qs}}
+		Genesis: catalog.Genesis(e.cat, 0), Extensions: []host.Extension{e.st.Extension(), qs, e.rfq}}
 	for _, o := range opts {
 		o(&cfg, &hcfg)
 	}

@@ -26,6 +26,7 @@ import (
 	"github.com/pitbossdev/pitboss/sandbox/host"
 	"github.com/pitbossdev/pitboss/sandbox/journal"
 	"github.com/pitbossdev/pitboss/sandbox/questions"
+	"github.com/pitbossdev/pitboss/sandbox/rfq"
 )
 
 // questionsCrashEnv names the store of the child exchange of
@@ -43,7 +44,8 @@ func crashQuestionsConfig() questions.Config {
 }
 
 // runQuestionsChild serves the CLOB (public and internal listeners) over a durable
-// store in dir with questions configured, printing "ADDR <url>" and "INTERNAL
+// store in dir with questions and the RFQ desk configured (TestRFQCrashRecovery
+// uses it too), printing "ADDR <url>" and "INTERNAL
 // <url>". It runs until killed.
 func runQuestionsChild(dir string) int {
 	fail := func(err error) int { fmt.Fprintln(os.Stderr, err); return 1 }
@@ -61,12 +63,13 @@ func runQuestionsChild(dir string) int {
 		return fail(err)
 	}
 	ctx := context.Background()
-	h, err := host.Open(ctx, host.Config{Dir: dir, Genesis: catalog.Genesis(cat, 0), Extensions: []host.Extension{st.Extension(), qs},
+	desk := rfq.New()
+	h, err := host.Open(ctx, host.Config{Dir: dir, Genesis: catalog.Genesis(cat, 0), Extensions: []host.Extension{st.Extension(), qs, desk},
 		SnapshotEvery: 40, Sync: journal.SyncData})
 	if err != nil {
 		return fail(err)
 	}
-	srv, err := New(h, st, Config{Catalog: cat, RateLimit: -1, Questions: qs})
+	srv, err := New(h, st, Config{Catalog: cat, RateLimit: -1, Questions: qs, RFQ: desk})
 	if err != nil {
 		return fail(err)
 	}

@@ -98,6 +98,7 @@ func (s *Server) routes() {
 	r("GET /api/geoblock", s.geoblock)
 
 	s.questionRoutes(r)
+	s.rfqRoutes(r)
 
 	for p, h := range s.cfg.Routes {
 		m.Handle(p, h)

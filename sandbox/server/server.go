@@ -22,6 +22,7 @@ import (
 	"github.com/pitbossdev/pitboss/sandbox/catalog"
 	"github.com/pitbossdev/pitboss/sandbox/host"
 	"github.com/pitbossdev/pitboss/sandbox/questions"
+	"github.com/pitbossdev/pitboss/sandbox/rfq"
 )
 
 // Defaults of Config.
@@ -139,6 +140,9 @@ type Config struct {
 	// auctions), a host extension registered before host.Open. If nil, the
 	// question and bond routes answer 400 "this route is disabled".
 	Questions *questions.State
+	// RFQ is the request-for-quote desk, a host extension registered before
+	// host.Open. If nil, the /rfq/* routes answer 400 "this route is disabled".
+	RFQ *rfq.State
 }
 
 // Defaults of Caps.
