@@ -38,10 +38,12 @@ func AgentPublishAllow(id market.AgentID) ([]string, error) {
 
 // ReaderPublishAllow lists the subjects the read-only operator role (RoleReader:
 // `pitboss ctl list`, `pitboss ctl tail`, a dashboard that only looks) may publish
-// to: the roster request, stream and consumer information, and the consumers of
-// the AUDIT stream that tail reads with. It can neither control an agent, nor
-// write a lock, desired state or a record, nor change a stream.
-var ReaderPublishAllow = []string{
+// to: the roster request, stream and consumer information, direct gets, and the
+// consumers that tail the AUDIT stream and list the supervisors and agent
+// definitions (the missing and unplaced rows of `ctl list`). It can neither
+// control an agent, nor write a lock, desired state or a record, nor change a
+// stream.
+var ReaderPublishAllow = append([]string{
 	Prefix + ".fleet.roster",
 	"$JS.API.INFO",
 	"$JS.API.STREAM.INFO.*",
@@ -49,12 +51,21 @@ var ReaderPublishAllow = []string{
 	"$JS.API.STREAM.LIST",
 	"$JS.API.DIRECT.GET.>",
 	"$JS.API.STREAM.MSG.GET.*",
-	"$JS.API.CONSUMER.CREATE." + AuditStream,
-	"$JS.API.CONSUMER.CREATE." + AuditStream + ".>",
-	"$JS.API.CONSUMER.INFO." + AuditStream + ".>",
-	"$JS.API.CONSUMER.MSG.NEXT." + AuditStream + ".>",
-	"$JS.API.CONSUMER.DELETE." + AuditStream + ".>",
 	"$JS.FC.>",
+}, readerConsumers(AuditStream, "KV_"+SupervisorsBucket, "KV_"+AgentsBucket)...)
+
+// readerConsumers returns the consumer API subjects a reader needs on streams.
+func readerConsumers(streams ...string) []string {
+	var out []string
+	for _, s := range streams {
+		out = append(out,
+			"$JS.API.CONSUMER.CREATE."+s,
+			"$JS.API.CONSUMER.CREATE."+s+".>",
+			"$JS.API.CONSUMER.INFO."+s+".>",
+			"$JS.API.CONSUMER.MSG.NEXT."+s+".>",
+			"$JS.API.CONSUMER.DELETE."+s+".>")
+	}
+	return out
 }
 
 // ResponseMaxMsgs and ResponseExpires bound what an agent or reader may publish

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zaptest/observer"
 
@@ -180,6 +181,21 @@ func TestTheReaderRoleOnlyLooks(t *testing.T) {
 	n := 0
 	if err := r.TailAudit(ctxT(t, 5*time.Second), AuditFilter{}, func(AuditEntry) error { n++; return nil }); err != nil || n != 1 {
 		t.Fatalf("reader tail: %d records, %v", n, err)
+	}
+	// The supervisors' entries (ctl list's missing rows) are listed too.
+	kv, err := sup.js.CreateKeyValue(ctxT(t, 5*time.Second), jetstream.KeyValueConfig{Bucket: SupervisorsBucket})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := kv.Put(ctxT(t, 5*time.Second), "sup.s1", []byte("{}")); err != nil {
+		t.Fatal(err)
+	}
+	rkv, err := r.js.KeyValue(ctxT(t, 5*time.Second), SupervisorsBucket)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if keys, err := rkv.Keys(ctxT(t, 5*time.Second)); err != nil || len(keys) != 1 {
+		t.Fatalf("reader lists the supervisors: %v %v", keys, err)
 	}
 	roster := make(chan struct{}, 1)
 	sub, err := sup.Conn().Subscribe(Prefix+".fleet.roster", func(m *nats.Msg) { _ = m.Respond([]byte("{}")); roster <- struct{}{} })
