@@ -11,7 +11,7 @@ import (
 // these follow the dialect's RFQ API (py-clob-client rfq_types.py: snake_case,
 // amounts of the create-request body in base units, the request and quote objects)
 // and are local shapes: the service does not publish them
-// (docs/design/0145-rfq.md).
+// (docs/design/0153-rfq.md).
 
 // RFQCollateral is the asset id of collateral in asset_in / asset_out.
 const RFQCollateral = "0"

@@ -3,7 +3,7 @@
 // requester accepts one and its quoter approves it, and the trade settles through
 // the engine's ledger in one Swap command. The specification names /rfq/* and a
 // few errors only; the shapes follow the dialect's RFQ API (py-clob-client
-// rfq_types.py) and are recorded in docs/design/0145-rfq.md.
+// rfq_types.py) and are recorded in docs/design/0153-rfq.md.
 //
 // # States
 //

@@ -12,7 +12,7 @@ import (
 )
 
 // The RFQ desk (/rfq/*, experimental; sandbox/rfq holds the rules,
-// docs/design/0145-rfq.md the shapes). Every route needs L2. Writes are one host
+// docs/design/0153-rfq.md the shapes). Every route needs L2. Writes are one host
 // transaction each: the record and, for an approval, the Swap that settles the
 // trade. Geoblock: creating a request or a quote is refused to blocked and
 // close-only regions (it offers to open a position); accepting and approving to
