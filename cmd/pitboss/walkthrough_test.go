@@ -440,11 +440,24 @@ func (w *walk) fleetSection(t *testing.T) {
 			out := w.must(args)
 			switch args[2] {
 			case "list":
-				for _, re := range []string{`(?m)^meanrev +running +running .*dry-run +synthetic-market-1`, `(?m)^quoter +running +running .*dry-run +synthetic-market-1 `,
-					`2 agent\(s\), 1 supervisor\(s\)`} {
-					if !regexp.MustCompile(re).MatchString(out) {
-						t.Fatalf("%s: no %s in:\n%s", line, re, out)
+				// An agent heartbeats "starting" until its start-up (the checkpoint
+				// stored on disk and in the fleet's bucket) is done: a reader who
+				// lists again a moment later sees it running.
+				for deadline := time.Now().Add(20 * time.Second); ; out = w.must(args) {
+					missing := ""
+					for _, re := range []string{`(?m)^meanrev +running +running .*dry-run +synthetic-market-1`, `(?m)^quoter +running +running .*dry-run +synthetic-market-1 `,
+						`2 agent\(s\), 1 supervisor\(s\)`} {
+						if !regexp.MustCompile(re).MatchString(out) {
+							missing = re
+						}
 					}
+					if missing == "" {
+						break
+					}
+					if time.Now().After(deadline) {
+						t.Fatalf("%s: no %s in:\n%s", line, missing, out)
+					}
+					time.Sleep(250 * time.Millisecond)
 				}
 			case "pause":
 				expectIn(t, line, out, "paused")
