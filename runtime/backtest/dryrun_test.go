@@ -8,6 +8,7 @@ import (
 
 	"github.com/pitbossdev/pitboss/market"
 	"github.com/pitbossdev/pitboss/runtime/agent"
+	"github.com/pitbossdev/pitboss/runtime/report"
 	"github.com/pitbossdev/pitboss/runtime/tape"
 	"github.com/pitbossdev/pitboss/runtime/wire"
 )
@@ -87,13 +88,21 @@ func dryRunVersusBacktest(t *testing.T, latency time.Duration) {
 
 	// The backtest of the recording.
 	rep := run(t, Config{Spec: spec, Source: src, Latency: latency})
-	if len(dry.list) < 5 {
-		t.Fatalf("the dry run made only %d fills: nothing to compare", len(dry.list))
+	sameFills(t, dry.list, rep)
+	t.Logf("%d identical fills over %d events", len(dry.list), rep.Run.Events)
+}
+
+// sameFills checks that a backtest's report made the dry run's fills (at least 5):
+// same orders, trades, tokens, sides, roles, prices, sizes, fees and times.
+func sameFills(t *testing.T, dry []market.Fill, rep *report.Report) {
+	t.Helper()
+	if len(dry) < 5 {
+		t.Fatalf("the dry run made only %d fills: nothing to compare", len(dry))
 	}
-	if len(rep.Fills) != len(dry.list) {
-		t.Fatalf("backtest made %d fills, the dry run %d", len(rep.Fills), len(dry.list))
+	if len(rep.Fills) != len(dry) {
+		t.Fatalf("backtest made %d fills, the dry run %d", len(rep.Fills), len(dry))
 	}
-	for i, f := range dry.list {
+	for i, f := range dry {
 		b := rep.Fills[i]
 		if b.Trade != f.Trade || b.Order != f.Order || b.Token != f.Token || b.Side != f.Side.String() ||
 			b.Role != f.Role.String() || market.Micros(b.Price) != f.Price || market.Micros(b.Size) != f.Size ||
@@ -101,5 +110,4 @@ func dryRunVersusBacktest(t *testing.T, latency time.Duration) {
 			t.Fatalf("fill %d differs:\n  dry run  %+v\n  backtest %+v", i, f, b)
 		}
 	}
-	t.Logf("%d identical fills over %d events", len(dry.list), rep.Run.Events)
 }

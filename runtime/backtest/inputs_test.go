@@ -77,20 +77,7 @@ func TestRecordedRunWithFeedsAndSignalsBacktestsToItsFills(t *testing.T) {
 		t.Fatalf("the recording holds %d feed prices and %d signal values: too few to show anything", feeds, signals)
 	}
 	rep := run(t, Config{Spec: spec, Source: src})
-	if len(dry.list) < 5 {
-		t.Fatalf("the dry run made only %d fills: nothing to compare", len(dry.list))
-	}
-	if len(rep.Fills) != len(dry.list) {
-		t.Fatalf("backtest made %d fills, the dry run %d", len(rep.Fills), len(dry.list))
-	}
-	for i, f := range dry.list {
-		b := rep.Fills[i]
-		if b.Trade != f.Trade || b.Order != f.Order || b.Token != f.Token || b.Side != f.Side.String() ||
-			b.Role != f.Role.String() || market.Micros(b.Price) != f.Price || market.Micros(b.Size) != f.Size ||
-			market.Micros(b.Fee) != f.Fee || b.Time != f.Time {
-			t.Fatalf("fill %d differs:\n  dry run  %+v\n  backtest %+v", i, f, b)
-		}
-	}
+	sameFills(t, dry.list, rep)
 	again := run(t, Config{Spec: spec, Source: src})
 	a, b := render(t, rep), render(t, again)
 	for i := range a {

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/pitbossdev/pitboss/market"
+	"github.com/pitbossdev/pitboss/runtime/tape"
 )
 
 // TestBundledSampleIsReproducible checks that the bundled sample recording is what
@@ -20,22 +21,7 @@ func TestBundledSampleIsReproducible(t *testing.T) {
 		t.Fatal(err)
 	}
 	path := filepath.Join("..", "..", SamplePath)
-	if os.Getenv("PITBOSS_UPDATE_GOLDEN") == "1" {
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		t.Logf("wrote %s: %d records, %d bytes (%d raw)", path, stats.Records, buf.Len(), stats.RawBytes)
-	}
-	got, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (PITBOSS_UPDATE_GOLDEN=1 writes it)", err)
-	}
-	if !bytes.Equal(got, buf.Bytes()) {
-		t.Fatalf("%s differs from WriteSample's output (PITBOSS_UPDATE_GOLDEN=1 rewrites it)", path)
-	}
+	checkBundled(t, path, buf.Bytes(), stats)
 	src, err := OpenTape(path)
 	if err != nil {
 		t.Fatal(err)
@@ -55,19 +41,7 @@ func TestBundledInputsSampleIsReproducible(t *testing.T) {
 		t.Fatal(err)
 	}
 	path := filepath.Join("..", "..", InputsSamplePath)
-	if os.Getenv("PITBOSS_UPDATE_GOLDEN") == "1" {
-		if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		t.Logf("wrote %s: %d records, %d bytes (%d raw)", path, stats.Records, buf.Len(), stats.RawBytes)
-	}
-	got, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (PITBOSS_UPDATE_GOLDEN=1 writes it)", err)
-	}
-	if !bytes.Equal(got, buf.Bytes()) {
-		t.Fatalf("%s differs from WriteInputsSample's output (PITBOSS_UPDATE_GOLDEN=1 rewrites it)", path)
-	}
+	checkBundled(t, path, buf.Bytes(), stats)
 	src, err := OpenTape(path)
 	if err != nil {
 		t.Fatal(err)
@@ -90,5 +64,27 @@ func TestBundledInputsSampleIsReproducible(t *testing.T) {
 	})
 	if feeds != 7200 {
 		t.Fatalf("%d prices, want one a second for 2 h", feeds)
+	}
+}
+
+// checkBundled compares the bundled recording at path with what the code writes
+// (PITBOSS_UPDATE_GOLDEN=1 rewrites it first).
+func checkBundled(t *testing.T, path string, want []byte, stats tape.WriterStats) {
+	t.Helper()
+	if os.Getenv("PITBOSS_UPDATE_GOLDEN") == "1" {
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, want, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("wrote %s: %d records, %d bytes (%d raw)", path, stats.Records, len(want), stats.RawBytes)
+	}
+	got, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (PITBOSS_UPDATE_GOLDEN=1 writes it)", err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Fatalf("%s differs from what the code writes (PITBOSS_UPDATE_GOLDEN=1 rewrites it)", path)
 	}
 }
