@@ -341,7 +341,7 @@ func TestQuestionsCrashRecovery(t *testing.T) {
 	// Recover the store in this process and check it.
 	st := NewState(StateConfig{})
 	qs, _ := questions.New(crashQuestionsConfig())
-	h, err := host.Open(context.Background(), host.Config{Dir: dir, Extensions: []host.Extension{st.Extension(), qs}, Genesis: catalog.Genesis(e.cat, 0)})
+	h, err := host.Open(context.Background(), host.Config{Dir: dir, Extensions: []host.Extension{st.Extension(), qs, rfq.New()}, Genesis: catalog.Genesis(e.cat, 0)})
 	if err != nil {
 		t.Fatalf("recovery: %v", err)
 	}
