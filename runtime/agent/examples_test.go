@@ -12,16 +12,15 @@ import (
 )
 
 // TestEveryExampleFinishesABacktestOfTheSample runs each example agent through a
-// backtest of the bundled sample recording — the agent loop, guards, reconciler,
+// backtest of its bundled sample recording (the strategy-input examples, which read
+// feeds, signals and a neg-risk event, replay the inputs sample; the others the
+// market sample) — the agent loop, guards, reconciler,
 // flattening and paper venue of a dry run — and requires it to finish, well within
 // a deadline (the meanrev example used to livelock there: its kill switch flattened
 // into a bid the paper venue had already taken).
 func TestEveryExampleFinishesABacktestOfTheSample(t *testing.T) {
 	root := filepath.Join("..", "..")
-	src, err := backtest.OpenTape(filepath.Join(root, backtest.SamplePath))
-	if err != nil {
-		t.Fatal(err)
-	}
+	inputExamples := map[string]bool{"eventarb": true, "underlying": true}
 	dirs, err := os.ReadDir(filepath.Join(root, "agents", "examples"))
 	if err != nil {
 		t.Fatal(err)
@@ -35,6 +34,14 @@ func TestEveryExampleFinishesABacktestOfTheSample(t *testing.T) {
 		n++
 		t.Run(d.Name(), func(t *testing.T) {
 			spec, err := agents.Load(file)
+			if err != nil {
+				t.Fatal(err)
+			}
+			sample := backtest.SamplePath
+			if inputExamples[d.Name()] {
+				sample = backtest.InputsSamplePath
+			}
+			src, err := backtest.OpenTape(filepath.Join(root, sample))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -63,7 +70,7 @@ func TestEveryExampleFinishesABacktestOfTheSample(t *testing.T) {
 			}
 		})
 	}
-	if n != 4 {
-		t.Fatalf("%d example agents, want the four (arb, meanrev, momentum, quoter)", n)
+	if n != 6 {
+		t.Fatalf("%d example agents, want the six (arb, eventarb, meanrev, momentum, quoter, underlying)", n)
 	}
 }
