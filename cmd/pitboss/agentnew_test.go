@@ -121,7 +121,7 @@ func TestAgentNewOptionsAndRefusals(t *testing.T) {
 		{"a file in the way", []string{"agent", "new", "x", "--template", "quoter", "--dir", filepath.Join(root, "empty", "agent.yaml")}, 1, "not a directory"},
 		{"a name outside the agent-id alphabet", []string{"agent", "new", "a.b", "--template", "quoter"}, 2, market.ErrBadAgentID.Error()},
 		{"a name starting with a dash", []string{"agent", "new", "--template", "quoter", "--", "-x"}, 2, "invalid agent id"},
-		{"no template", []string{"agent", "new", "x"}, 2, "choose a template with --template: arb, meanrev, momentum, quoter"},
+		{"no template", []string{"agent", "new", "x"}, 2, "choose a template with --template: arb, eventarb, meanrev, momentum, quoter, underlying"},
 		{"an unknown template", []string{"agent", "new", "x", "--template", "grid"}, 2, `unknown template "grid"`},
 		{"a wallet scheme agent files do not know", []string{"agent", "new", "x", "--template", "arb", "--wallet", "vault:x"}, 2, "unknown scheme"},
 		{"a key as the wallet", []string{"agent", "new", "x", "--template", "arb", "--wallet", "keyring:" + testKeyHex}, 2, "private key"},
