@@ -3,7 +3,6 @@ package clob
 import (
 	"context"
 	"encoding/json"
-	"net/url"
 
 	"github.com/shopspring/decimal"
 
@@ -218,32 +217,4 @@ func (c *Client) Notifications(ctx context.Context) ([]Notification, error) {
 // /notifications, L2).
 func (c *Client) DeleteNotifications(ctx context.Context) error {
 	return c.do(ctx, &call{svc: svcCLOB, method: "DELETE", path: "/notifications", auth: authL2}, nil)
-}
-
-// Raw routes: RFQ. The specification names their paths but not their bodies or
-// answers, and the local exchange does not serve them, so these methods send the
-// caller's body as JSON and return the answer as raw JSON. Reads are retried;
-// writes only when they provably did not arrive. (Questions, bonds and auctions
-// are typed: questions.go.)
-
-func (c *Client) rawCall(ctx context.Context, method, path string, auth authKind, q url.Values, body any) (json.RawMessage, error) {
-	cl := &call{svc: svcCLOB, method: method, path: path, query: q, auth: auth}
-	if method != "GET" && method != "DELETE" {
-		cl.mode = retryUnsent
-	}
-	if body != nil {
-		b, err := jsonBody(body)
-		if err != nil {
-			return nil, err
-		}
-		cl.body = b
-	}
-	var raw json.RawMessage
-	if err := c.do(ctx, cl, &raw); err != nil {
-		return nil, err
-	}
-	if len(raw) > 0 && !json.Valid(raw) {
-		return nil, errBadJSON(method + " " + path)
-	}
-	return raw, nil
 }

@@ -200,7 +200,7 @@ func TestFleetFailoverAndFencing(t *testing.T) {
 	if err := a.cmd.Process.Signal(syscall.SIGCONT); err != nil {
 		t.Fatal(err)
 	}
-	m := waitList(t, b.process, "fx on b, a standing by", 30*time.Second, ls, func(m map[string]supervisor.AgentView) bool {
+	waitList(t, b.process, "fx on b, a standing by", 30*time.Second, ls, func(m map[string]supervisor.AgentView) bool {
 		return m["fx"].State() == "running" && m["fx"].Supervisor == "b"
 	})
 	time.Sleep(time.Second) // b's process keeps trading; a's must not come back
@@ -216,7 +216,7 @@ func TestFleetFailoverAndFencing(t *testing.T) {
 	if code, out, errOut := ctl(t, rt, "--creds", creds, "kill", "fx"); code != 0 {
 		t.Fatalf("ctl kill: %d %s %s", code, out, errOut)
 	}
-	m = waitList(t, b.process, "fx killed", 30*time.Second, ls, states(map[string]string{"fx": "killed"}))
+	m := waitList(t, b.process, "fx killed", 30*time.Second, ls, states(map[string]string{"fx": "killed"}))
 	time.Sleep(1500 * time.Millisecond) // the checkpoint after the trip is written at once; give it a beat
 	before := m["fx"].Status.Positions
 	b.kill()

@@ -424,9 +424,9 @@ func TestObserveDerivesStateAlerts(t *testing.T) {
 	obs("failed", -40, 8*time.Minute, 9*time.Minute)                         // failed
 	obs("running", -80, 24*time.Hour, 24*time.Hour)                          // a new day: its base is -80
 	obs("running", -100, 24*time.Hour+time.Minute, 24*time.Hour+time.Minute) // -20 today: no alert
-	p := payloads(t, rc.wait(t, 4))
+	rc.wait(t, 4)
 	time.Sleep(50 * time.Millisecond)
-	p = payloads(t, rc.requests())
+	p := payloads(t, rc.requests())
 	var kinds []string
 	for _, x := range p {
 		kinds = append(kinds, string(x.Kind))
