@@ -309,7 +309,9 @@ webhooks:
 	for i := 0; i < 200; i++ { // would hang here if Notify waited for the slow webhook
 		s.Notify(Event{Kind: CrashLoop, Agent: fmt.Sprint("a", i), Title: "crash loop"})
 	}
-	rc.wait(t, 5)
+	// The fast webhook's queue holds 4; whether its sender took one out before
+	// the burst filled it (5 delivered) depends on scheduling.
+	rc.wait(t, 4)
 	st := s.Stats()
 	if st.Webhooks[0].Overflow == 0 || st.Webhooks[0].Sent != 0 {
 		t.Fatalf("slow webhook stats %+v", st.Webhooks[0])
