@@ -395,6 +395,9 @@ func (h *Hub) work(ctx context.Context) {
 		err := h.cfg.Source.Read(ctx, func(e *exchange.Engine) {
 			h.mu.Lock()
 			defer h.mu.Unlock()
+			// Counted before reload sends the books: a subscriber that sees a
+			// re-sent book also sees the reload in Stats.
+			h.stats.reloads.Add(1)
 			h.st.reload(e)
 		})
 		if err != nil {
@@ -402,7 +405,6 @@ func (h *Hub) work(ctx context.Context) {
 			h.signal()
 			return
 		}
-		h.stats.reloads.Add(1)
 	}
 	if len(pending) == 0 {
 		return
