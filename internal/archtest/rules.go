@@ -165,12 +165,12 @@ var Rules = []Rule{
 		},
 	},
 	{
-		Name:       "8: runtime/alert is a leaf the supervisor and a standalone agent's wiring share: the standard library, zap, YAML and market only (no adapter, NATS, other runtime package or secret store: secrets come through Options.Resolve)",
+		Name:       "8: runtime/alert is a leaf the supervisor and a standalone agent's wiring share: the standard library, zap, YAML, market and the shared YAML walker only (no adapter, NATS, other runtime package or secret store: secrets come through Options.Resolve)",
 		Applies:    func(p string) bool { return under(p, "runtime/alert") },
 		Transitive: true,
 		Forbidden: func(_, imp string) bool {
 			if r, ok := rel(imp); ok {
-				return !under(r, "market", "runtime/alert")
+				return !under(r, "market", "runtime/alert", "internal/yamlmap", "internal/suggest")
 			}
 			return !isStdlib(imp) && !external(imp, "go.uber.org/zap", "go.uber.org/multierr", "go.yaml.in/yaml/v3", "github.com/shopspring/decimal")
 		},

@@ -10,6 +10,7 @@ import (
 
 	yaml "go.yaml.in/yaml/v3"
 
+	"github.com/pitbossdev/pitboss/internal/yamlmap"
 	"github.com/pitbossdev/pitboss/market"
 )
 
@@ -310,54 +311,17 @@ func (d *dec) errorf(n *yaml.Node, format string, args ...any) {
 	d.probs = append(d.probs, p)
 }
 
-func resolve(n *yaml.Node) *yaml.Node {
-	for i := 0; n != nil && n.Kind == yaml.AliasNode && i < 16; i++ {
-		n = n.Alias
-	}
-	if n != nil && n.Kind == yaml.AliasNode {
-		return nil
-	}
-	return n
-}
-
-func isNull(n *yaml.Node) bool { return n == nil || n.Kind == yaml.ScalarNode && n.Tag == "!!null" }
-
-// fields calls fn for every known key of a mapping; unknown and repeated keys
-// are problems.
+// fields calls fn for every known key of a mapping whose value is not null;
+// unknown and repeated keys are problems (yamlmap.Fields).
 func (d *dec) fields(n *yaml.Node, where string, known []string, fn func(key string, v *yaml.Node)) {
-	n = resolve(n)
-	if isNull(n) {
-		return
-	}
-	if n.Kind != yaml.MappingNode {
-		d.errorf(n, "%s: must be a mapping of settings", where)
-		return
-	}
-	seen := map[string]bool{}
-	for i := 0; i+1 < len(n.Content); i += 2 {
-		k, v := n.Content[i], resolve(n.Content[i+1])
-		if k.Kind != yaml.ScalarNode {
-			d.errorf(k, "%s: keys must be plain names", where)
-			continue
+	yamlmap.Fields(n, where, known, d.report, func(key string, v *yaml.Node) {
+		if !yamlmap.IsNull(v) {
+			fn(key, v)
 		}
-		if seen[k.Value] {
-			d.errorf(k, "%s: %s is set twice", where, quote(k.Value))
-			continue
-		}
-		seen[k.Value] = true
-		ok := false
-		for _, name := range known {
-			ok = ok || name == k.Value
-		}
-		if !ok {
-			d.errorf(k, "%s: unknown setting %s (known: %s)", where, quote(k.Value), strings.Join(known, ", "))
-			continue
-		}
-		if !isNull(v) {
-			fn(k.Value, v)
-		}
-	}
+	})
 }
+
+func (d *dec) report(n *yaml.Node, msg string) { d.errorf(n, "%s", msg) }
 
 func (d *dec) scalar(n *yaml.Node, key string) (string, bool) {
 	if n.Kind != yaml.ScalarNode {
@@ -420,7 +384,7 @@ func (d *dec) config(n *yaml.Node, c *Config) {
 				var w Webhook
 				where := k + "[" + strconv.Itoa(i) + "]"
 				before := len(d.probs)
-				d.webhook(resolve(e), where, &w)
+				d.webhook(yamlmap.Resolve(e), where, &w)
 				if len(d.probs) > before {
 					continue
 				}

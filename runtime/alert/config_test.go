@@ -74,7 +74,7 @@ webhooks:
 	for _, want := range []string{
 		"2:13: alerts.daily_loss: must be a positive amount",
 		"3:13: alerts.feed_stale: must be a duration",
-		`4:1: alerts: unknown setting "colour"`,
+		`4:1: unknown setting "colour" in alerts`,
 		"6:5: alerts.webhooks[0]: format: must be slack, discord, telegram or json",
 		"11:10: alerts.webhooks[1].url: must be a secret reference (env:VAR, keyring:NAME or file:NAME), not the secret itself (value not shown)",
 		"12:5: alerts.webhooks[2]: chat_id: a chat id",

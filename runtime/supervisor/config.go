@@ -13,9 +13,9 @@ import (
 	yaml "go.yaml.in/yaml/v3"
 
 	"github.com/pitbossdev/pitboss/agents"
+	"github.com/pitbossdev/pitboss/internal/yamlmap"
 	"github.com/pitbossdev/pitboss/market"
 	"github.com/pitbossdev/pitboss/runtime/alert"
-	"github.com/pitbossdev/pitboss/sandbox/exprenv"
 )
 
 // MaxFleetFileSize bounds a fleet file; anything larger is refused unread.
@@ -393,69 +393,18 @@ func (d *fdec) errorf(n *yaml.Node, format string, args ...any) {
 	d.probs = append(d.probs, p)
 }
 
-func resolve(n *yaml.Node) *yaml.Node {
-	for n != nil && n.Kind == yaml.AliasNode {
-		n = n.Alias
-	}
-	return n
-}
-
-func isNull(n *yaml.Node) bool { return n == nil || n.Kind == yaml.ScalarNode && n.Tag == "!!null" }
-
 // fields decodes a mapping: fn is called for every known key; unknown and
-// duplicated keys are problems.
+// duplicated keys are problems (yamlmap.Fields).
 func (d *fdec) fields(n *yaml.Node, where string, known []string, fn func(key string, v *yaml.Node)) {
-	n = resolve(n)
-	if isNull(n) {
-		return
-	}
-	if n.Kind != yaml.MappingNode {
-		d.errorf(n, "%s: must be a mapping of settings", where)
-		return
-	}
-	seen := map[string]int{}
-	for i := 0; i+1 < len(n.Content); i += 2 {
-		k, v := n.Content[i], resolve(n.Content[i+1])
-		if k.Kind != yaml.ScalarNode {
-			d.errorf(k, "%s: keys must be plain names", where)
-			continue
-		}
-		if line, dup := seen[k.Value]; dup {
-			d.errorf(k, "%s is set twice (first at line %d)", quote(k.Value), line)
-			continue
-		}
-		seen[k.Value] = k.Line
-		ok := false
-		for _, name := range known {
-			if name == k.Value {
-				ok = true
-				break
-			}
-		}
-		if !ok {
-			msg := fmt.Sprintf("unknown setting %s in %s", quote(k.Value), where)
-			if s := exprenv.Suggest(k.Value, known); s != "" {
-				msg += " (did you mean " + s + "?)"
-			}
-			d.errorf(k, "%s", msg)
-			continue
-		}
-		if v == nil {
-			continue
-		}
-		fn(k.Value, v)
-	}
+	yamlmap.Fields(n, where, known, d.report, fn)
 }
 
-func quote(s string) string {
-	if len(s) > 60 {
-		s = s[:57] + "..."
-	}
-	return strconv.Quote(s)
-}
+func (d *fdec) report(n *yaml.Node, msg string) { d.errorf(n, "%s", msg) }
+
+func quote(s string) string { return yamlmap.Quote(s) }
 
 func (d *fdec) scalar(n *yaml.Node, key string) (string, bool) {
-	if isNull(n) {
+	if yamlmap.IsNull(n) {
 		return "", false
 	}
 	if n.Kind != yaml.ScalarNode {
@@ -551,7 +500,7 @@ var fleetKeys = []string{"version", "name", "nats", "heartbeat", "stop_timeout",
 	"metrics_addr", "restart", "limits", "market_data", "budget", "state_dir", "max_agents", "labels", "agents", "alerts"}
 
 func (d *fdec) fleet(root *yaml.Node, f *File) {
-	root = resolve(root)
+	root = yamlmap.Resolve(root)
 	if root.Kind != yaml.MappingNode {
 		d.errorf(root, "the fleet file must be a mapping of settings (name, nats, agents, ...)")
 		return
@@ -634,8 +583,8 @@ var labelPattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$`)
 
 // labels decodes a mapping of labels (region: eu-west).
 func (d *fdec) labels(n *yaml.Node, where string) map[string]string {
-	n = resolve(n)
-	if isNull(n) {
+	n = yamlmap.Resolve(n)
+	if yamlmap.IsNull(n) {
 		return nil
 	}
 	if n.Kind != yaml.MappingNode {
@@ -644,7 +593,7 @@ func (d *fdec) labels(n *yaml.Node, where string) map[string]string {
 	}
 	out := map[string]string{}
 	for i := 0; i+1 < len(n.Content); i += 2 {
-		k, v := n.Content[i], resolve(n.Content[i+1])
+		k, v := n.Content[i], yamlmap.Resolve(n.Content[i+1])
 		val, ok := d.scalar(v, where+"."+k.Value)
 		switch {
 		case k.Kind != yaml.ScalarNode || !labelPattern.MatchString(k.Value):
@@ -881,7 +830,7 @@ var envName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]{0,127}$`)
 var reservedArgs = []string{"--live", "-live", "--supervised", "-supervised", "--state-dir", "-state-dir", "--log-format", "-log-format"}
 
 func (d *fdec) agents(n *yaml.Node, f *File) {
-	if isNull(n) {
+	if yamlmap.IsNull(n) {
 		return
 	}
 	if n.Kind != yaml.SequenceNode {
@@ -893,10 +842,10 @@ func (d *fdec) agents(n *yaml.Node, f *File) {
 		return
 	}
 	for i, item := range n.Content {
-		item = resolve(item)
+		item = yamlmap.Resolve(item)
 		where := fmt.Sprintf("agents[%d]", i)
 		e := AgentEntry{Line: item.Line, Col: item.Column}
-		if item.Kind == yaml.ScalarNode && !isNull(item) {
+		if item.Kind == yaml.ScalarNode && !yamlmap.IsNull(item) {
 			e.File = item.Value
 		} else {
 			d.fields(item, where, agentKeys, func(key string, v *yaml.Node) {
@@ -923,7 +872,7 @@ func (d *fdec) agents(n *yaml.Node, f *File) {
 						return
 					}
 					for _, a := range v.Content {
-						s, ok := d.scalar(resolve(a), where+".args")
+						s, ok := d.scalar(yamlmap.Resolve(a), where+".args")
 						if !ok {
 							continue
 						}
@@ -941,7 +890,7 @@ func (d *fdec) agents(n *yaml.Node, f *File) {
 						return
 					}
 					for _, a := range v.Content {
-						s, ok := d.scalar(resolve(a), where+".env")
+						s, ok := d.scalar(yamlmap.Resolve(a), where+".env")
 						if !ok {
 							continue
 						}
