@@ -1,15 +1,11 @@
 package main
 
 import (
-	"encoding/json"
-	"io"
-	"net/http"
-	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/pitbossdev/pitboss/runtime/alert"
+	"github.com/pitbossdev/pitboss/runtime/alert/alerttest"
 )
 
 // TestRunSendsAlertsOfTheAgentFile: a standalone dry run whose agent file has
@@ -17,20 +13,8 @@ import (
 // kill switch; the webhook gets the trip with its reason and the fills, and the
 // URL appears nowhere in the output.
 func TestRunSendsAlertsOfTheAgentFile(t *testing.T) {
-	var mu sync.Mutex
-	var got []alert.Payload
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		b, _ := io.ReadAll(r.Body)
-		var p alert.Payload
-		if err := json.Unmarshal(b, &p); err != nil {
-			t.Errorf("body %q", b)
-		}
-		mu.Lock()
-		got = append(got, p)
-		mu.Unlock()
-	}))
-	defer srv.Close()
-	hook := srv.URL + "/hooks/secret-path-0123"
+	recv := alerttest.NewReceiver(t)
+	hook := recv.URL + "/hooks/secret-path-0123"
 	path := agentFile(t, "alerted", "  max_drawdown: 0.05\n  flatten_on_halt: true\n"+
 		"alerts:\n  per_minute: 10000\n  queue: 10000\n  webhooks:\n    - {name: ops, format: json, url: env:PITBOSS_TEST_HOOK, events: [kill_switch, fill]}\n")
 	rt := t.TempDir()
@@ -48,8 +32,7 @@ func TestRunSendsAlertsOfTheAgentFile(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d\n%s\n%s", code, out.String(), errb.String())
 	}
-	mu.Lock()
-	defer mu.Unlock()
+	got := recv.Payloads()
 	kills, fills := 0, 0
 	for _, p := range got {
 		switch {

@@ -2,15 +2,11 @@ package supervisor_test
 
 import (
 	"context"
-	"encoding/json"
-	"io"
-	"net/http"
-	"net/http/httptest"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/pitbossdev/pitboss/runtime/alert"
+	"github.com/pitbossdev/pitboss/runtime/alert/alerttest"
 	. "github.com/pitbossdev/pitboss/runtime/supervisor"
 	"github.com/pitbossdev/pitboss/runtime/supervisor/supervisortest"
 )
@@ -20,25 +16,13 @@ import (
 // is told, and so is the kill switch an operator throws on the other agent (from
 // its status).
 func TestFleetAlertsReachAWebhook(t *testing.T) {
-	var mu sync.Mutex
-	var got []alert.Payload
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		b, _ := io.ReadAll(r.Body)
-		var p alert.Payload
-		if err := json.Unmarshal(b, &p); err != nil {
-			t.Errorf("body %q: %v", b, err)
-		}
-		mu.Lock()
-		got = append(got, p)
-		mu.Unlock()
-	}))
-	defer srv.Close()
+	recv := alerttest.NewReceiver(t)
 	cfg, probs := alert.Parse([]byte("webhooks: [{name: ops, format: json, url: env:HOOK}]"))
 	if len(probs) > 0 {
 		t.Fatal(probs)
 	}
 	sender, err := alert.New(context.Background(), cfg, alert.Options{Source: "test-fleet",
-		Resolve: func(context.Context, string) ([]byte, error) { return []byte(srv.URL + "/hook"), nil }})
+		Resolve: func(context.Context, string) ([]byte, error) { return []byte(recv.URL + "/hook"), nil }})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -55,23 +39,13 @@ func TestFleetAlertsReachAWebhook(t *testing.T) {
 		t.Fatalf("kill: %+v %v", res, err)
 	}
 	want := map[string]alert.Kind{"c": alert.CrashLoop, "k": alert.KillSwitch}
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		mu.Lock()
+	recv.Wait(t, "crash loop of c and kill switch of k", 20*time.Second, func(got []alert.Payload) bool {
 		seen := map[string]bool{}
 		for _, p := range got {
 			if want[p.Agent] == p.Kind && p.Source == "test-fleet" {
 				seen[p.Agent] = true
 			}
 		}
-		n := len(got)
-		mu.Unlock()
-		if len(seen) == 2 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("alerts %+v (%d), want a crash loop of c and a kill switch of k", got, n)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+		return len(seen) == 2
+	})
 }
