@@ -155,7 +155,7 @@ func runSupervise(ctx context.Context, args []string, io stdio) error {
 		LockTTL: f.LockTTL, MarketData: f.MarketData, Budget: f.Budget, Output: io.stdout, Logger: log,
 		NATS:     supervisor.NATSConfig{StoreDir: f.NATS.StoreDir, Port: f.NATS.Port},
 		Replicas: f.NATS.Replicas, RaiseReplicas: *raise, AdoptFleetConfig: *adopt, SetFleetConfig: *setConfig,
-		Definitions: defs, Resolve: resolveDef, MaxAgents: f.MaxAgents, Labels: f.Labels}
+		Definitions: defs, Resolve: resolveDef, MaxAgents: f.MaxAgents, Labels: f.Labels, StateDir: f.StateDir}
 	if f.NATS.URL != "" {
 		if cfg.NATS.Endpoint, err = fleetEndpoint(f.NATS.URL, f.NATS.Credentials); err != nil {
 			return err

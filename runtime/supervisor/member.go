@@ -51,7 +51,6 @@ type member struct {
 	leaseStop               context.CancelFunc
 	leaseWG                 sync.WaitGroup
 	lost                    chan error
-	audit                   *natsbus.AuditLog
 	crashes                 []time.Time
 	backoffN                int
 	lastRefusal             string
@@ -139,11 +138,6 @@ func (m *member) effectiveDesired() natsbus.DesiredState {
 // locks. Run calls it for every agent in file order before starting any loop, so
 // that of two agents of one supervisor on one wallet the first listed wins.
 func (m *member) prepare(ctx context.Context) {
-	var err error
-	m.audit, err = m.s.bus.AuditLog(m.a.ID, m.a.Wallet, "sup-"+m.s.cfg.Name+"-"+m.s.start)
-	if err != nil {
-		m.log.Error("no audit log", zap.Error(err))
-	}
 	rctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	eff, err := m.s.desired.EffectiveFor(rctx, m.a.ID)
 	cancel()
@@ -221,7 +215,7 @@ func (m *member) refused(ctx context.Context, err error) bool {
 	if msg != m.lastRefusal {
 		m.lastRefusal = msg
 		m.log.Error("agent not started", zap.Error(err))
-		m.lifecycle0(ctx, "lock_refused", 0, 0, msg)
+		m.lifecycle0("lock_refused", 0, 0, msg)
 	}
 	t := time.NewTimer(m.s.cfg.LockTTL / 2)
 	defer t.Stop()
@@ -244,7 +238,7 @@ func (m *member) once(ctx context.Context) (wanted bool) {
 	p, err := m.spawn()
 	if err != nil {
 		m.log.Error("agent process not started", zap.Error(err))
-		m.lifecycle0(ctx, "crashed", 0, 0, err.Error())
+		m.lifecycle0("crashed", 0, 0, err.Error())
 		return m.afterCrash(ctx, 0, err.Error())
 	}
 	var wdC <-chan time.Time
@@ -266,14 +260,14 @@ func (m *member) once(ctx context.Context) (wanted bool) {
 		case <-ctx.Done():
 			m.set(ProcStopping, "supervisor stopping")
 			m.stopProc(p)
-			m.lifecycle0(context.Background(), "stopped", p.pid, p.exitCode(), "supervisor stopped")
+			m.lifecycle0("stopped", p.pid, p.exitCode(), "supervisor stopped")
 			m.set(ProcStopped, "supervisor stopped")
 			return false
 		case err := <-m.lost:
 			m.set(ProcStopping, err.Error())
 			m.stopProc(p)
 			m.log.Error("lock lost: agent stopped", zap.Error(err))
-			m.lifecycle0(ctx, "lock_lost", p.pid, p.exitCode(), err.Error())
+			m.lifecycle0("lock_lost", p.pid, p.exitCode(), err.Error())
 			m.set(ProcLockLost, err.Error())
 			m.unlock() // re-acquired by the loop
 			return true
@@ -282,13 +276,13 @@ func (m *member) once(ctx context.Context) (wanted bool) {
 			case cmdStop:
 				m.set(ProcStopping, "stopped by an operator")
 				m.stopProc(p)
-				m.lifecycle0(ctx, "stopped", p.pid, p.exitCode(), "operator")
+				m.lifecycle0("stopped", p.pid, p.exitCode(), "operator")
 				m.set(ProcStopped, "stopped by an operator")
 				return false
 			case cmdRestart:
 				m.set(ProcStopping, "restart requested")
 				m.stopProc(p)
-				m.lifecycle0(ctx, "restarting", p.pid, p.exitCode(), "operator")
+				m.lifecycle0("restarting", p.pid, p.exitCode(), "operator")
 				m.crashes, m.backoffN = nil, 0
 				return true
 			}
@@ -316,7 +310,7 @@ func (m *member) exited(ctx context.Context, p *proc) bool {
 	detail := m.errT.last()
 	if code == 0 {
 		m.log.Info("agent exited", zap.String("exit", desc))
-		m.lifecycle0(ctx, "exited", p.pid, code, detail)
+		m.lifecycle0("exited", p.pid, code, detail)
 		if m.a.Restart.Policy != RestartAlways {
 			m.set(ProcExited, "exited with status 0")
 			return false
@@ -324,7 +318,7 @@ func (m *member) exited(ctx context.Context, p *proc) bool {
 		return m.backoff(ctx, "exited with status 0")
 	}
 	m.log.Error("agent crashed", zap.String("exit", desc), zap.String("last_error", detail))
-	m.lifecycle0(ctx, "crashed", p.pid, code, joinDetail(desc, detail))
+	m.lifecycle0("crashed", p.pid, code, joinDetail(desc, detail))
 	m.forgiveLongRun(p)
 	return m.afterCrash(ctx, code, joinDetail(desc, detail))
 }
@@ -341,7 +335,7 @@ func (m *member) killHung(ctx context.Context, p *proc, why string, silent time.
 		zap.Duration("silent", silent), zap.Duration("hang_timeout", m.a.Restart.HangTimeout))
 	m.stopProc(p)
 	desc := p.exitDescription()
-	m.lifecycle0(ctx, "hung", p.pid, p.exitCode(), why+"; stopped: "+desc)
+	m.lifecycle0("hung", p.pid, p.exitCode(), why+"; stopped: "+desc)
 	m.forgiveLongRun(p)
 	return m.afterCrash(ctx, p.exitCode(), why)
 }
@@ -383,7 +377,7 @@ func (m *member) afterCrash(ctx context.Context, code int, why string) bool {
 		m.mu.Unlock()
 		m.set(ProcCrashLoop, msg)
 		m.log.Error("agent is crash-looping", zap.Int("crashes", len(m.crashes)), zap.Duration("window", m.a.Restart.CrashWindow))
-		m.lifecycle0(ctx, "crash_loop", 0, code, msg)
+		m.lifecycle0("crash_loop", 0, code, msg)
 		return false
 	}
 	return m.backoff(ctx, why)
@@ -399,7 +393,7 @@ func (m *member) backoff(ctx context.Context, why string) bool {
 	d = time.Duration(float64(d) * (0.8 + 0.4*m.s.rand()))
 	m.backoffN++
 	m.set(ProcBackoff, fmt.Sprintf("restarting in %s (%s)", d.Round(time.Millisecond), why))
-	m.lifecycle0(ctx, "restarting", 0, 0, "in "+d.Round(time.Millisecond).String())
+	m.lifecycle0("restarting", 0, 0, "in "+d.Round(time.Millisecond).String())
 	t := time.NewTimer(d)
 	defer t.Stop()
 	for {
@@ -488,7 +482,7 @@ func (m *member) spawn() (*proc, error) {
 	m.state, m.pid, m.started, m.message = ProcRunning, p.pid, p.started, ""
 	m.mu.Unlock()
 	m.log.Info("agent started", zap.Int("pid", p.pid), zap.Uint64("run", run))
-	m.lifecycle0(context.Background(), "started", p.pid, 0, "run "+strconv.FormatUint(run, 10))
+	m.lifecycle0("started", p.pid, 0, "run "+strconv.FormatUint(run, 10))
 	return p, nil
 }
 
@@ -597,22 +591,13 @@ func (m *member) unlock() {
 	}
 }
 
-// lifecycle0 appends a lifecycle record to the audit trail (best effort, bounded).
-func (m *member) lifecycle0(ctx context.Context, event string, pid, code int, detail string) {
+// lifecycle0 records a lifecycle event: its alert, and its audit record, queued
+// for the AUDIT stream (spooled to disk when the cluster cannot take it: trails).
+// It never waits for the cluster.
+func (m *member) lifecycle0(event string, pid, code int, detail string) {
 	m.s.lifecycleAlert(string(m.a.ID), event, code, detail)
-	if m.audit == nil {
-		return
-	}
-	if ctx.Err() != nil {
-		ctx = context.Background()
-	}
-	actx, cancel := context.WithTimeout(ctx, 3*time.Second)
-	defer cancel()
-	rec := natsbus.AuditRecord{Kind: natsbus.AuditLifecycle, Time: time.Now().UnixMilli(), DryRun: !m.a.Live,
-		Lifecycle: &natsbus.LifecycleRecord{Event: event, PID: pid, ExitCode: code, Detail: detail}}
-	if _, err := m.audit.Append(actx, &rec); err != nil {
-		m.log.Warn("lifecycle record not stored", zap.String("event", event), zap.Error(err))
-	}
+	m.s.trails.append(m.a.ID, m.a.Wallet, natsbus.AuditRecord{Kind: natsbus.AuditLifecycle, Time: time.Now().UnixMilli(), DryRun: !m.a.Live,
+		Wallet: m.a.Wallet, Lifecycle: &natsbus.LifecycleRecord{Event: event, PID: pid, ExitCode: code, Detail: detail}})
 }
 
 // lifecycle answers stop and restart requests for this agent (natsbus.ServeLifecycle).

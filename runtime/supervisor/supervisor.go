@@ -150,6 +150,12 @@ type Config struct {
 	// Labels describe this supervisor (region: eu-west); it claims a definition
 	// only when they include every label of its placement.
 	Labels map[string]string
+	// StateDir is this supervisor's own directory. Lifecycle records the AUDIT
+	// stream does not take within 5 s (the cluster unreachable, no quorum) are
+	// spooled under it (SpoolDir) and stored, each once, when it answers again —
+	// by this run or the next one under the same Name (docs/design/0155). If
+	// empty, they wait in memory only and what is left at exit is lost (logged).
+	StateDir string
 	// CPUs is how many CPUs the agents share, for the automatic GOMAXPROCS of
 	// agents (Limits.GoMaxProcs). If zero, this process's runtime.GOMAXPROCS(0)
 	// (the machine's cores, or its container's CPU limit).
@@ -209,6 +215,7 @@ type Supervisor struct {
 	sups    *natsbus.Records // the supervisors' entries
 
 	replicas natsbus.Replicas // the fleet's, settled by settleConfig
+	trails   *trails          // the lifecycle records' writers (set by Run)
 
 	mu       sync.Mutex
 	fleet    natsbus.Desired // the fleet-wide desired entry (watched)
@@ -413,6 +420,11 @@ func (s *Supervisor) Run(ctx context.Context) error {
 		}()
 	}
 
+	// Lifecycle records: a writer per agent, spooling what the cluster cannot
+	// take; an earlier run's spools are stored first.
+	s.trails = newTrails(s, goInfra)
+	s.trails.resume()
+
 	roster, err := s.bus.NewRoster(natsbus.RosterConfig{DefaultInterval: s.cfg.Heartbeat, OnChange: s.onRoster})
 	if err != nil {
 		return err
@@ -516,6 +528,7 @@ func (s *Supervisor) Run(ctx context.Context) error {
 	stopClaim()
 	claimWG.Wait()
 	members.Wait()
+	s.trails.close() // the writers drain with the infrastructure, spooling what is left
 	s.publishEntry(context.Background(), false)
 	s.log.Info("supervisor stopped")
 	return nil

@@ -46,7 +46,7 @@ func TestAgentsStartHeartbeatAndAreListed(t *testing.T) {
 	if !strings.Contains(f.Out.String(), "a | fake agent starting: run") {
 		t.Fatalf("child output not captured with its prefix:\n%s", f.Out.String())
 	}
-	ev := supervisortest.AuditEvents(t, f.Client, "a")
+	ev := supervisortest.AuditEvents(t, f, "a")
 	if len(ev) == 0 || ev[0] != "started" {
 		t.Fatalf("lifecycle records of a: %v", ev)
 	}
@@ -68,7 +68,7 @@ func TestKilledAgentComesBack(t *testing.T) {
 	if b := f.Agent("b"); b.Restarts != 0 || !supervisortest.Alive(b) {
 		t.Fatalf("b was touched: %+v", b)
 	}
-	ev := supervisortest.AuditEvents(t, f.Client, "a")
+	ev := supervisortest.AuditEvents(t, f, "a")
 	want := []string{"started", "crashed", "restarting", "started"}
 	if len(ev) < 4 || !slices.Equal(ev[:4], want) {
 		t.Fatalf("lifecycle records %v, want %v", ev, want)
@@ -90,7 +90,7 @@ func TestCrashLoopStopsRestartsUntilAnOperatorRestarts(t *testing.T) {
 	if n := f.Agent("c"); n.Restarts != 3 {
 		t.Fatalf("restarted during a crash loop: %+v", n)
 	}
-	ev := supervisortest.AuditEvents(t, f.Client, "c")
+	ev := supervisortest.AuditEvents(t, f, "c")
 	if ev[len(ev)-1] != "crash_loop" || !slices.Contains(ev, "restarting") {
 		t.Fatalf("lifecycle records %v", ev)
 	}
@@ -199,7 +199,7 @@ func TestSecondAgentOnOneWalletIsRefused(t *testing.T) {
 	if !strings.Contains(refused.Message, want) {
 		t.Fatalf("refusal %q does not name the holder (%q)", refused.Message, want)
 	}
-	if ev := supervisortest.AuditEvents(t, f.Client, string(refused.ID)); !slices.Equal(ev, []string{"lock_refused"}) {
+	if ev := supervisortest.AuditEvents(t, f, string(refused.ID)); !slices.Equal(ev, []string{"lock_refused"}) {
 		t.Fatalf("lifecycle records of the refused agent: %v", ev)
 	}
 }
@@ -509,7 +509,7 @@ func TestARestartedSupervisorKeepsItsLifecycleRecords(t *testing.T) {
 	f.Stop()
 	g := supervisortest.Start(t, []Agent{supervisortest.AgentSpec("a", 1, "run")}, useStore)
 	g.WaitAgent("a", "heartbeats", 20*time.Second, supervisortest.Alive)
-	ev := supervisortest.AuditEvents(t, g.Client, "a")
+	ev := supervisortest.AuditEvents(t, g, "a")
 	if n := count(ev, "started"); n != 2 {
 		t.Fatalf("lifecycle records %v: %d started, want 2 (one per supervisor start)", ev, n)
 	}

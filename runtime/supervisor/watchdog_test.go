@@ -28,6 +28,9 @@ func watched(id string, wallet byte, mode string) Agent {
 // lifecycleRecords returns the lifecycle records of agent id, oldest first.
 func lifecycleRecords(t *testing.T, f *supervisortest.Fleet, id string) []natsbus.LifecycleRecord {
 	t.Helper()
+	if err := f.Sup.FlushLifecycle(supervisortest.Ctx(t, 10*time.Second)); err != nil {
+		t.Fatal(err)
+	}
 	var recs []natsbus.LifecycleRecord
 	err := f.Client.Tail(supervisortest.Ctx(t, 10*time.Second), natsbus.AuditFilter{Agent: market.AgentID(id), Kinds: []natsbus.AuditKind{natsbus.AuditLifecycle}},
 		func(e natsbus.AuditEntry) error {

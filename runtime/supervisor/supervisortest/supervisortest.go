@@ -409,11 +409,15 @@ func Ctx(t testing.TB, d time.Duration) context.Context {
 	return ctx
 }
 
-// AuditEvents returns the lifecycle events recorded for agent id.
-func AuditEvents(t *testing.T, c *supervisor.Client, id string) []string {
+// AuditEvents returns the lifecycle events f's supervisor recorded for agent id
+// (after waiting for its records queued so far to be stored).
+func AuditEvents(t *testing.T, f *Fleet, id string) []string {
 	t.Helper()
+	if err := f.Sup.FlushLifecycle(Ctx(t, 10*time.Second)); err != nil {
+		t.Fatal(err)
+	}
 	var ev []string
-	err := c.Tail(Ctx(t, 10*time.Second), natsbus.AuditFilter{Agent: market.AgentID(id), Kinds: []natsbus.AuditKind{natsbus.AuditLifecycle}},
+	err := f.Client.Tail(Ctx(t, 10*time.Second), natsbus.AuditFilter{Agent: market.AgentID(id), Kinds: []natsbus.AuditKind{natsbus.AuditLifecycle}},
 		func(e natsbus.AuditEntry) error {
 			ev = append(ev, e.Record.Lifecycle.Event)
 			return nil
