@@ -358,19 +358,12 @@ func printList(w io.Writer, fl supervisor.Fleet) {
 			shortHex(a.Wallet.String()), mode, markets, pos, a.PnL(), hb, a.Restarts, note)
 	}
 	// Agents nobody that answered runs: on a missing supervisor, or not placed.
-	shown := map[market.AgentID]bool{}
-	for _, m := range fl.Missing {
-		for _, id := range m.Agents {
-			if slices.Contains(fl.Unplaced, id) && !shown[id] {
-				shown[id] = true
-				fmt.Fprintf(tw, "%s	unknown	-	%s (missing)								its supervisor did not answer\n", id, m.Name)
-			}
+	for _, a := range fl.Absent() {
+		sup := ""
+		if a.Supervisor != "" {
+			sup = a.Supervisor + " (missing)"
 		}
-	}
-	for _, id := range fl.Unplaced {
-		if !shown[id] {
-			fmt.Fprintf(tw, "%s	unplaced	-									defined; no supervisor runs it\n", id)
-		}
+		fmt.Fprintf(tw, "%s\t%s\t-\t%s\t\t\t\t\t\t\t\t%s\n", a.ID, a.State, sup, a.Message)
 	}
 	tw.Flush()
 	for _, m := range fl.Missing {

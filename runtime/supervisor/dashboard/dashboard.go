@@ -201,13 +201,18 @@ func writeError(w http.ResponseWriter, status int, msg string) {
 // and its supervisors. Time is the dashboard's clock (Unix ms): the page shows
 // times and ages from it, in UTC.
 type State struct {
-	Title       string          `json:"title"`
-	Time        int64           `json:"time"`
-	StaleMS     int64           `json:"stale_ms"`
-	Fleet       []SupervisorRow `json:"supervisors"`
-	Agents      []AgentRow      `json:"agents"`
-	FleetPnL    string          `json:"fleet_pnl"`
-	FleetEquity string          `json:"fleet_equity"`
+	Title   string          `json:"title"`
+	Time    int64           `json:"time"`
+	StaleMS int64           `json:"stale_ms"`
+	Fleet   []SupervisorRow `json:"supervisors"`
+	Agents  []AgentRow      `json:"agents"`
+	// Missing are supervisors whose entry says running that did not answer;
+	// Absent are defined agents nobody that answered runs (supervisor.Fleet's
+	// Missing and Absent: the rows `pitboss ctl list` adds).
+	Missing     []MissingRow             `json:"missing_supervisors,omitempty"`
+	Absent      []supervisor.AbsentAgent `json:"absent,omitempty"`
+	FleetPnL    string                   `json:"fleet_pnl"`
+	FleetEquity string                   `json:"fleet_equity"`
 }
 
 // SupervisorRow is one supervisor: its view without the agents (the agent rows
@@ -217,6 +222,13 @@ type SupervisorRow struct {
 	States map[string]int `json:"states"`
 	// AgeMS is how old its view is (by the dashboard's clock).
 	AgeMS int64 `json:"age_ms"`
+}
+
+// MissingRow is a supervisor that did not answer: its last entry and how long
+// ago it was written (SeenAgeMS, by the dashboard's clock; -1 when unknown).
+type MissingRow struct {
+	supervisor.SupervisorEntry
+	SeenAgeMS int64 `json:"seen_age_ms"`
 }
 
 // AgentRow is one line of the table: the view and the figures the page shows.
@@ -266,6 +278,17 @@ func (d *Dashboard) state(ctx context.Context) (State, error) {
 		// Rows carry the views; the per-supervisor lists are not repeated.
 		row.Agents = nil
 		st.Fleet = append(st.Fleet, row)
+	}
+	for _, m := range f.Missing {
+		r := MissingRow{SupervisorEntry: m, SeenAgeMS: -1}
+		if m.Seen > 0 {
+			r.SeenAgeMS = max(now-m.Seen, 0)
+		}
+		st.Missing = append(st.Missing, r)
+	}
+	st.Absent = f.Absent()
+	if len(st.Absent) == 0 {
+		st.Absent = nil
 	}
 	return st, nil
 }
