@@ -49,7 +49,7 @@ func cliGroups() map[string][]string {
 	for _, s := range tapeSubs {
 		groups["tape"] = append(groups["tape"], s.name)
 	}
-	for name, subs := range map[string][]subcommand{"question": questionSubs, "bond": bondSubs, "ctf": ctfSubs} {
+	for name, subs := range map[string][]subcommand{"question": questionSubs, "bond": bondSubs, "ctf": ctfSubs, "rfq": rfqSubs} {
 		for _, s := range subs {
 			groups[name] = append(groups[name], s.name)
 		}

@@ -446,11 +446,17 @@ type tradeFlags struct {
 }
 
 func (t *tradeFlags) register(fs *flag.FlagSet) {
+	t.registerTarget(fs)
+	fs.BoolVar(&t.yes, "yes", false, "do not ask before placing a real order on a venue that is not on this machine (scripts)")
+}
+
+// registerTarget registers what to trade and the side (--token, --market,
+// --outcome, --side), without --yes.
+func (t *tradeFlags) registerTarget(fs *flag.FlagSet) {
 	fs.StringVar(&t.token, "token", "", "the outcome `token` id to trade")
 	fs.StringVar(&t.market, "market", "", "the `market` to trade (slug, condition id or token id), with --outcome")
 	fs.StringVar(&t.outcome, "outcome", "", "with --market: yes or no (or the market's own label, like Up)")
 	fs.StringVar(&t.side, "side", "", "buy or sell")
-	fs.BoolVar(&t.yes, "yes", false, "do not ask before placing a real order on a venue that is not on this machine (scripts)")
 }
 
 func runOrderPlace(ctx context.Context, args []string, io stdio) error {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -157,19 +158,26 @@ func (p *publicCmd) open(io stdio) error {
 	return err
 }
 
-// args parses the flags of fs around n positional arguments (exactly n).
+// args parses the flags of fs around n positional arguments (exactly n; at most
+// -n when n is negative).
 func args(fs *flag.FlagSet, args []string, n int, what string) ([]string, error) {
 	pos, err := parseInterleaved(fs, args)
 	if err != nil {
 		return nil, err
 	}
-	if len(pos) != n {
+	if len(pos) != n && (n >= 0 || len(pos) > -n) {
 		if n == 0 {
-			return nil, usagef("%s takes no arguments", fs.Name())
+			return nil, subUsagef(fs, "takes no arguments (got %.40q)", pos[0])
 		}
-		return nil, usagef("%s needs %s", fs.Name(), what)
+		return nil, subUsagef(fs, "needs %s", what)
 	}
 	return pos, nil
+}
+
+// subUsagef is a usage error of the subcommand whose flag set is fs: the message
+// and the -h hint name it ("pitboss rfq approve: needs … (see pitboss rfq approve -h)").
+func subUsagef(fs *flag.FlagSet, format string, a ...any) error {
+	return &usageError{msg: fmt.Sprintf(format, a...), cmd: strings.TrimPrefix(fs.Name(), "pitboss ")}
 }
 
 // amountFlag parses an optional amount flag ("" is zero: the venue's default).
@@ -467,10 +475,25 @@ func walletRun(ctx context.Context, io stdio, o *orderCmd, fs *flag.FlagSet, a [
 	}
 	defer o.close()
 	if err := fn(pos); err != nil {
+		var ue *usageError
+		var pe phrased
+		if errors.As(err, &ue) && ue.cmd == "" {
+			ue.cmd = strings.TrimPrefix(fs.Name(), "pitboss ") // the hint names the subcommand
+		}
+		if ue != nil || errors.As(err, &pe) {
+			return err
+		}
 		return o.venueRefusal(what, err)
 	}
 	return nil
 }
+
+// phrased is an error a wallet command's fn already phrased for people (a market
+// that cannot be found, say): walletRun passes it on instead of reading it as the
+// venue's refusal or an unreachable venue.
+type phrased struct{ error }
+
+func (e phrased) Unwrap() error { return e.error }
 
 func runQuestionCreate(ctx context.Context, a []string, io stdio) error {
 	o, fs := newWalletCmd("question create", synQCreate, io)
@@ -675,7 +698,7 @@ func runCTFOp(op string) func(ctx context.Context, a []string, io stdio) error {
 			for _, ref := range refs {
 				i, _, err := o.mc.resolve(ctx, ref)
 				if err != nil {
-					return err
+					return phrased{err}
 				}
 				if info == nil {
 					info = i
