@@ -66,7 +66,8 @@ const supervisorLeakMarker = "runtime/supervisor.("
 // ignore-term (run, ignoring SIGTERM), hang (run, but stop sending statuses after
 // HangAfterBeats of them: alive and silent, as a deadlocked agent; SIGTERM ends it
 // without a last status), hang-ignore-term (hang, ignoring SIGTERM), mute (alive,
-// never a status: stuck at start). It reads the fleet's environment
+// never a status: stuck at start), checkpoint (run, and store a Checkpoint in the
+// fleet's state bucket every heartbeat). It reads the fleet's environment
 // (supervisor.ChildFromEnv), starts killed or paused as the desired state says,
 // answers pause, resume, kill and resume_after_kill, and publishes its status every
 // heartbeat and after each request, and its metrics (FakeBeatsMetric) every
@@ -228,6 +229,10 @@ func FakeAgent() int {
 	}
 	wg.Add(1)
 	go func() { defer wg.Done(); _ = bus.RunHeartbeatWith(runCtx, cc.Heartbeat, snapshot, kick) }()
+	if mode == "checkpoint" {
+		wg.Add(1)
+		go func() { defer wg.Done(); writeCheckpoints(runCtx, bus, cc.Agent, cc.Heartbeat) }()
+	}
 	<-sigs
 	stop()
 	wg.Wait() // the heartbeat goroutine is done: sent and silent are ours
