@@ -155,3 +155,60 @@ type RFQAck struct {
 	QuoteID   string `json:"quote_id,omitempty"`
 	State     string `json:"state"`
 }
+
+// User-channel RFQ events (local shape: the service publishes no RFQ event on the
+// user channel; docs/design/0153-rfq.md). Event types of the frames:
+const (
+	WSEventRFQRequest = "rfq_request"
+	WSEventRFQQuote   = "rfq_quote"
+)
+
+// What happened to the request or quote of an RFQ frame (its "type").
+const (
+	WSRFQCreated  = "CREATED"  // request ACTIVE, quote PENDING
+	WSRFQAccepted = "ACCEPTED" // the requester accepted the quote
+	WSRFQApproved = "APPROVED" // the quoter approved: FILLED, the swap settled
+	WSRFQCanceled = "CANCELED" // cancelled by its owner
+	WSRFQExpired  = "EXPIRED"  // its expiry passed while it was open
+)
+
+// WSRFQRequest is an rfq_request event: the request as /rfq/data/requests shows it
+// after the change, with the event's type and time (Unix seconds, as the user
+// channel's other frames).
+type WSRFQRequest struct {
+	EventType string `json:"event_type"`
+	Type      string `json:"type"`
+	Timestamp Int    `json:"timestamp"`
+	RFQRequest
+}
+
+// WSRFQQuote is an rfq_quote event: the quote as /rfq/data/quotes shows it after the
+// change.
+type WSRFQQuote struct {
+	EventType string `json:"event_type"`
+	Type      string `json:"type"`
+	Timestamp Int    `json:"timestamp"`
+	RFQQuote
+}
+
+func validRFQType(t string) bool {
+	switch t {
+	case WSRFQCreated, WSRFQAccepted, WSRFQApproved, WSRFQCanceled, WSRFQExpired:
+		return true
+	}
+	return false
+}
+
+func (f *WSRFQRequest) validate() error {
+	if f.RequestID == "" || !validRFQType(f.Type) || !market.Side(f.Side).Valid() {
+		return ErrWSMessage
+	}
+	return nil
+}
+
+func (f *WSRFQQuote) validate() error {
+	if f.QuoteID == "" || f.RequestID == "" || !validRFQType(f.Type) || !market.Side(f.Side).Valid() {
+		return ErrWSMessage
+	}
+	return nil
+}

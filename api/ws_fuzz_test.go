@@ -75,6 +75,8 @@ func FuzzDecodeWSFrame(f *testing.F) {
 	f.Add([]byte(`[{"event_type":"tick_size_change","asset_id":"1","market":"m","old_tick_size":"0.01","new_tick_size":"0.001","timestamp":"1","seq":2},{"event_type":"x"}]`))
 	f.Add([]byte(`{"event_type":"price_change","market":"m","price_changes":null,"timestamp":1}`))
 	f.Add([]byte(`{"event_type":"book","asset_id":"1","bids":[{"price":1e-2,"size":"5"}],"asks":[],"min_order_size":"5"}`))
+	f.Add([]byte(`{"event_type":"rfq_request","type":"CREATED","timestamp":"1","request_id":"r","user_address":"0x","token":"1","complement":"2","condition":"c","side":"BUY","size_in":"1","size_out":"0.5","price":0.5,"accepted_quote_id":"","state":"ACTIVE","expiry":"","created_at":"","updated_at":""}`))
+	f.Add([]byte(`{"event_type":"rfq_quote","type":"APPROVED","timestamp":"1","quote_id":"q","request_id":"r","user_address":"0x","token":"1","complement":"2","condition":"c","side":"SELL","size_in":"0.5","size_out":"1","price":0.5,"state":"FILLED","expiry":"","created_at":"","updated_at":""}`))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		msgs, err := DecodeWSFrame(b)
 		if err != nil {
@@ -107,6 +109,10 @@ func FuzzDecodeWSFrame(f *testing.F) {
 				v = m.Order
 			case m.Trade != nil:
 				v = m.Trade
+			case m.RFQRequest != nil:
+				v = m.RFQRequest
+			case m.RFQQuote != nil:
+				v = m.RFQQuote
 			default:
 				continue
 			}
@@ -140,6 +146,10 @@ func pick(m WSMessage) any {
 		return m.Order
 	case m.Trade != nil:
 		return m.Trade
+	case m.RFQRequest != nil:
+		return m.RFQRequest
+	case m.RFQQuote != nil:
+		return m.RFQQuote
 	}
 	return nil
 }

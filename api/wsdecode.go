@@ -18,6 +18,8 @@ type WSMessage struct {
 	Market      *WSMarketEvent // new_market and market_resolved
 	Order       *WSOrder
 	Trade       *WSTrade
+	RFQRequest  *WSRFQRequest // rfq_request (user channel, local shape)
+	RFQQuote    *WSRFQQuote   // rfq_quote (user channel, local shape)
 	Error       *WSError
 }
 
@@ -87,6 +89,16 @@ func DecodeWSMessage(msg []byte) (WSMessage, error) {
 		out.Trade = new(WSTrade)
 		if err = decodeStrict(msg, out.Trade); err == nil {
 			err = out.Trade.validate()
+		}
+	case WSEventRFQRequest:
+		out.RFQRequest = new(WSRFQRequest)
+		if err = decodeStrict(msg, out.RFQRequest); err == nil {
+			err = out.RFQRequest.validate()
+		}
+	case WSEventRFQQuote:
+		out.RFQQuote = new(WSRFQQuote)
+		if err = decodeStrict(msg, out.RFQQuote); err == nil {
+			err = out.RFQQuote.validate()
 		}
 	case WSEventError:
 		out.Error = new(WSError)

@@ -189,7 +189,7 @@ func relevant(k exchange.EventKind) bool {
 	switch k {
 	case exchange.MarketCreated, exchange.MarketUpdated, exchange.MarketResolved, exchange.BookChanged,
 		exchange.OrderFilled, exchange.TradeExecuted, exchange.PositionsSplit, exchange.PositionsMerged,
-		exchange.Redeemed, exchange.Converted:
+		exchange.Redeemed, exchange.Converted, exchange.Swapped:
 		return true
 	}
 	return false
@@ -302,6 +302,21 @@ func (ix *Index) apply(cmd *exchange.Command, ev *exchange.Event) {
 		m.addHourVolume(ev.Time, ev.Amount)
 		avg, _ := market.MulDiv(ev.Amount, market.One, ev.Size)
 		ix.trade(m, ev, avg)
+	case exchange.Swapped:
+		// A negotiated (RFQ) trade: the buyer (To) buys and the seller (Owner) sells
+		// Size at the swap's price, no fee; it counts in the market's volume like a
+		// match but does not move its mark (it is off the book).
+		m := ix.byCond[ev.Market]
+		if m == nil || ev.Size <= 0 {
+			return
+		}
+		m.volume += ev.Amount
+		m.trades++
+		m.addHourVolume(ev.Time, ev.Amount)
+		buy, sell := *ev, *ev
+		buy.Owner, buy.Side, sell.Side = ev.To, market.Buy, market.Sell
+		ix.trade(m, &buy, ev.Price)
+		ix.trade(m, &sell, ev.Price)
 	case exchange.PositionsSplit:
 		if m := ix.byCond[ev.Market]; m != nil && ev.Amount > 0 {
 			u := ix.user(ev.Owner)

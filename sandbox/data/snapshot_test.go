@@ -13,7 +13,7 @@ import (
 )
 
 // randomFlow drives n random commands (orders of both sides and outcomes, splits,
-// merges, a resolution and redemptions) through an engine and the index, as the host
+// merges, RFQ swaps, a resolution and redemptions) through an engine and the index, as the host
 // would, and returns the engine.
 func randomFlow(t testing.TB, ix *Index, cat *catalog.Catalog, seed uint64, n int) *exchange.Engine {
 	t.Helper()
@@ -41,6 +41,11 @@ func randomFlow(t testing.TB, ix *Index, cat *catalog.Catalog, seed uint64, n in
 		m := ms[rng.IntN(len(ms))]
 		cmd := exchange.Command{Time: now, Owner: w, Market: m.Condition}
 		switch k := rng.IntN(20); {
+		case k == 13:
+			o, size := market.Outcome(rng.IntN(2)), market.Micros(rng.IntN(5)+1)*market.One
+			cmd.Kind, cmd.Token, cmd.To, cmd.Size = exchange.Swap, m.Tokens[o], wallets[rng.IntN(len(wallets))], size
+			cmd.Amount, _ = market.MulDiv(size, market.Micros(rng.IntN(999_999)+1), market.One)
+			cmd.Market = ""
 		case k < 14:
 			o := market.Outcome(rng.IntN(2))
 			cmd.Kind, cmd.Order, cmd.Token = exchange.Place, market.OrderID(fmt.Sprintf("0x%x-%d", seed, i)), m.Tokens[o]

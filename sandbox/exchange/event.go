@@ -135,9 +135,10 @@ const (
 //	Converted        Owner, Market (whose NO was converted), Token (that NO token), Amount
 //	                 (NO tokens burned = YES tokens credited in each other unresolved
 //	                 market of the event)
-//	Swapped          Owner (seller), To (buyer), Market, Token, Outcome, Size (tokens
-//	                 moved), Amount (collateral paid), Price (Amount per share, in the
-//	                 token's terms, truncated to the micro-unit)
+//	Swapped          Trade (the next trade number, shared with matches), Owner
+//	                 (seller), To (buyer), Market, Token, Outcome, Size (tokens moved),
+//	                 Amount (collateral paid), Price (Amount per share, in the token's
+//	                 terms, truncated to the micro-unit)
 //
 // Within one command, events come in this order: expirations due at the command's time
 // (each OrderExpired, then their BookChanged and BalanceChanged), then the command's own
@@ -168,7 +169,7 @@ type Event struct {
 	Order  market.OrderID
 	Owner  market.Address
 
-	Trade      uint64 // trade number, 1, 2, ... (the server renders its trade ids from it)
+	Trade      uint64 // trade number, 1, 2, ... of matches and swaps (the server renders its trade ids from it)
 	Nonce      uint64
 	Expiration int64
 

@@ -294,7 +294,10 @@ func (e *Engine) convert(c *Command) *market.Error {
 // before anything moves; orders' reservations are untouched (only available
 // balances move). The market must be unresolved. A banned buyer or seller is
 // refused; a close-only buyer is refused (it opens a position), a close-only seller
-// may sell. Who may swap with whom, and at what price, is the caller's rule.
+// may sell. Who may swap with whom, and at what price, is the caller's rule. The
+// swap takes the next trade number, as a match does, so that the trades of both
+// kinds share one numbering (the server's trade ids, docs/design/0153-rfq.md); it
+// changes neither the book nor the last trade price.
 func (e *Engine) swap(c *Command) *market.Error {
 	if c.Owner.IsZero() || c.To.IsZero() {
 		return errBadAddress()
@@ -340,7 +343,9 @@ func (e *Engine) swap(c *Command) *market.Error {
 	e.accts[s].avail += c.Amount
 	e.touchCollateral(b)
 	e.touchCollateral(s)
+	e.trades++
 	ev := e.emit(Swapped)
+	ev.Trade = e.trades
 	ev.Owner, ev.To, ev.Market, ev.Token, ev.Outcome = c.Owner, c.To, e.markets[mi].id, c.Token, market.Outcome(ti%2)
 	ev.Size, ev.Amount = c.Size, c.Amount
 	ev.Price, _ = market.MulDiv(c.Amount, market.One, c.Size)

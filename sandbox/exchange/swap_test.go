@@ -15,7 +15,7 @@ func TestSwap(t *testing.T) {
 	h.ok(Command{Kind: Split, Owner: bob, Market: cond, Amount: d("10")})
 	evs := h.ok(Command{Kind: Swap, Owner: bob, To: alice, Token: yes, Size: d("4"), Amount: d("2.6")})
 	sw := find(evs, Swapped)
-	if len(sw) != 1 || sw[0].Owner != bob || sw[0].To != alice || sw[0].Market != cond || sw[0].Token != yes ||
+	if len(sw) != 1 || sw[0].Trade != 1 || sw[0].Owner != bob || sw[0].To != alice || sw[0].Market != cond || sw[0].Token != yes ||
 		sw[0].Outcome != market.Yes || sw[0].Size != d("4") || sw[0].Amount != d("2.6") || sw[0].Price != d("0.65") {
 		t.Fatalf("swapped %+v", sw)
 	}
@@ -44,7 +44,10 @@ func TestSwap(t *testing.T) {
 	// A close-only buyer may not open; a close-only seller may sell.
 	h.ok(Command{Kind: SetAccountMode, Owner: alice, Mode: market.ModeCloseOnly})
 	h.fails(Command{Kind: Swap, Owner: bob, To: alice, Token: no, Size: d("1"), Amount: d("0.5")}, market.CodeAddressCloseOnly, "")
-	h.ok(Command{Kind: Swap, Owner: alice, To: carol, Token: yes, Size: d("1"), Amount: d("0.5")})
+	// Refusals take no trade number: the next swap is trade 2.
+	if sw := find(h.ok(Command{Kind: Swap, Owner: alice, To: carol, Token: yes, Size: d("1"), Amount: d("0.5")}), Swapped); len(sw) != 1 || sw[0].Trade != 2 {
+		t.Fatalf("second swap %+v", sw)
+	}
 	h.ok(Command{Kind: SetAccountMode, Owner: bob, Mode: market.ModeBanned})
 	h.fails(Command{Kind: Swap, Owner: bob, To: carol, Token: no, Size: d("1"), Amount: d("0.5")}, market.CodeAddressBanned, "")
 	h.ok(Command{Kind: Resolve, Market: cond, Winner: market.Yes})

@@ -11,13 +11,14 @@ const DefaultLifetime = 5 * 60 * 1000
 
 // NewRequest is the input of PlanRequest: Side, Size and Token from the
 // requester's point of view, Price its limit (0: none), Expiry Unix ms (0: the
-// default lifetime).
+// default lifetime), Key the requester's API key.
 type NewRequest struct {
 	Token  market.TokenID
 	Side   market.Side
 	Size   market.Micros
 	Price  market.Micros
 	Expiry int64
+	Key    string
 }
 
 // PlanRequest plans a new request by owner at now.
@@ -48,13 +49,13 @@ func (s *State) PlanRequest(e *exchange.Engine, owner market.Address, in NewRequ
 	id := s.newID("request", owner, now)
 	s.mu.RUnlock()
 	r := &Request{ID: id, Owner: owner, Market: cond, Token: in.Token, Other: info.Tokens[o.Other()], Side: in.Side,
-		Size: in.Size, Price: in.Price, State: StateActive, Expiry: expiry, Created: now, Updated: now}
+		Size: in.Size, Price: in.Price, State: StateActive, Expiry: expiry, Created: now, Updated: now, Key: in.Key}
 	return &Plan{Request: r}, nil
 }
 
 // PlanQuote plans owner's quote at price for request id, valid until expiry
-// (Unix ms; 0: the request's expiry).
-func (s *State) PlanQuote(owner market.Address, id string, price market.Micros, expiry, now int64) (*Plan, error) {
+// (Unix ms; 0: the request's expiry), made with API key key.
+func (s *State) PlanQuote(owner market.Address, key, id string, price market.Micros, expiry, now int64) (*Plan, error) {
 	if !ValidID(id) {
 		return nil, market.Errorf(market.CodeRFQIDRequired)
 	}
@@ -77,7 +78,7 @@ func (s *State) PlanQuote(owner market.Address, id string, price market.Micros, 
 		return nil, market.Errorf(market.CodeInvalidExpiration)
 	}
 	q := &Quote{ID: s.newID("quote", owner, now), Request: id, Owner: owner, Price: price, State: StatePending,
-		Expiry: expiry, Created: now, Updated: now}
+		Expiry: expiry, Created: now, Updated: now, Key: key}
 	return &Plan{Quote: q}, nil
 }
 

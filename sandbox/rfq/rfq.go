@@ -70,6 +70,7 @@ type Request struct {
 	Expiry   int64              `json:"expiry"`
 	Created  int64              `json:"created"`
 	Updated  int64              `json:"updated"`
+	Key      string             `json:"key,omitempty"` // the API key that made it (its trade's owner field)
 }
 
 // Quote is one quoter's price for a request: the quoter takes the other side of
@@ -83,6 +84,7 @@ type Quote struct {
 	Expiry  int64          `json:"expiry"`
 	Created int64          `json:"created"`
 	Updated int64          `json:"updated"`
+	Key     string         `json:"key,omitempty"` // the API key that made it
 }
 
 // StateAt is r's state as of now: EXPIRED once an open request's expiry passed.

@@ -137,25 +137,26 @@ func (t tradeOut) MarshalJSON() ([]byte, error) {
 	return append(b, '}'), nil
 }
 
-// render returns t as seen by viewer. dataMu is held.
-func (st *state) render(t *tradeRec, viewer market.Address) tradeOut {
+// marketTrade returns t as a market.Trade with the API keys of its participants
+// (the key that placed each one's first order in it). dataMu is held.
+func (st *state) marketTrade(t *tradeRec) (market.Trade, map[market.Address]string) {
 	mt := market.Trade{ID: t.id, Market: t.market, Token: t.token, Side: t.side, Price: t.price, Size: t.size,
 		TakerOrder: t.takerOrder, Taker: t.taker, TakerFee: t.fee, Time: t.time, Makers: make([]market.MakerFill, len(t.makers))}
+	keys := make(map[market.Address]string, 1+len(t.makers))
+	keys[t.taker] = t.takerKey
 	for i, m := range t.makers {
 		mt.Makers[i] = market.MakerFill{Order: m.order, Owner: m.owner, Token: m.token, Outcome: m.outcome, Side: m.side, Price: m.price, Size: m.size}
-	}
-	keyOf := func(a market.Address) string {
-		if a == t.taker {
-			return t.takerKey
+		if _, have := keys[m.owner]; !have {
+			keys[m.owner] = m.key
 		}
-		for _, m := range t.makers {
-			if m.owner == a {
-				return m.key
-			}
-		}
-		return ""
 	}
-	tr := api.TradeFrom(&mt, api.TradeView{Viewer: viewer, APIKey: keyOf, Outcome: st.outcomeLabel,
+	return mt, keys
+}
+
+// render returns t as seen by viewer. dataMu is held.
+func (st *state) render(t *tradeRec, viewer market.Address) tradeOut {
+	mt, keys := st.marketTrade(t)
+	tr := api.TradeFrom(&mt, api.TradeView{Viewer: viewer, APIKey: func(a market.Address) string { return keys[a] }, Outcome: st.outcomeLabel,
 		FeeRateBps: int64(t.feeBps), Status: api.TradeConfirmed})
 	return tradeOut{Trade: tr, builder: t.builder}
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/pitbossdev/pitboss/api"
 	"github.com/pitbossdev/pitboss/market"
+	"github.com/pitbossdev/pitboss/sandbox/exchange"
 	"github.com/pitbossdev/pitboss/sandbox/host"
 	"github.com/pitbossdev/pitboss/sandbox/rfq"
 )
@@ -21,10 +22,10 @@ import (
 
 func (s *Server) rfqRoutes(r func(string, http.HandlerFunc)) {
 	r("POST /rfq/request", s.rfqWrite(geoOpens, s.rfqCreateRequest))
-	r("DELETE /rfq/request", s.rfqWrite(geoNone, s.rfqIDs(func(st *rfq.State, o market.Address, b *api.RFQIDs, now int64) (*rfq.Plan, error) {
-		return st.PlanCancelRequest(o, b.Request(), now)
+	r("DELETE /rfq/request", s.rfqWrite(geoNone, s.rfqIDs(func(st *rfq.State, c caller, b *api.RFQIDs, now int64) (*rfq.Plan, error) {
+		return st.PlanCancelRequest(c.owner, b.Request(), now)
 	})))
-	r("POST /rfq/quote", s.rfqWrite(geoOpens, s.rfqIDs(func(st *rfq.State, o market.Address, b *api.RFQIDs, now int64) (*rfq.Plan, error) {
+	r("POST /rfq/quote", s.rfqWrite(geoOpens, s.rfqIDs(func(st *rfq.State, c caller, b *api.RFQIDs, now int64) (*rfq.Plan, error) {
 		if !rfq.ValidID(b.Request()) {
 			return nil, market.Errorf(market.CodeRFQIDRequired)
 		}
@@ -32,16 +33,16 @@ func (s *Server) rfqRoutes(r func(string, http.HandlerFunc)) {
 		if !ok {
 			return nil, market.Errorf(market.CodeRFQPriceRequired)
 		}
-		return st.PlanQuote(o, b.Request(), px, b.ExpiryMs(), now)
+		return st.PlanQuote(c.owner, c.key.creds.APIKey, b.Request(), px, b.ExpiryMs(), now)
 	})))
-	r("DELETE /rfq/quote", s.rfqWrite(geoNone, s.rfqIDs(func(st *rfq.State, o market.Address, b *api.RFQIDs, now int64) (*rfq.Plan, error) {
-		return st.PlanCancelQuote(o, b.Quote(), now)
+	r("DELETE /rfq/quote", s.rfqWrite(geoNone, s.rfqIDs(func(st *rfq.State, c caller, b *api.RFQIDs, now int64) (*rfq.Plan, error) {
+		return st.PlanCancelQuote(c.owner, b.Quote(), now)
 	})))
-	r("POST /rfq/request/accept", s.rfqWrite(geoBonds, s.rfqIDs(func(st *rfq.State, o market.Address, b *api.RFQIDs, now int64) (*rfq.Plan, error) {
-		return st.PlanAccept(o, b.Request(), b.Quote(), now)
+	r("POST /rfq/request/accept", s.rfqWrite(geoBonds, s.rfqIDs(func(st *rfq.State, c caller, b *api.RFQIDs, now int64) (*rfq.Plan, error) {
+		return st.PlanAccept(c.owner, b.Request(), b.Quote(), now)
 	})))
-	r("POST /rfq/quote/approve", s.rfqWrite(geoBonds, s.rfqIDs(func(st *rfq.State, o market.Address, b *api.RFQIDs, now int64) (*rfq.Plan, error) {
-		return st.PlanApprove(o, b.Request(), b.Quote(), now)
+	r("POST /rfq/quote/approve", s.rfqWrite(geoBonds, s.rfqIDs(func(st *rfq.State, c caller, b *api.RFQIDs, now int64) (*rfq.Plan, error) {
+		return st.PlanApprove(c.owner, b.Request(), b.Quote(), now)
 	})))
 	r("GET /rfq/data/requests", s.rfqRequests)
 	r("GET /rfq/data/quotes", s.rfqQuotes)
@@ -49,7 +50,7 @@ func (s *Server) rfqRoutes(r func(string, http.HandlerFunc)) {
 }
 
 // rfqPlan makes a plan on the engine goroutine from the caller and the body.
-type rfqPlan func(tx *host.Tx, st *rfq.State, owner market.Address, body []byte) (*rfq.Plan, error)
+type rfqPlan func(tx *host.Tx, st *rfq.State, c caller, body []byte) (*rfq.Plan, error)
 
 func (s *Server) rfqState() (*rfq.State, error) {
 	if s.cfg.RFQ == nil {
@@ -59,7 +60,8 @@ func (s *Server) rfqState() (*rfq.State, error) {
 }
 
 // rfqWrite is the handler of an RFQ write: authenticate, check the region, run
-// the plan in one transaction, answer with the ids and the new state.
+// the plan in one transaction, answer with the ids and the new state, and publish
+// the change to the user channel (rfqfeed.go) once it is durable.
 func (s *Server) rfqWrite(rule geoRule, plan rfqPlan) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		body, c, ok := s.readL2(w, r)
@@ -75,55 +77,81 @@ func (s *Server) rfqWrite(rule geoRule, plan rfqPlan) http.HandlerFunc {
 			s.writeErr(w, err)
 			return
 		}
-		ack, err := s.runRFQ(r.Context(), st, c.owner, body.Bytes(), plan)
+		done, err := s.runRFQ(r.Context(), st, c, body.Bytes(), plan)
 		if err != nil {
 			s.writeErr(w, hostErr(err))
 			return
 		}
-		s.writeJSON(w, ack)
+		s.writeJSON(w, done.ack)
+		s.rfqPublish(st, &done)
 	}
 }
 
-func (s *Server) runRFQ(ctx context.Context, st *rfq.State, owner market.Address, body []byte, plan rfqPlan) (api.RFQAck, error) {
-	var ack api.RFQAck
+// rfqDone is what a committed RFQ write did: its answer, its plan, and the
+// Swapped event of an approval (zero otherwise).
+type rfqDone struct {
+	ack  api.RFQAck
+	plan *rfq.Plan
+	swap exchange.Event
+}
+
+// runRFQ runs plan in one host transaction: for an approval, the swap's meta
+// (recSwapMeta: who takes, the ids and keys its trade shows), the Swap, then the
+// desk's record.
+func (s *Server) runRFQ(ctx context.Context, st *rfq.State, c caller, body []byte, plan rfqPlan) (rfqDone, error) {
+	var done rfqDone
 	err := s.h.Exec(ctx, func(tx *host.Tx) error {
-		p, err := plan(tx, st, owner, body)
+		p, err := plan(tx, st, c, body)
 		if err != nil {
 			return err
 		}
-		for _, c := range p.Commands {
-			if res := tx.Apply(c); res.Err != nil {
+		if len(p.Commands) > 0 && p.Request != nil && p.Quote != nil {
+			m := swapMeta{request: p.Request.ID, quote: p.Quote.ID, taker: p.Request.Owner, takerKey: p.Request.Key,
+				makerKey: c.key.creds.APIKey, price: p.Quote.Price}
+			if err := tx.Record(extName, swapMetaRecord(m)); err != nil {
+				return err
+			}
+		}
+		for _, cmd := range p.Commands {
+			res := tx.Apply(cmd)
+			if res.Err != nil {
 				return res.Err
+			}
+			for _, ev := range res.Events {
+				if ev.Kind == exchange.Swapped {
+					done.swap = ev
+				}
 			}
 		}
 		if err := tx.Record(rfq.ExtensionName, p.Record()); err != nil {
 			return err
 		}
+		done.plan = p
 		if p.Request != nil {
-			ack.RequestID, ack.State = p.Request.ID, p.Request.State
+			done.ack.RequestID, done.ack.State = p.Request.ID, p.Request.State
 		}
 		if p.Quote != nil {
-			ack.QuoteID, ack.State = p.Quote.ID, p.Quote.State
+			done.ack.QuoteID, done.ack.State = p.Quote.ID, p.Quote.State
 		}
 		return nil
 	})
-	return ack, err
+	return done, err
 }
 
 // rfqIDs adapts a plan of the routes whose body names a request or a quote.
-func (s *Server) rfqIDs(plan func(st *rfq.State, owner market.Address, b *api.RFQIDs, now int64) (*rfq.Plan, error)) rfqPlan {
-	return func(tx *host.Tx, st *rfq.State, owner market.Address, body []byte) (*rfq.Plan, error) {
+func (s *Server) rfqIDs(plan func(st *rfq.State, c caller, b *api.RFQIDs, now int64) (*rfq.Plan, error)) rfqPlan {
+	return func(tx *host.Tx, st *rfq.State, c caller, body []byte) (*rfq.Plan, error) {
 		b, err := api.DecodeRFQIDs(body)
 		if err != nil {
 			return nil, err
 		}
-		return plan(st, owner, &b, tx.Now())
+		return plan(st, c, &b, tx.Now())
 	}
 }
 
 // rfqCreateRequest reads the dialect's body: one asset is collateral ("0"), the
 // other the token; the requester BUYs the token when it receives it.
-func (s *Server) rfqCreateRequest(tx *host.Tx, st *rfq.State, owner market.Address, body []byte) (*rfq.Plan, error) {
+func (s *Server) rfqCreateRequest(tx *host.Tx, st *rfq.State, c caller, body []byte) (*rfq.Plan, error) {
 	b, err := api.DecodeRFQRequest(body)
 	if err != nil {
 		return nil, err
@@ -133,7 +161,7 @@ func (s *Server) rfqCreateRequest(tx *host.Tx, st *rfq.State, owner market.Addre
 	if !ok || !ok2 {
 		return nil, market.Errorf(market.CodeInvalidAmount)
 	}
-	req := rfq.NewRequest{Expiry: b.Expiry * 1000}
+	req := rfq.NewRequest{Expiry: b.Expiry * 1000, Key: c.key.creds.APIKey}
 	if b.Expiry < 0 || b.Expiry >= 1<<40 {
 		return nil, market.Errorf(market.CodeInvalidExpiration)
 	}
@@ -147,7 +175,7 @@ func (s *Server) rfqCreateRequest(tx *host.Tx, st *rfq.State, owner market.Addre
 		return nil, market.Errorf(market.CodeBadRequest, "asset_in/asset_out (one must be \"0\", the other a token id)")
 	}
 	req.Price, _ = market.MulDiv(usdc, market.One, req.Size)
-	return st.PlanRequest(tx.Engine(), owner, req, tx.Now())
+	return st.PlanRequest(tx.Engine(), c.owner, req, tx.Now())
 }
 
 // requestOut renders a request at now.

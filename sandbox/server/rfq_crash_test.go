@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"strings"
@@ -195,6 +196,49 @@ func TestRFQCrashRecovery(t *testing.T) {
 	}
 	if fills < 3 {
 		t.Fatalf("only %d fills acknowledged before the kill", fills)
+	}
+	// The recovered trades listing agrees with the desk: each filled request is
+	// one trade of both parties (the requester's taker order), no other.
+	srv, err := New(h, st, Config{Catalog: e.cat, RFQ: desk, Questions: qs, RateLimit: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pub := httptest.NewServer(srv.Handler())
+	defer pub.Close()
+	base = pub.URL
+	listed := func(w *wallet, role string) map[string]market.Micros {
+		out := map[string]market.Micros{}
+		for cursor := ""; cursor != api.EndCursor; {
+			st, b, err := send(w, http.MethodGet, "/data/trades?next_cursor="+cursor, nil)
+			var p api.Page[api.Trade]
+			if err != nil || st != 200 || json.Unmarshal(b, &p) != nil {
+				t.Fatalf("trades after recovery: %d %s %v", st, b, err)
+			}
+			for _, tr := range p.Data {
+				if tr.TraderSide != role || tr.Status != api.TradeConfirmed {
+					t.Errorf("recovered trade %+v", tr)
+				}
+				out[string(tr.TakerOrderID)] += market.Micros(tr.Size)
+			}
+			cursor = p.NextCursor
+		}
+		return out
+	}
+	for _, side := range []struct {
+		w    *wallet
+		role string
+	}{{buyer, "TAKER"}, {quoter, "MAKER"}} {
+		got := listed(side.w, side.role)
+		n := 0
+		for _, r := range desk.Requests(func(r *rfq.Request) bool { return r.State == rfq.StateFilled }) {
+			n++
+			if got[r.ID] != r.Size {
+				t.Errorf("%s: filled request %s of %s listed as %s", side.role, r.ID, r.Size, got[r.ID])
+			}
+		}
+		if len(got) != n {
+			t.Errorf("%s: %d trades listed, %d requests filled", side.role, len(got), n)
+		}
 	}
 	t.Logf("%d requests (%d filled) recovered after SIGKILL; buyer holds %s YES", len(acked), fills, got)
 }

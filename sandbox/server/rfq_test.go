@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 
@@ -210,8 +211,8 @@ func TestRFQSurvivesRestarts(t *testing.T) {
 	}
 }
 
-// TestRFQApprovalIsAllOrNothing: an approval — the Swap and the record — is all
-// or nothing: a fault at either step leaves the journal's files as they were, the
+// TestRFQApprovalIsAllOrNothing: an approval — the trade's meta, the Swap and the
+// record — is all or nothing: a fault at any step leaves the journal's files as they were, the
 // request ACCEPTED and the balances untouched; then the approval settles.
 func TestRFQApprovalIsAllOrNothing(t *testing.T) {
 	var f hosttest.Faults
@@ -231,7 +232,10 @@ func TestRFQApprovalIsAllOrNothing(t *testing.T) {
 			t.Fatalf("after a fault at step %d: request %s, buyer's balance %s", k, r.State, balanceOf(e, buyer))
 		}
 		e.engineCheck()
-	}); n != 2 { // the Swap, the record
+		if st, b := e.call(http.MethodGet, "/data/trades", nil, buyer, nil); st != 200 || !strings.Contains(string(b), `"data":[]`) {
+			t.Fatalf("after a fault at step %d: trades %d %s", k, st, b)
+		}
+	}); n != 3 { // the trade's meta, the Swap, the record
 		t.Fatalf("approve took %d steps", n)
 	}
 	if r, _ := e.rfq.Request(id); r.State != "FILLED" || balanceOf(e, buyer) != "997.9" {

@@ -247,6 +247,7 @@ type Server struct {
 	trust    trust
 	geo      geo
 	metrics  *metrics
+	rfq      rfqFeed
 
 	randMu sync.Mutex
 	rand   io.Reader
@@ -357,7 +358,8 @@ func (s *Server) HandleInternal(pattern string, h http.Handler) { s.imux.Handle(
 func (s *Server) InternalHandler() http.Handler { return s.internal }
 
 // Run does the server's background work until ctx ends: every second it cancels the
-// orders of API keys whose heartbeat deadline passed and forgets idle rate-limit
+// orders of API keys whose heartbeat deadline passed, publishes the expiry of RFQ
+// requests and quotes to the user channel (rfqfeed.go) and forgets idle rate-limit
 // entries. It returns nil when ctx ends.
 func (s *Server) Run(ctx context.Context) error {
 	t := time.NewTicker(time.Second)
@@ -369,6 +371,9 @@ func (s *Server) Run(ctx context.Context) error {
 		case <-t.C:
 			if err := s.CheckHeartbeats(ctx); err != nil && ctx.Err() == nil {
 				s.log.Warn("server: heartbeat check failed", zap.Error(err))
+			}
+			if err := s.sweepRFQ(ctx); err != nil && ctx.Err() == nil {
+				s.log.Warn("server: RFQ expiry sweep failed", zap.Error(err))
 			}
 			now := s.now()
 			s.limiter.gc(now)

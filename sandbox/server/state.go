@@ -31,6 +31,7 @@ const (
 	recBeatStop   = 9  // heartbeat chain ended: apiKey
 	recClearNotes = 10 // notifications deleted: owner
 	recKeySealed  = 11 // API credentials created, secret and passphrase sealed (seal.go): apiKey, seal, owner, nonce, time, builderId
+	recSwapMeta   = 12 // the next Swap's RFQ (rfq.go): request id, quote id, requester, requester's key, quoter's key, quote price
 )
 
 // Retention bounds of the records the server derives from events.
@@ -188,6 +189,7 @@ type state struct {
 	history    map[market.ConditionID][]point
 	flow       map[market.Address]*flows
 	pending    orderMeta // the meta recorded for the next Place
+	pendSwap   swapMeta  // the meta recorded for the next Swap
 	fills      []makerFill
 	lastTradeN uint64 // number of the last trade seen
 	// epoch is the time (Unix ms) of the first engine event this state observed
@@ -200,6 +202,28 @@ type orderMeta struct {
 	order   market.OrderID
 	key     string
 	builder string
+}
+
+// swapMeta is recorded before an RFQ's Swap: the request (the taker's side of the
+// trade) and the quote (the maker's), with the API keys that made them and the
+// quote's price (the Swapped event's price is the collateral per share, truncated).
+type swapMeta struct {
+	request, quote     string
+	taker              market.Address
+	takerKey, makerKey string
+	price              market.Micros
+}
+
+func swapMetaRecord(m swapMeta) []byte {
+	w := wbuf{}
+	w.u8(recSwapMeta)
+	w.str(m.request)
+	w.str(m.quote)
+	w.addr(m.taker)
+	w.str(m.takerKey)
+	w.str(m.makerKey)
+	w.v(int64(m.price))
+	return w.b
 }
 
 var _ host.Extension = (*state)(nil)
@@ -342,6 +366,14 @@ func (s *state) ApplyRecord(rec []byte) error {
 		}
 		s.dataMu.Lock()
 		s.pending = m
+		s.dataMu.Unlock()
+	case recSwapMeta:
+		m := swapMeta{request: r.str(), quote: r.str(), taker: r.addr(), takerKey: r.str(), makerKey: r.str(), price: market.Micros(r.v())}
+		if err := r.done(); err != nil {
+			return err
+		}
+		s.dataMu.Lock()
+		s.pendSwap = m
 		s.dataMu.Unlock()
 	case recBeat:
 		key, id, deadline := r.str(), r.str(), r.v()
@@ -546,6 +578,8 @@ func (s *state) Observe(cmd *exchange.Command, evs []exchange.Event) {
 	if cmd.Kind != exchange.Place || meta.order != cmd.Order {
 		meta = orderMeta{}
 	}
+	swap := s.pendSwap
+	s.pendSwap = swapMeta{}
 	for i := range evs {
 		ev := &evs[i]
 		switch ev.Kind {
@@ -585,6 +619,8 @@ func (s *state) Observe(cmd *exchange.Command, evs []exchange.Event) {
 				side: ev.Side, price: ev.Price, size: ev.Size, amount: ev.Amount})
 		case exchange.TradeExecuted:
 			s.trade(ev)
+		case exchange.Swapped:
+			s.swapTrade(ev, swap)
 		case exchange.OrderCancelled, exchange.OrderExpired:
 			if rec := s.orders[ev.Order]; rec != nil {
 				rec.o.Matched, rec.o.Status = ev.Matched, ev.Status
@@ -700,6 +736,40 @@ func (s *state) trade(ev *exchange.Event) {
 	} else {
 		t.yesPrice = yesPrice(ev.Price, ev.Outcome)
 	}
+	s.keep(t)
+	s.addPoint(t.market, t.time/1000, t.yesPrice)
+}
+
+// swapTrade records the Swapped event of an RFQ's approval as a trade: the
+// requester is the taker (its request id the taker order), the quoter the one
+// maker (its quote id the maker order), no fee. m is the meta recorded before the
+// Swap; without one (a Swap applied by other means) the buyer is the taker. A swap
+// is off the book: it adds no price-history point.
+func (s *state) swapTrade(ev *exchange.Event, m swapMeta) {
+	buyer, seller := ev.To, ev.Owner
+	taker, maker, side := buyer, seller, market.Buy
+	if m.taker == seller && !seller.IsZero() {
+		taker, maker, side = seller, buyer, market.Sell
+	} else if m.taker != buyer {
+		m = swapMeta{}
+	}
+	price := ev.Price
+	if m.price > 0 {
+		price = m.price
+	}
+	t := &tradeRec{
+		num: ev.Trade, id: s.tradeID(ev.Trade), time: ev.Time, market: ev.Market, token: ev.Token, outcome: ev.Outcome,
+		side: side, price: price, size: ev.Size, amount: ev.Amount, takerOrder: market.OrderID(m.request),
+		taker: taker, takerKey: m.takerKey, yesPrice: yesPrice(price, ev.Outcome),
+		makers: []makerFill{{order: market.OrderID(m.quote), owner: maker, token: ev.Token, outcome: ev.Outcome,
+			side: side.Opposite(), price: price, size: ev.Size, amount: ev.Amount, key: m.makerKey}},
+	}
+	s.keep(t)
+}
+
+// keep stores trade t: the participants' flows, trade lists and notifications,
+// the makers' order records, and the retention bound.
+func (s *state) keep(t *tradeRec) {
 	fl := s.flows(t.taker)
 	if t.side == market.Buy {
 		fl.taker -= t.amount + t.fee
@@ -739,7 +809,6 @@ func (s *state) trade(ev *exchange.Event) {
 	if cap(s.trades) > 2*s.maxTrades+1024 {
 		s.trades = slices.Clone(s.trades)
 	}
-	s.addPoint(t.market, t.time/1000, t.yesPrice)
 }
 
 func (s *state) flows(a market.Address) *flows {

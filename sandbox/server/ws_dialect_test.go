@@ -62,15 +62,11 @@ func (w *wsConn) until(what string, ok func(m *api.WSMessage) bool) (api.WSMessa
 	}
 }
 
-// TestWSDialectDetails holds the user and market channels to the dialect's
-// wording (issue 16, item 6; docs/design/0144-dialect-details.md): the open-order
-// dump on subscribe; UPDATE and CANCELLATION order events with the real created_at
-// and associate_trades after a partial fill; a trade event per status, MATCHED →
-// MINED → CONFIRMED, the last as GET /data/trades and the TRADE_CONFIRMED
-// notification show it; the maker's key in the taker's maker_orders[].owner as
-// over REST; and a book message on the market channel after a trade.
-func TestWSDialectDetails(t *testing.T) {
-	e := newEnv(t)
+// startHub runs a WebSocket hub over e's host and server, wired as `pitboss
+// exchange` wires it (the server is its credentials and its RFQ feed), with
+// /ws/user and /ws/market mounted, and returns a listener of e's public handler.
+func (e *env) startHub(t *testing.T) *httptest.Server {
+	t.Helper()
 	hub, err := ws.New(ws.Config{Source: e.h, Credentials: e.srv, TradeID: e.srv.TradeID, Orders: e.srv.OrderMeta})
 	if err != nil {
 		t.Fatal(err)
@@ -83,6 +79,19 @@ func TestWSDialectDetails(t *testing.T) {
 	t.Cleanup(func() { cancel(); <-hubDone })
 	pub := httptest.NewServer(e.srv.Handler())
 	t.Cleanup(pub.Close)
+	return pub
+}
+
+// TestWSDialectDetails holds the user and market channels to the dialect's
+// wording (issue 16, item 6; docs/design/0144-dialect-details.md): the open-order
+// dump on subscribe; UPDATE and CANCELLATION order events with the real created_at
+// and associate_trades after a partial fill; a trade event per status, MATCHED →
+// MINED → CONFIRMED, the last as GET /data/trades and the TRADE_CONFIRMED
+// notification show it; the maker's key in the taker's maker_orders[].owner as
+// over REST; and a book message on the market channel after a trade.
+func TestWSDialectDetails(t *testing.T) {
+	e := newEnv(t)
+	pub := e.startHub(t)
 
 	rain := e.mkt("rain-in-lisbon-tomorrow")
 	yes := rain.Tokens[market.Yes]

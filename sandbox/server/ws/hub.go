@@ -102,6 +102,10 @@ type Config struct {
 	// trades and creation time the event stream shows and other participants' keys
 	// are "".
 	Orders func(id market.OrderID) (key string, createdMs int64, trades []uint64, ok bool)
+	// RFQ supplies the user channel's RFQ events (rfq_request, rfq_quote, and the
+	// trades of settled swaps). If nil, the Credentials when they implement RFQFeed
+	// (as *sandbox/server.Server does); else the channel has no RFQ events.
+	RFQ RFQFeed
 	// Logger receives connection and overflow notes. If nil, nothing is logged.
 	// Credentials are never logged.
 	Logger *zap.Logger
@@ -307,6 +311,9 @@ func (h *Hub) Run(ctx context.Context) error {
 	}
 	unsub := h.cfg.Source.Subscribe(h.cfg.Name, h.onBatch)
 	defer unsub()
+	if f := h.rfqFeed(); f != nil {
+		defer f.SubscribeRFQ(h.onRFQ)()
+	}
 	if err := h.load(ctx); err != nil {
 		h.stop()
 		return err

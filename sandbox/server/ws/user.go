@@ -310,6 +310,13 @@ func (s *state) trade(ev *exchange.Event) {
 			}
 		}
 	}
+	s.tradeToUsers(&t, ev.Seq, fee, keys)
+}
+
+// tradeToUsers queues trade t on the user connections of each participant, as that
+// participant sees it, once per status (seq: the engine event that settled it;
+// connections whose open-order dump is at or after it do not get it).
+func (s *state) tradeToUsers(t *market.Trade, seq uint64, fee int64, keys map[market.Address]string) {
 	viewers := []market.Address{t.Taker}
 	for _, mk := range t.Makers {
 		dup := false
@@ -329,7 +336,7 @@ func (s *state) trade(ev *exchange.Event) {
 		// every later status at once, one event each (dialect: "on every later
 		// status change"), ending CONFIRMED as GET /data/trades shows it.
 		for _, status := range tradeStatuses {
-			s.tradeFrames(&t, ev, v, status, fee, keys, set)
+			s.tradeFrames(t, seq, v, status, fee, keys, set)
 		}
 	}
 }
@@ -338,11 +345,11 @@ func (s *state) trade(ev *exchange.Event) {
 var tradeStatuses = [...]string{api.TradeMatched, api.TradeMined, api.TradeConfirmed}
 
 // tradeFrames queues t as viewer v sees it, with status, on v's connections.
-func (s *state) tradeFrames(t *market.Trade, ev *exchange.Event, v market.Address, status string, fee int64,
+func (s *state) tradeFrames(t *market.Trade, seq uint64, v market.Address, status string, fee int64,
 	keys map[market.Address]string, set map[*conn]struct{}) {
 	clear(s.keyBuf)
 	for c := range set {
-		if !c.user.matches(t.Market, api.WSEventTrade) || ev.Seq <= c.user.after {
+		if !c.user.matches(t.Market, api.WSEventTrade) || seq <= c.user.after {
 			continue
 		}
 		b, ok := s.keyBuf[c.user.key]

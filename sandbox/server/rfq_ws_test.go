@@ -1,0 +1,185 @@
+package server
+
+import (
+	"context"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/coder/websocket"
+
+	"github.com/pitbossdev/pitboss/api"
+	"github.com/pitbossdev/pitboss/market"
+)
+
+// next reads the connection's next n messages.
+func (w *wsConn) next(n int) []api.WSMessage {
+	w.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	var out []api.WSMessage
+	for len(out) < n {
+		_, b, err := w.c.Read(ctx)
+		if err != nil {
+			w.t.Fatalf("reading message %d of %d: %v", len(out)+1, n, err)
+		}
+		msgs, err := api.DecodeWSFrame(b)
+		if err != nil {
+			w.t.Fatalf("frame %s: %v", b, err)
+		}
+		out = append(out, msgs...)
+	}
+	return out
+}
+
+// quiet checks that nothing is queued on the connection: the answer to a PING
+// is its next message (the hub serves a connection's messages in order, so a
+// subscription sent before is applied by then).
+func (w *wsConn) quiet() {
+	w.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := w.c.Write(ctx, websocket.MessageText, []byte(api.WSPing)); err != nil {
+		w.t.Fatal(err)
+	}
+	if _, b, err := w.c.Read(ctx); err != nil || string(b) != api.WSPong {
+		w.t.Fatalf("next message %s (%v), want %s", b, err, api.WSPong)
+	}
+}
+
+// rfqSummary names a user-channel message by what the RFQ test checks.
+func rfqSummary(m *api.WSMessage) string {
+	switch {
+	case m.RFQRequest != nil:
+		return "request " + m.RFQRequest.Type + " " + m.RFQRequest.State
+	case m.RFQQuote != nil:
+		return "quote " + m.RFQQuote.Type + " " + m.RFQQuote.State
+	case m.Trade != nil:
+		return "trade " + m.Trade.Status
+	}
+	return m.EventType
+}
+
+// expectRFQ reads len(want) messages and checks their summaries in order.
+func (w *wsConn) expectRFQ(want ...string) []api.WSMessage {
+	w.t.Helper()
+	msgs := w.next(len(want))
+	got := make([]string, len(msgs))
+	for i := range msgs {
+		got[i] = rfqSummary(&msgs[i])
+	}
+	if strings.Join(got, ", ") != strings.Join(want, ", ") {
+		w.t.Fatalf("messages\n  %s\nwant\n  %s", strings.Join(got, ", "), strings.Join(want, ", "))
+	}
+	return msgs
+}
+
+// TestRFQEventsOnTheUserChannel follows RFQ lives on the user channel of the
+// requester, the quoter and a bystander, over real WebSocket clients on loopback
+// against the server and the hub wired as `pitboss exchange` wires them: rfq_request
+// and rfq_quote events (CREATED, ACCEPTED, APPROVED, CANCELED, EXPIRED, each with
+// the object as the /rfq/data listings show it), the approval's trade to both as
+// MATCHED → MINED → CONFIRMED with the id, sides, orders and keys of GET
+// /data/trades, the expiry once and only once, and nothing to anyone else.
+func TestRFQEventsOnTheUserChannel(t *testing.T) {
+	e := newEnv(t)
+	pub := e.startHub(t)
+	rain := e.mkt("rain-in-lisbon-tomorrow")
+	yes := rain.Tokens[market.Yes]
+	buyer, q, other := e.register(newWallet(t, "rfqws-b")), e.register(newWallet(t, "rfqws-q")), e.register(newWallet(t, "rfqws-o"))
+	e.split(q, rain, 30*share)
+	e.split(buyer, rain, 1*share)
+	user := func(w *wallet) *wsConn {
+		c := e.dialWS(t, pub.URL, "/ws/user", api.WSSubscribe{Type: api.WSChannelUser,
+			Auth: &api.APIKeyCreds{APIKey: w.creds.APIKey, Secret: w.creds.Secret, Passphrase: w.creds.Passphrase}})
+		c.quiet()
+		return c
+	}
+	bu, qu, ou := user(buyer), user(q), user(other)
+
+	// A life that settles.
+	id := e.rfqAsk(buyer, yes, market.Buy, 600_000, 10*share)
+	m := bu.expectRFQ("request CREATED ACTIVE")[0].RFQRequest
+	var listed api.Page[api.RFQRequest]
+	e.mustJSON(http.MethodGet, "/rfq/data/requests?request_ids="+id, nil, buyer, &listed)
+	if m.RFQRequest != listed.Data[0] || m.Timestamp != api.Int(e.clock.now()/1000) {
+		t.Fatalf("CREATED %+v, listed %+v", m, listed.Data)
+	}
+	qid := e.rfqQuote(q, id, "0.55")
+	for _, c := range []*wsConn{qu, bu} {
+		if m := c.expectRFQ("quote CREATED PENDING")[0].RFQQuote; m.QuoteID != qid || m.RequestID != id ||
+			m.Side != api.Side(market.Sell) || m.Price != api.Number(550_000) || m.UserAddress != q.addr.String() {
+			t.Fatalf("quote CREATED %+v", m)
+		}
+	}
+	e.mustJSON(http.MethodPost, "/rfq/request/accept", []byte(`{"request_id":"`+id+`"}`), buyer, nil)
+	for _, c := range []*wsConn{bu, qu} {
+		if m := c.expectRFQ("request ACCEPTED ACCEPTED", "quote ACCEPTED ACCEPTED")[0].RFQRequest; m.AcceptedQuoteID != qid {
+			t.Fatalf("request ACCEPTED %+v", m)
+		}
+	}
+	e.mustJSON(http.MethodPost, "/rfq/quote/approve", []byte(`{"quote_id":"`+qid+`"}`), q, nil)
+	var rest api.Page[api.Trade]
+	e.mustJSON(http.MethodGet, "/data/trades", nil, buyer, &rest)
+	if rest.Count != 1 {
+		t.Fatalf("/data/trades %+v", rest.Data)
+	}
+	for _, c := range []struct {
+		conn       *wsConn
+		w          *wallet
+		role, side string
+	}{{bu, buyer, "TAKER", "BUY"}, {qu, q, "MAKER", "SELL"}} {
+		msgs := c.conn.expectRFQ("request APPROVED FILLED", "quote APPROVED FILLED", "trade MATCHED", "trade MINED", "trade CONFIRMED")
+		for _, m := range msgs[2:] {
+			tr := m.Trade
+			if tr.ID != rest.Data[0].ID || tr.TraderSide != c.role || tr.TakerOrderID != market.OrderID(id) || tr.Owner != c.w.creds.APIKey ||
+				tr.Side != api.Side(market.Buy) || tr.Size != api.Decimal(10*share) || tr.Price != api.Decimal(550_000) ||
+				len(tr.MakerOrders) != 1 || tr.MakerOrders[0].OrderID != market.OrderID(qid) || tr.MakerOrders[0].Owner != q.creds.APIKey ||
+				tr.Fee != 0 || tr.MakerAddress != c.w.addr.String() {
+				t.Fatalf("%s's trade %+v", c.role, tr)
+			}
+		}
+	}
+
+	// Cancellations: the quote's to both, the request's to the requester.
+	id2 := e.rfqAsk(buyer, yes, market.Buy, 600_000, 5*share)
+	bu.expectRFQ("request CREATED ACTIVE")
+	qid2 := e.rfqQuote(q, id2, "0.5")
+	qu.expectRFQ("quote CREATED PENDING")
+	bu.expectRFQ("quote CREATED PENDING")
+	e.mustJSON(http.MethodDelete, "/rfq/quote", []byte(`{"quote_id":"`+qid2+`"}`), q, nil)
+	qu.expectRFQ("quote CANCELED CANCELED")
+	bu.expectRFQ("quote CANCELED CANCELED")
+	e.mustJSON(http.MethodDelete, "/rfq/request", []byte(`{"request_id":"`+id2+`"}`), buyer, nil)
+	bu.expectRFQ("request CANCELED CANCELED")
+
+	// Expiry: published by the sweep once the time passed, once.
+	id3 := e.rfqAsk(buyer, yes, market.Buy, 600_000, 4*share)
+	bu.expectRFQ("request CREATED ACTIVE")
+	e.rfqQuote(q, id3, "0.52")
+	qu.expectRFQ("quote CREATED PENDING")
+	bu.expectRFQ("quote CREATED PENDING")
+	if err := e.srv.sweepRFQ(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	bu.quiet() // not yet due
+	e.clock.advance(6 * time.Minute)
+	for range 2 {
+		if err := e.srv.sweepRFQ(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, m := range bu.next(2) { // one of each, in no set order
+		switch {
+		case m.RFQRequest != nil && m.RFQRequest.RequestID == id3 && m.RFQRequest.Type == api.WSRFQExpired && m.RFQRequest.State == "EXPIRED":
+		case m.RFQQuote != nil && m.RFQQuote.RequestID == id3 && m.RFQQuote.Type == api.WSRFQExpired && m.RFQQuote.State == "EXPIRED":
+		default:
+			t.Fatalf("expiry: %s", rfqSummary(&m))
+		}
+	}
+	qu.expectRFQ("quote EXPIRED EXPIRED")
+	for _, c := range []*wsConn{bu, qu, ou} {
+		c.quiet()
+	}
+}

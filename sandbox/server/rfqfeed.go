@@ -1,0 +1,240 @@
+package server
+
+import (
+	"context"
+	"sync"
+
+	"github.com/pitbossdev/pitboss/api"
+	"github.com/pitbossdev/pitboss/market"
+	"github.com/pitbossdev/pitboss/sandbox/exchange"
+	"github.com/pitbossdev/pitboss/sandbox/rfq"
+	"github.com/pitbossdev/pitboss/sandbox/server/ws"
+)
+
+// The RFQ desk's events on the user channel (docs/design/0153-rfq.md). The desk's
+// writes are extension records, not engine events, so the hub cannot see them in
+// the host's event stream: the server publishes each write once Exec returned
+// (durable), and Run's sweep publishes the expiry of what was open, deciding it
+// on the engine goroutine so that a write committed before the expiry is seen
+// first. Request frames go to the requester and to the owner of the accepted
+// quote; quote frames to the quoter and the requester; an approval's trade to
+// both (the hub renders it per key, as the engine's trades).
+
+// rfqFeed is the server's ws.RFQFeed state.
+type rfqFeed struct {
+	mu     sync.Mutex
+	subs   map[uint64]func(ws.RFQEvent)
+	nextID uint64
+	seeded bool               // open holds every open request and quote of the desk
+	open   map[string]rfqOpen // requests and quotes that may still expire
+}
+
+// rfqOpen is a request or quote that was open when last published.
+type rfqOpen struct {
+	expiry int64
+	quote  bool
+}
+
+var _ ws.RFQFeed = (*Server)(nil)
+
+// SubscribeRFQ implements ws.RFQFeed: fn gets every change of the RFQ desk,
+// called from the goroutine of the write's HTTP request or of Run; it must not
+// block.
+func (s *Server) SubscribeRFQ(fn func(ws.RFQEvent)) (unsubscribe func()) {
+	f := &s.rfq
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.subs == nil {
+		f.subs, f.open = map[uint64]func(ws.RFQEvent){}, map[string]rfqOpen{}
+	}
+	id := f.nextID
+	f.nextID++
+	f.subs[id] = fn
+	return func() {
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		delete(f.subs, id)
+	}
+}
+
+// listeners returns the subscribers, nil when there are none.
+func (f *rfqFeed) listeners() []func(ws.RFQEvent) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if len(f.subs) == 0 {
+		return nil
+	}
+	out := make([]func(ws.RFQEvent), 0, len(f.subs))
+	for _, fn := range f.subs {
+		out = append(out, fn)
+	}
+	return out
+}
+
+// track notes what evs' items became: open ones may expire, others may not.
+func (f *rfqFeed) track(items map[string]rfqOpen, closed []string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.open == nil {
+		return
+	}
+	for id, it := range items {
+		f.open[id] = it
+	}
+	for _, id := range closed {
+		delete(f.open, id)
+	}
+}
+
+// rfqType is the frame type of a write that left a request or quote in state st.
+func rfqType(st string) string {
+	switch st {
+	case rfq.StateAccepted:
+		return api.WSRFQAccepted
+	case rfq.StateFilled:
+		return api.WSRFQApproved
+	case rfq.StateCanceled:
+		return api.WSRFQCanceled
+	}
+	return api.WSRFQCreated
+}
+
+func isOpen(st string) bool {
+	return st == rfq.StateActive || st == rfq.StatePending || st == rfq.StateAccepted
+}
+
+// requestFrame encodes r's rfq_request frame of type typ as of now.
+func requestFrame(r *rfq.Request, typ string, now int64) []byte {
+	b, _ := api.MarshalWSFrame(api.WSRFQRequest{EventType: api.WSEventRFQRequest, Type: typ, Timestamp: api.Int(now / 1000),
+		RFQRequest: requestOut(r, now)})
+	return b
+}
+
+// quoteFrame encodes q's rfq_quote frame of type typ as of now.
+func quoteFrame(q *rfq.Quote, r *rfq.Request, typ string, now int64) []byte {
+	b, _ := api.MarshalWSFrame(api.WSRFQQuote{EventType: api.WSEventRFQQuote, Type: typ, Timestamp: api.Int(now / 1000),
+		RFQQuote: quoteOut(q, r, now)})
+	return b
+}
+
+// requestTo returns the addresses that see r's frames: its owner and the owner of
+// its accepted quote.
+func requestTo(st *rfq.State, r *rfq.Request) []market.Address {
+	to := []market.Address{r.Owner}
+	if q, ok := st.Quote(r.Accepted); ok && r.Accepted != "" {
+		to = append(to, q.Owner)
+	}
+	return to
+}
+
+// rfqPublish publishes a committed write: the request's frame, the quote's, and
+// an approval's trade.
+func (s *Server) rfqPublish(st *rfq.State, d *rfqDone) {
+	subs := s.rfq.listeners()
+	if subs == nil {
+		return
+	}
+	p := d.plan
+	var req rfq.Request
+	if p.Request != nil {
+		req = *p.Request
+	} else if r, ok := st.Request(p.Quote.Request); ok {
+		req = r
+	}
+	var evs []ws.RFQEvent
+	items, closed := map[string]rfqOpen{}, []string(nil)
+	if p.Request != nil {
+		evs = append(evs, ws.RFQEvent{Market: req.Market, To: requestTo(st, &req), Frame: requestFrame(&req, rfqType(req.State), req.Updated)})
+		if isOpen(req.State) {
+			items[req.ID] = rfqOpen{expiry: req.Expiry}
+		} else {
+			closed = append(closed, req.ID)
+		}
+	}
+	if q := p.Quote; q != nil {
+		evs = append(evs, ws.RFQEvent{Market: req.Market, To: []market.Address{q.Owner, req.Owner}, Frame: quoteFrame(q, &req, rfqType(q.State), q.Updated)})
+		if isOpen(q.State) {
+			items[q.ID] = rfqOpen{expiry: q.Expiry, quote: true}
+		} else {
+			closed = append(closed, q.ID)
+		}
+	}
+	if d.swap.Kind == exchange.Swapped {
+		s.st.dataMu.RLock()
+		if t := s.st.tradeByNum(d.swap.Trade); t != nil {
+			mt, keys := s.st.marketTrade(t)
+			evs = append(evs, ws.RFQEvent{Market: mt.Market, Trade: &mt, Seq: d.swap.Seq, Keys: keys})
+		}
+		s.st.dataMu.RUnlock()
+	}
+	s.rfq.track(items, closed)
+	for _, fn := range subs {
+		for _, ev := range evs {
+			fn(ev)
+		}
+	}
+}
+
+// sweepRFQ publishes the expiry of the requests and quotes that were open and
+// whose expiry passed (Run calls it every second). The states are read on the
+// engine goroutine, serialized with the writes.
+func (s *Server) sweepRFQ(ctx context.Context) error {
+	st := s.cfg.RFQ
+	subs := s.rfq.listeners()
+	if st == nil || subs == nil {
+		return nil
+	}
+	f := &s.rfq
+	now := s.now()
+	f.mu.Lock()
+	if !f.seeded {
+		f.seeded = true
+		for _, r := range st.Requests(func(r *rfq.Request) bool { return isOpen(r.StateAt(now)) }) {
+			f.open[r.ID] = rfqOpen{expiry: r.Expiry}
+		}
+		for _, q := range st.Quotes(func(q *rfq.Quote) bool { return isOpen(q.StateAt(now)) }) {
+			f.open[q.ID] = rfqOpen{expiry: q.Expiry, quote: true}
+		}
+	}
+	var due []string
+	for id, it := range f.open {
+		if it.expiry <= now {
+			due = append(due, id)
+		}
+	}
+	kinds := make([]bool, len(due))
+	for i, id := range due {
+		kinds[i] = f.open[id].quote
+	}
+	f.mu.Unlock()
+	if len(due) == 0 {
+		return nil
+	}
+	var evs []ws.RFQEvent
+	err := s.h.Read(ctx, func(*exchange.Engine) {
+		now := s.now()
+		for i, id := range due {
+			if !kinds[i] {
+				if r, ok := st.Request(id); ok && r.StateAt(now) == rfq.StateExpired {
+					evs = append(evs, ws.RFQEvent{Market: r.Market, To: requestTo(st, &r), Frame: requestFrame(&r, api.WSRFQExpired, r.Expiry)})
+				}
+				continue
+			}
+			q, ok := st.Quote(id)
+			r, ok2 := st.Request(q.Request)
+			if ok && ok2 && q.StateAt(now) == rfq.StateExpired {
+				evs = append(evs, ws.RFQEvent{Market: r.Market, To: []market.Address{q.Owner, r.Owner}, Frame: quoteFrame(&q, &r, api.WSRFQExpired, q.Expiry)})
+			}
+		}
+	})
+	if err != nil {
+		return err
+	}
+	f.track(nil, due)
+	for _, fn := range subs {
+		for _, ev := range evs {
+			fn(ev)
+		}
+	}
+	return nil
+}
