@@ -103,6 +103,20 @@ type State struct {
 	// spare holds orders Apply removed from Orders, reused for the next ones
 	// (readers keep no references past an evaluation, so none is still read).
 	spare []*Order
+	// recent holds the two books Apply found last (book), so that the events of
+	// one market (its two tokens) cost no lookups by token id. Apply creates a
+	// token's book on first use and never removes or replaces one, so an entry
+	// holds while Books is the map it was found in (recentOf); a caller that
+	// writes Books directly must not replace a book Apply has already used.
+	recent   [2]recentBook
+	recentOf map[TokenID]*Book
+	next     uint8
+}
+
+// recentBook is one entry of State.recent.
+type recentBook struct {
+	token TokenID
+	book  *Book
 }
 
 // Input is the last value of a feed or a signal and its time (Unix ms).

@@ -1,5 +1,7 @@
 package market
 
+import "unsafe"
+
 // LastTrade is the last public trade printed for a token (an EventLastTrade).
 type LastTrade struct {
 	Price Micros
@@ -89,12 +91,28 @@ func (s *State) Apply(ev *Event) {
 
 // book returns the book of token t, creating it on first use.
 func (s *State) book(t TokenID) *Book {
+	if sameMap(s.recentOf, s.Books) {
+		for i := range s.recent {
+			if r := &s.recent[i]; r.book != nil && Same(r.token, t) {
+				return r.book
+			}
+		}
+	} else {
+		s.recent, s.recentOf = [2]recentBook{}, s.Books
+	}
 	b := s.Books[t]
 	if b == nil {
 		b = &Book{Token: t}
 		s.Books[t] = b
 	}
+	s.recent[s.next] = recentBook{token: t, book: b}
+	s.next ^= 1
 	return b
+}
+
+// sameMap reports whether a and b are the same map (not two equal maps).
+func sameMap(a, b map[TokenID]*Book) bool {
+	return *(*unsafe.Pointer)(unsafe.Pointer(&a)) == *(*unsafe.Pointer)(unsafe.Pointer(&b))
 }
 
 // marketFor finds a market by condition id or, failing that, by token.

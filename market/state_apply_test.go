@@ -260,3 +260,40 @@ func BenchmarkApplyBook(b *testing.B) {
 		}
 	}
 }
+
+// TestApplyFindsEachTokensBook checks the books Apply remembers (State.recent)
+// against a state without them: three tokens in turn (more than it remembers),
+// token ids that are equal strings with other data, and a Books map swapped for
+// another one between events.
+func TestApplyFindsEachTokensBook(t *testing.T) {
+	toks := []TokenID{yesTok, noTok, "third"}
+	r := rand.New(rand.NewPCG(3, 4))
+	s := testState()
+	want := map[TokenID]*Book{}
+	for i := range 3000 {
+		tok := toks[r.IntN(len(toks))]
+		if r.IntN(2) == 0 {
+			tok = TokenID(string([]byte(tok))) // equal, not the same data
+		}
+		if i == 1500 {
+			s.Books, want = map[TokenID]*Book{}, map[TokenID]*Book{}
+		}
+		side, price, size := Side(1+r.IntN(2)), Micros(1+r.IntN(99))*10_000, Micros(r.IntN(3))*Lot
+		s.Apply(&Event{Kind: EventPriceChange, Time: int64(i), Changes: []LevelChange{{Token: tok, Side: side, Price: price, Size: size}}})
+		w := want[tok]
+		if w == nil {
+			w = &Book{Token: tok}
+			want[tok] = w
+		}
+		w.Set(side, price, size)
+		w.Time = int64(i)
+		if len(s.Books) != len(want) {
+			t.Fatalf("event %d: %d books, want %d", i, len(s.Books), len(want))
+		}
+		for k, b := range want {
+			if !reflect.DeepEqual(s.Books[k].Bids, b.Bids) || !reflect.DeepEqual(s.Books[k].Asks, b.Asks) || s.Books[k].Time != b.Time {
+				t.Fatalf("event %d: book of %s differs", i, k)
+			}
+		}
+	}
+}

@@ -86,6 +86,7 @@ type Agent struct {
 	forceCP      bool
 	pending      Action // kill-switch action found during a pass, carried out after it
 	rec          AuditRecord
+	decRec       AuditRecord // decided's record: its decision fields are all it ever writes
 	lastErr      string
 	nextTimer    int64 // event clock: next timer event (Unix ms)
 	nextBeat     int64 // event clock: next heartbeat

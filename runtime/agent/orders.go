@@ -235,9 +235,12 @@ func (a *Agent) decided(it *market.Intent, v Verdict) Verdict {
 		a.metrics.Denial(v.Guard)
 	}
 	if a.sink != nil {
-		r := &a.rec
-		*r = AuditRecord{Kind: AuditDecision, Agent: a.cfg.ID, Time: a.st.Time, Intent: *it, Allowed: v.Allowed,
-			Guard: v.Guard, Code: v.Code, Reason: v.Reason, Key: it.Key}
+		// A record of its own, of which only these fields are ever set (sinks do
+		// not modify records): no clearing of the order, fill and position fields
+		// for every decision.
+		r := &a.decRec
+		r.Kind, r.Agent, r.Time, r.Intent, r.Allowed = AuditDecision, a.cfg.ID, a.st.Time, *it, v.Allowed
+		r.Guard, r.Code, r.Reason, r.Key = v.Guard, v.Code, v.Reason, it.Key
 		a.sink.Audit(r)
 	}
 	return v

@@ -120,7 +120,8 @@ type Verdict struct {
 // sent and its outcome, every fill, kill-switch trips and resumes, operator
 // commands. Audit is called on the loop, in order; it must not block (queue and
 // return, and document what is dropped when full) and must copy what it keeps
-// (the record's fields are values; keeping *r past the call is not allowed).
+// (the record's fields are values; keeping *r past the call is not allowed)
+// and must not modify the record (the agent reuses it).
 type AuditSink interface {
 	Audit(r *AuditRecord)
 }

@@ -108,6 +108,7 @@ type Collector struct {
 	marks    []Mark
 	dropped  int // marks beyond MaxEvents
 	denials  map[string]*Denial
+	lastDeny *Denial // the denial Deny counted last: a guard usually denies again
 	denied   int64
 	trips    int                           // kill-switch trips
 	open     map[market.TokenID]*roundTrip // round trips in progress

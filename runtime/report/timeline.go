@@ -52,10 +52,14 @@ func TripActions(cancelAll, flatten, halt bool) []string {
 // ("" when it names none).
 func (c *Collector) Deny(t int64, guard, reason string, m market.ConditionID) {
 	c.denied++
-	d := c.denials[guard]
-	if d == nil {
-		d = &Denial{Guard: guard, First: t, Reason: reason}
-		c.denials[guard] = d
+	d := c.lastDeny
+	if d == nil || !market.Same(d.Guard, guard) {
+		d = c.denials[guard]
+		if d == nil {
+			d = &Denial{Guard: guard, First: t, Reason: reason}
+			c.denials[guard] = d
+		}
+		c.lastDeny = d
 	}
 	d.Count++
 	d.Last = t
