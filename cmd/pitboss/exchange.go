@@ -125,21 +125,21 @@ func newExchangeParts() exchangeParts {
 
 // exchangeFlags are the command's flags (issue 3's names).
 type exchangeFlags struct {
-	addr, internalAddr, dataDir, markets, prefix string
-	geoBlocked, geoCloseOnly                     string
-	exchangeAddr, negRiskAddr, paperBalance      string
-	chainID                                      uint64
-	ephemeral, invitations, sim                  bool
-	simSeed                                      uint64
-	simConfig, logLevel, syncMode                string
-	rateLimit                                    int
-	snapshotEvery                                int
-	trustedProxies                               string
-	connsPerIP                                   int
-	disputeWindow, questionLead                  time.Duration
-	secretsKey                                   string
-	secrets                                      secretFlags
-	sealKey                                      []byte // resolved from secretsKey
+	addr, internalAddr, dataDir, markets, prefix  string
+	geoBlocked, geoCloseOnly                      string
+	exchangeAddr, negRiskAddr, paperBalance       string
+	chainID                                       uint64
+	ephemeral, invitations, sim                   bool
+	simSeed                                       uint64
+	simConfig, logLevel, syncMode                 string
+	rateLimit                                     int
+	snapshotEvery                                 int
+	trustedProxies                                string
+	connsPerIP                                    int
+	disputeWindow, questionLead, heartbeatTimeout time.Duration
+	secretsKey                                    string
+	secrets                                       secretFlags
+	sealKey                                       []byte // resolved from secretsKey
 }
 
 func runExchange(ctx context.Context, args []string, io stdio) error {
@@ -170,6 +170,7 @@ func runExchange(ctx context.Context, args []string, io stdio) error {
 	fs.StringVar(&f.secretsKey, "secrets-key", "", "secret reference (env:VAR, keyring:NAME or file:NAME) of the 32-byte key that seals API secrets in the journal and snapshots; a keyring or file item is created on first use (default: secrets written in clear, files 0600)")
 	f.secrets.register(fs)
 	fs.IntVar(&f.connsPerIP, "max-conns-per-ip", server.DefaultConnsPerIP, "open connections per client address on the public listeners (trusted proxies exempt; negative: no cap)")
+	fs.DurationVar(&f.heartbeatTimeout, "heartbeat-timeout", server.DefaultHeartbeatTimeout, "the dead man's switch: an API key that sent a heartbeat has its orders cancelled when no next one comes within this (at least 1s)")
 	fs.DurationVar(&f.disputeWindow, "dispute-window", 0, "dispute window of agent-created questions (default: each template's, 2h); shorten it to try a question's life quickly")
 	fs.DurationVar(&f.questionLead, "question-min-lead", questions.DefaultMinLead, "how far ahead a new question's end date must be (0: none)")
 	for _, s := range parts.Services {
@@ -261,6 +262,10 @@ func (f *exchangeFlags) configs(io stdio) (server.Config, host.Config, error) {
 	if f.snapshotEvery <= 0 {
 		return cfg, hcfg, usagef("--snapshot-every must be positive")
 	}
+	if f.heartbeatTimeout < time.Second {
+		return cfg, hcfg, usagef("--heartbeat-timeout must be at least 1s, not %v", f.heartbeatTimeout)
+	}
+	cfg.HeartbeatTimeout = f.heartbeatTimeout
 	if f.disputeWindow < 0 || f.disputeWindow > 0 && f.disputeWindow < time.Millisecond || f.questionLead < 0 {
 		return cfg, hcfg, usagef("--dispute-window and --question-min-lead must not be negative (the window at least 1ms)")
 	}

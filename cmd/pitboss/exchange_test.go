@@ -17,9 +17,13 @@ import (
 	"time"
 
 	"github.com/coder/websocket"
+	"github.com/shopspring/decimal"
 
 	"github.com/pitbossdev/pitboss/adapters/auth"
+	"github.com/pitbossdev/pitboss/adapters/clob"
 	"github.com/pitbossdev/pitboss/api"
+	"github.com/pitbossdev/pitboss/market"
+	"github.com/pitbossdev/pitboss/sandbox/server"
 )
 
 // lockedBuffer is an io.Writer safe for a command's goroutine and the test.
@@ -414,5 +418,37 @@ func TestExchangeListsMarketsACatalogueGained(t *testing.T) {
 	os.WriteFile(file, []byte(two), 0o600)
 	if n := count(); n != 2 {
 		t.Fatalf("%d markets after the catalogue gained one, want 2", n)
+	}
+}
+
+// TestExchangeHeartbeatTimeoutFlag: `--heartbeat-timeout` sets the exchange's
+// dead man's switch. With 1s, a resting order of a key whose heartbeat chain
+// went silent is cancelled long before the default 10 s would; below 1s the
+// flag is refused.
+func TestExchangeHeartbeatTimeoutFlag(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binary and runs the exchange")
+	}
+	if code, _, errOut := runCLI(t, "exchange", "--ephemeral", "--heartbeat-timeout", "500ms"); code != 2 ||
+		!strings.Contains(errOut, "--heartbeat-timeout must be at least 1s, not 500ms") {
+		t.Fatalf("a 500ms timeout: code %d, stderr %q", code, errOut)
+	}
+	x := startExchangeProcess(t, buildPitboss(t), "--heartbeat-timeout", "1s")
+	c := walletClient(t, x, walletKey("dead-mans-switch"))
+	yes := fedMarket(t).Tokens[market.Yes]
+	p, err := c.PlaceOrder(ctxFor(t, 10*time.Second), clob.OrderArgs{Token: yes, Side: market.Buy,
+		Price: decimal.RequireFromString("0.02"), Size: decimal.RequireFromString("5")})
+	if err != nil || !p.Success || p.Status != api.PlacementLive {
+		t.Fatalf("a resting bid: %+v %v", p, err)
+	}
+	if _, err := c.Heartbeat(ctxFor(t, 10*time.Second), ""); err != nil {
+		t.Fatal(err)
+	}
+	beat := time.Now()
+	waitUntilTrue(t, "the silent key's order cancelled", func() bool { _, open := openByQuote(t, c); return len(open) == 0 })
+	// The server checks deadlines every second: about 2 s after the beat, never
+	// the default's 10 s (a margin for a loaded machine).
+	if took := time.Since(beat); took >= server.DefaultHeartbeatTimeout-time.Second {
+		t.Fatalf("cancelled %v after the last beat: the 1s timeout was not applied", took)
 	}
 }

@@ -36,12 +36,18 @@ type exchangeProcess struct {
 	clob, cat, data, bridge, internal string
 }
 
-func startExchangeProcess(t *testing.T, bin string) *exchangeProcess {
+// startExchangeProcess runs `pitboss exchange --sim` on loopback ports; extra
+// flags come last (so they override the defaults here).
+func startExchangeProcess(t *testing.T, bin string, extra ...string) *exchangeProcess {
 	t.Helper()
 	x := &exchangeProcess{out: &lockedBuffer{}}
-	x.cmd = exec.Command(bin, "exchange", "--addr", "127.0.0.1:0", "--internal-addr", "127.0.0.1:0", "--ephemeral",
+	x.cmd = exec.Command(bin, append([]string{"exchange", "--addr", "127.0.0.1:0", "--internal-addr", "127.0.0.1:0", "--ephemeral",
 		"--sync", "none", "--sim", "--rate-limit", "-1", "--log-level", "warn",
-		"--catalogue-addr", "127.0.0.1:0", "--data-addr", "127.0.0.1:0", "--bridge-addr", "127.0.0.1:0")
+		// A restart of a SIGKILLed agent adopts its orders only if it comes back
+		// within the dead man's switch: on a loaded machine that can take more
+		// than the default 10 s.
+		"--heartbeat-timeout", "60s",
+		"--catalogue-addr", "127.0.0.1:0", "--data-addr", "127.0.0.1:0", "--bridge-addr", "127.0.0.1:0"}, extra...)...)
 	x.cmd.Stdout, x.cmd.Stderr = x.out, x.out
 	if err := x.cmd.Start(); err != nil {
 		t.Fatal(err)
