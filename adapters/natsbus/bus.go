@@ -48,6 +48,10 @@ type ConnectOptions struct {
 	ReconnectWait time.Duration
 	// DrainTimeout bounds Close's drain of pending messages. If zero, 5 s.
 	DrainTimeout time.Duration
+	// InboxPrefix replaces "_INBOX" in the connection's reply subjects. An agent's
+	// own identity may subscribe only to its AgentInboxPrefix: its connection must
+	// use it. If empty, "_INBOX".
+	InboxPrefix string
 }
 
 // Bus is one connection to the fleet's NATS: a nats.go connection and its JetStream
@@ -135,6 +139,9 @@ func connect(ctx context.Context, ep Endpoint, inproc nats.InProcessConnProvider
 		}),
 		nats.ClosedHandler(func(*nats.Conn) { close(b.closed) }),
 	}
+	if opts.InboxPrefix != "" {
+		nopts = append(nopts, nats.CustomInboxPrefix(opts.InboxPrefix))
+	}
 	switch {
 	case ep.User != "":
 		nopts = append(nopts, nats.UserInfo(ep.User, ep.Password))
@@ -169,6 +176,9 @@ func connect(ctx context.Context, ep Endpoint, inproc nats.InProcessConnProvider
 		return nil, fmt.Errorf("natsbus: jetstream: %w", err)
 	}
 	b.nc, b.js = nc, js
+	if ep.CredsFile != "" {
+		go b.refreshCreds(ep.CredsFile) // ends when the connection closes
+	}
 	return b, nil
 }
 

@@ -9,9 +9,14 @@
 //     after every write, loopback only, authenticated roles ([RoleSupervisor],
 //     [RoleAgent], the read-only [RoleReader]) and one identity per agent
 //     ([Server.AgentEndpoint]: it may publish only under its own name,
-//     [AgentPublishAllow]), no signal handlers. [Server.Endpoint] gives the URL and
-//     credentials to hand a child through its environment ([Endpoint.Environ]) or a
-//     0600 file ([Endpoint.WriteFile]); [Connect] joins an external cluster instead.
+//     [AgentPublishAllow], and read only its own subjects, [AgentSubscribeAllow]),
+//     no signal handlers. [Server.Endpoint] gives the URL and credentials to hand a
+//     child through its environment ([Endpoint.Environ]) or a 0600 file
+//     ([Endpoint.WriteFile]); [Connect] joins an external cluster instead.
+//   - [Minter] mints the same identities as user JWTs on a cluster in operator
+//     mode, signed by the account's signing key, short-lived and renewed
+//     ([WriteCredsFile]; a connection re-reads its creds file before its JWT
+//     expires).
 //   - [Bus] is one connection. Status and heartbeats: [Bus.PublishStatus],
 //     [Bus.RunHeartbeat], [Bus.NewRoster] (who is alive, who died). Control by
 //     request/reply: [Bus.Control], [Bus.ControlAll], [Bus.ServeAgentControl],
@@ -33,7 +38,7 @@
 //   - Agent ids and token ids are validated before they become subject tokens
 //     ([market.ValidAgentID], [ValidTokenID]); nothing user-chosen can add a subject
 //     level or a wildcard.
-//   - Secrets (passwords, tokens) never reach logs, errors, subjects or process
+//   - Secrets (passwords, tokens, nkey seeds) never reach logs, errors, subjects or process
 //     arguments: [Endpoint] redacts itself in every printed form.
 //   - Every long-lived part is created subscribed and then driven by a Run(ctx)
 //     method that returns when ctx ends; queues are bounded and their overflow policy

@@ -254,32 +254,37 @@ func (e Endpoint) WriteFile(path string) error {
 	if err != nil {
 		return err
 	}
-	dir := filepath.Dir(path)
-	f, err := os.CreateTemp(dir, ".endpoint-*")
-	if err != nil {
+	if err := writeSecretFile(path, b); err != nil {
 		return fmt.Errorf("natsbus: write endpoint file: %w", err)
+	}
+	return nil
+}
+
+// writeSecretFile writes b to path with mode 0600, atomically (a temporary file
+// in the same directory, synced, then renamed over path).
+func writeSecretFile(path string, b []byte) error {
+	f, err := os.CreateTemp(filepath.Dir(path), ".secret-*")
+	if err != nil {
+		return err
 	}
 	tmp := f.Name()
 	defer os.Remove(tmp) // no-op after the rename
 	if err := f.Chmod(0o600); err != nil {
 		f.Close()
-		return fmt.Errorf("natsbus: write endpoint file: %w", err)
+		return err
 	}
 	if _, err := f.Write(b); err != nil {
 		f.Close()
-		return fmt.Errorf("natsbus: write endpoint file: %w", err)
+		return err
 	}
 	if err := f.Sync(); err != nil {
 		f.Close()
-		return fmt.Errorf("natsbus: write endpoint file: %w", err)
+		return err
 	}
 	if err := f.Close(); err != nil {
-		return fmt.Errorf("natsbus: write endpoint file: %w", err)
+		return err
 	}
-	if err := os.Rename(tmp, path); err != nil {
-		return fmt.Errorf("natsbus: write endpoint file: %w", err)
-	}
-	return nil
+	return os.Rename(tmp, path)
 }
 
 // ReadEndpointFile reads an endpoint file written by WriteFile. It refuses a file

@@ -36,6 +36,35 @@ func AgentPublishAllow(id market.AgentID) ([]string, error) {
 	}, nil
 }
 
+// AgentSubscribeAllow returns the subjects agent id may subscribe to: its own
+// control subject and the fleet-wide one, its signals, the market-data fan-out
+// (pitboss.md.*: shared, not any agent's), and its own inboxes
+// (AgentInboxPrefix), where the replies to its requests and JetStream calls and
+// the messages of its consumers arrive. Another agent's status, metrics, audit
+// records, control requests, signals and replies are not among them. It fails for
+// an invalid id.
+func AgentSubscribeAllow(id market.AgentID) ([]string, error) {
+	if err := checkAgent(id); err != nil {
+		return nil, err
+	}
+	a := string(id)
+	return []string{
+		Prefix + ".agent." + a + ".ctl",
+		SubjectFleetControl,
+		Prefix + ".agent." + a + ".signal.*",
+		SubjectAllMarket,
+		AgentInboxPrefix(id) + ".>",
+	}, nil
+}
+
+// AgentInboxPrefix returns the inbox prefix of agent id's connections
+// (ConnectOptions.InboxPrefix): "_INBOX.pitboss.<id>". Other connections' inboxes
+// are "_INBOX.<22 random characters>", so no agent's prefix is another
+// connection's, and agent ids hold no dots, so no agent's is another agent's.
+func AgentInboxPrefix(id market.AgentID) string {
+	return "_INBOX." + Prefix + "." + string(id)
+}
+
 // ReaderPublishAllow lists the subjects the read-only operator role (RoleReader:
 // `pitboss ctl list`, `pitboss ctl tail`, a dashboard that only looks) may publish
 // to: the roster request, stream and consumer information, direct gets, and the

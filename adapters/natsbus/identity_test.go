@@ -26,10 +26,21 @@ func observed() (*zap.Logger, violations) {
 // wait waits until the server has refused a publish to subject.
 func (v violations) wait(t *testing.T, subject string) {
 	t.Helper()
-	waitFor(t, 5*time.Second, "a permissions violation for "+subject, func() bool {
+	v.waitFor(t, "publish", subject)
+}
+
+// waitSub waits until the server has refused a subscription to subject.
+func (v violations) waitSub(t *testing.T, subject string) {
+	t.Helper()
+	v.waitFor(t, "subscription", subject)
+}
+
+func (v violations) waitFor(t *testing.T, what, subject string) {
+	t.Helper()
+	waitFor(t, 5*time.Second, "a permissions violation for "+what+" to "+subject, func() bool {
 		for _, e := range v.logs.FilterMessage("nats async error").All() {
 			if err, ok := e.ContextMap()["error"].(string); ok &&
-				strings.Contains(strings.ToLower(err), "permissions violation for publish") && strings.Contains(err, `"`+subject+`"`) {
+				strings.Contains(strings.ToLower(err), "permissions violation for "+what) && strings.Contains(err, `"`+subject+`"`) {
 				return true
 			}
 		}
@@ -41,7 +52,8 @@ func (v violations) wait(t *testing.T, subject string) {
 // own identity publishes its status, audit records and budget grants, and the
 // server refuses — a permissions violation — its publishes of a2's status,
 // metrics, audit records and budget grants, and a control request; nothing of it
-// reaches a2's subscribers or the streams.
+// reaches a2's subscribers or the streams. It reads only its own subjects
+// (checkReadsOnlyOwn).
 func TestAnAgentPublishesOnlyUnderItsOwnName(t *testing.T) {
 	s := startServer(t, "")
 	sup := connectRole(t, s, RoleSupervisor, "sup")
@@ -66,6 +78,16 @@ func TestAnAgentPublishesOnlyUnderItsOwnName(t *testing.T) {
 		t.Fatal("a second call made another password")
 	}
 
+	checkOwnNameOnly(t, a1, sup, v)
+	checkReadsOnlyOwn(t, a1, sup, v)
+}
+
+// checkOwnNameOnly: a1 (agent a1's identity, its violations in v) publishes its
+// status, an audit record and a budget grant ("egress"), and is refused a2's
+// status, metrics, audit records and budget grants and a control request; sup
+// (unrestricted) sees nothing of it delivered or stored.
+func checkOwnNameOnly(t *testing.T, a1, sup *Bus, v violations) {
+	t.Helper()
 	statuses := make(chan string, 16)
 	sub, err := sup.Conn().Subscribe(SubjectAllStatus, func(m *nats.Msg) { statuses <- m.Subject })
 	if err != nil {
@@ -153,6 +175,53 @@ func TestAnAgentPublishesOnlyUnderItsOwnName(t *testing.T) {
 	}
 	if used, err := sb.Used(ctxT(t, 5*time.Second)); err != nil || used != 1 {
 		t.Fatalf("grants in the window: %d, %v (want a1's one)", used, err)
+	}
+}
+
+// checkReadsOnlyOwn: a1 (agent a1's identity, its violations in v) may subscribe
+// to its control subjects, its signals, market data and its own inboxes, and is
+// refused subscriptions to another agent's status, audit records, control
+// requests, signals and inboxes, to every agent's status, and to everything;
+// what sup publishes there never reaches it.
+func checkReadsOnlyOwn(t *testing.T, a1, sup *Bus, v violations) {
+	t.Helper()
+	got := make(chan *nats.Msg, 64) // one channel: nats.go fills it in arrival order
+	for _, subj := range []string{"pitboss.agent.a2.status", SubjectAllStatus, "pitboss.agent.a2.audit.*", "pitboss.agent.a2.ctl",
+		"pitboss.agent.a2.signal.x", "_INBOX.>", AgentInboxPrefix("a2") + ".>", ">"} {
+		sub, err := a1.Conn().ChanSubscribe(subj, got)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer sub.Unsubscribe()
+		v.waitSub(t, subj)
+	}
+	for _, subj := range []string{"pitboss.agent.a1.ctl", "pitboss.agent.a1.signal.x", "pitboss.md.123", AgentInboxPrefix("a1") + ".x"} {
+		sub, err := a1.Conn().ChanSubscribe(subj, got)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer sub.Unsubscribe()
+	}
+	if err := a1.Flush(ctxT(t, 5*time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	// Published in this order on one connection: had any of a2's arrived, it
+	// would arrive before a1's own.
+	for _, subj := range []string{"pitboss.agent.a2.status", "pitboss.agent.a2.audit.order", "pitboss.agent.a2.ctl", "pitboss.agent.a2.signal.x",
+		AgentInboxPrefix("a2") + ".x", "_INBOX.abc.def", "pitboss.agent.a1.ctl", "pitboss.agent.a1.signal.x", "pitboss.md.123", AgentInboxPrefix("a1") + ".x"} {
+		if err := sup.Conn().Publish(subj, []byte("{}")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, want := range []string{"pitboss.agent.a1.ctl", "pitboss.agent.a1.signal.x", "pitboss.md.123", AgentInboxPrefix("a1") + ".x"} {
+		select {
+		case m := <-got:
+			if m.Subject != want {
+				t.Fatalf("a1 read %s (want its own %s)", m.Subject, want)
+			}
+		case <-time.After(5 * time.Second):
+			t.Fatalf("a1 did not get its own %s", want)
+		}
 	}
 }
 

@@ -285,10 +285,15 @@ func (s *Server) Endpoint(role Role) Endpoint {
 // AgentEndpoint returns the endpoint of agent id's own identity: user
 // UserAgent.<id>, a password of its own (32 random bytes, made at the first call
 // and kept for the server's life), publish rights limited to the agent's own
-// subjects (AgentPublishAllow minus AgentDenyPublish). Hand it to that agent's
-// process only (Endpoint.Environ).
+// subjects (AgentPublishAllow minus AgentDenyPublish) and subscribe rights to
+// what it reads (AgentSubscribeAllow: its connection must use AgentInboxPrefix).
+// Hand it to that agent's process only (Endpoint.Environ).
 func (s *Server) AgentEndpoint(id market.AgentID) (Endpoint, error) {
 	allow, err := AgentPublishAllow(id)
+	if err != nil {
+		return Endpoint{}, err
+	}
+	subs, err := AgentSubscribeAllow(id)
 	if err != nil {
 		return Endpoint{}, err
 	}
@@ -299,8 +304,9 @@ func (s *Server) AgentEndpoint(id market.AgentID) (Endpoint, error) {
 	}
 	ep := Endpoint{URL: s.url, User: UserAgent + "." + string(id), Password: randomSecret(32)}
 	if err := s.auth.add(ep.User, ep.Password, &server.Permissions{
-		Publish:  &server.SubjectPermission{Allow: allow, Deny: AgentDenyPublish},
-		Response: &server.ResponsePermission{MaxMsgs: ResponseMaxMsgs, Expires: ResponseExpires},
+		Publish:   &server.SubjectPermission{Allow: allow, Deny: AgentDenyPublish},
+		Subscribe: &server.SubjectPermission{Allow: subs},
+		Response:  &server.ResponsePermission{MaxMsgs: ResponseMaxMsgs, Expires: ResponseExpires},
 	}); err != nil {
 		return Endpoint{}, fmt.Errorf("natsbus: agent %s: %w", id, err)
 	}
@@ -308,11 +314,15 @@ func (s *Server) AgentEndpoint(id market.AgentID) (Endpoint, error) {
 	return ep, nil
 }
 
-// ConnectAgent opens an in-process connection with agent id's own identity.
+// ConnectAgent opens an in-process connection with agent id's own identity (and,
+// unless opts says otherwise, its inbox prefix).
 func (s *Server) ConnectAgent(ctx context.Context, id market.AgentID, opts ConnectOptions) (*Bus, error) {
 	ep, err := s.AgentEndpoint(id)
 	if err != nil {
 		return nil, err
+	}
+	if opts.InboxPrefix == "" {
+		opts.InboxPrefix = AgentInboxPrefix(id)
 	}
 	return connect(ctx, ep, s.ns, opts)
 }

@@ -8,7 +8,6 @@ import (
 	"net"
 	"net/http"
 	"path/filepath"
-	"strings"
 	"sync"
 	"time"
 
@@ -67,9 +66,6 @@ func runSupervise(ctx context.Context, args []string, io stdio) error {
 	f, err := supervisor.Options{Getenv: io.getenv}.LoadFile(fs.Arg(0))
 	if err != nil {
 		return problems(io, "supervise", fs.Arg(0), err)
-	}
-	if err := unsupportedYet(f); err != nil {
-		return err
 	}
 	if *natsURL != "" {
 		f.NATS.URL, f.NATS.StoreDir, f.NATS.Port = *natsURL, "", 0
@@ -160,11 +156,21 @@ func runSupervise(ctx context.Context, args []string, io stdio) error {
 		if cfg.NATS.Endpoint, err = fleetEndpoint(f.NATS.URL, f.NATS.Credentials); err != nil {
 			return err
 		}
-		if f.NATS.AgentCredentials != "" {
+		switch {
+		case f.NATS.SigningKey != "" && f.NATS.AgentCredentials != "":
+			return usagef("--agent-creds and the fleet file's nats.signing_key contradict each other: with a signing key every agent gets credentials of its own")
+		case f.NATS.SigningKey != "":
+			if cfg.NATS.Minter, err = fleetMinter(f.NATS.SigningKey, cfg.NATS.Endpoint); err != nil {
+				return fmt.Errorf("%s: nats.signing_key: %w", f.Path, err)
+			}
+			if dir, err := wire.FleetRuntimeDir(io.getenv); err == nil {
+				cfg.NATS.CredsDir = dir
+			}
+		case f.NATS.AgentCredentials != "":
 			if cfg.NATS.AgentEndpoint, err = fleetEndpoint(f.NATS.URL, f.NATS.AgentCredentials); err != nil {
 				return err
 			}
-		} else {
+		default:
 			log.Warn("the agents get the supervisor's NATS credentials (set nats.agent_credentials to an agent-role user)")
 		}
 		// Mutual TLS: the supervisor, its agents and the ctl endpoint file use the
@@ -285,19 +291,6 @@ func runSupervise(ctx context.Context, args []string, io stdio) error {
 	return err
 }
 
-// unsupportedYet refuses fleet-file settings this build parses but does not act
-// on yet, rather than ignoring them.
-func unsupportedYet(f *supervisor.File) error {
-	var what []string
-	if f.NATS.SigningKey != "" {
-		what = append(what, "nats.signing_key")
-	}
-	if len(what) > 0 {
-		return fmt.Errorf("%s: %s: not supported by this build yet", f.Path, strings.Join(what, ", "))
-	}
-	return nil
-}
-
 // problems prints a file's positioned problems (agents.Problems) and returns exit 1;
 // other errors are returned as they are.
 func problems(io stdio, cmd, path string, err error) error {
@@ -329,6 +322,23 @@ func fleetEndpoint(url, path string) (natsbus.Endpoint, error) {
 	}
 	ep := natsbus.Endpoint{URL: url, CredsFile: path}
 	return ep, ep.Validate()
+}
+
+// fleetMinter reads the account signing key at path (mode 0600) and makes the
+// minter of the agents' credentials in the account of the supervisor's
+// credentials sup (a user JWT). The seed stays in the minter; its errors never
+// hold it.
+func fleetMinter(path string, sup natsbus.Endpoint) (*natsbus.Minter, error) {
+	seed, err := natsbus.ReadSigningKey(path)
+	if err != nil {
+		return nil, err
+	}
+	defer clear(seed)
+	account, err := natsbus.AccountOf(sup)
+	if err != nil {
+		return nil, err
+	}
+	return natsbus.NewMinter(natsbus.MinterConfig{Seed: seed, Account: account})
 }
 
 // supervisorLogger logs to w: a console line per record (text) or zap JSON.

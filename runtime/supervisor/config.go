@@ -168,9 +168,11 @@ type NATSFile struct {
 	// against the fleet file's directory; the key must be mode 0600.
 	TLS TLSFiles
 	// SigningKey is a file (mode 0600) holding the seed of a signing key of the
-	// fleet's NATS account (decentralized JWT authentication): the supervisor mints
-	// each agent process its own credentials, limited to that agent's subjects. If
-	// empty, agents get AgentCredentials (shared by all of them).
+	// fleet's NATS account (decentralized JWT authentication; Credentials must be
+	// a user JWT of that account): the supervisor mints each agent process its own
+	// short-lived credentials, limited to that agent's subjects (docs/fleet.md). If
+	// empty, agents get AgentCredentials (shared by all of them). Not with
+	// AgentCredentials.
 	SigningKey string
 }
 
@@ -952,6 +954,8 @@ func (o Options) finish(d *fdec, root *yaml.Node, f *File) {
 		d.errorf(root, "nats: store_dir and port are for the embedded server; with url the fleet joins an existing cluster")
 	case f.NATS.URL == "" && (f.NATS.Credentials != "" || f.NATS.AgentCredentials != "" || f.NATS.SigningKey != ""):
 		d.errorf(root, "nats: credentials are for an existing cluster (url); the embedded server makes its own")
+	case f.NATS.SigningKey != "" && f.NATS.AgentCredentials != "":
+		d.errorf(root, "nats: signing_key and agent_credentials contradict each other: with a signing key every agent gets credentials of its own; remove agent_credentials")
 	case f.NATS.URL == "" && f.NATS.TLS != (TLSFiles{}):
 		d.errorf(root, "nats: tls is for an existing cluster (url); the embedded server listens on loopback only")
 	case f.NATS.URL == "" && f.NATS.Replicas > 1:

@@ -249,6 +249,8 @@ func TestParseReportsEveryProblemWithItsPosition(t *testing.T) {
 		{"tls without url", "name: f\nnats: {tls: {ca: ca.pem}}\nagents: [a]\n", "tls is for an existing cluster", 1, 1},
 		{"tls cert without key", "name: f\nnats: {url: 'nats://h:1', tls: {cert: c.pem}}\nagents: [a]\n", "cert and key go together", 2, 32},
 		{"signing key without url", "name: f\nnats: {signing_key: k.nk}\nagents: [a]\n", "credentials are for an existing cluster", 1, 1},
+		{"signing key and agent credentials", "name: f\nnats: {url: 'nats://h:1', signing_key: k.nk, agent_credentials: a.creds}\nagents: [a]\n",
+			"signing_key and agent_credentials contradict each other", 1, 1},
 		{"bad label", "name: f\nlabels: {'a b': x}\nagents: [a]\n", `labels: "a b" is not a label name`, 2, 10},
 		{"bad placement value", "name: f\nagents: [{file: a, placement: {region: 'e u'}}]\n", `agents[0].placement.region: "e u" is not a label value`, 2, 40},
 		{"max agents", "name: f\nmax_agents: 0\nagents: [a]\n", "max_agents: must be a whole number from 1 to 1000", 2, 13},

@@ -428,7 +428,7 @@ func (m *member) spawn() (*proc, error) {
 		m.restarts++
 	}
 	m.mu.Unlock()
-	ep, err := m.s.AgentEndpointOf(m.a.ID)
+	ep, err := m.s.processEndpoint(m.a.ID)
 	if err != nil {
 		return nil, err
 	}

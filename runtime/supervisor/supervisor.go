@@ -59,8 +59,19 @@ type NATSConfig struct {
 	// URL is empty, the supervisor embeds a server (StoreDir, Port).
 	Endpoint natsbus.Endpoint
 	// AgentEndpoint is what children get on an existing cluster. If its URL is
-	// empty, Endpoint.
+	// empty, Endpoint. Not with Minter.
 	AgentEndpoint natsbus.Endpoint
+	// Minter, on an existing cluster in operator mode, mints each agent process a
+	// user JWT of its own (natsbus.Minter: the account's signing key, the agent's
+	// allow lists, a bounded lifetime renewed by the supervisor), handed to the
+	// child as a .creds file (mode 0600) named in its environment. Endpoint must
+	// then be a user of the same account. The supervisor checks at start that the
+	// cluster accepts what it mints.
+	Minter *natsbus.Minter
+	// CredsDir is where the supervisor makes its own directory (mode 0700, removed
+	// when it stops) for the agents' minted .creds files. If empty, the system's
+	// temporary directory.
+	CredsDir string
 	// StoreDir and Port configure the embedded server (natsbus.ServerConfig).
 	StoreDir string
 	Port     int
@@ -206,6 +217,7 @@ type Supervisor struct {
 	bus     *natsbus.Bus
 	server  *natsbus.Server
 	agentEP natsbus.Endpoint
+	minted  *mintedCreds // with NATSConfig.Minter
 	locks   *natsbus.Locks
 	desired *natsbus.DesiredStore
 	roster  *natsbus.Roster
@@ -374,17 +386,41 @@ func (s *Supervisor) Endpoint() natsbus.Endpoint {
 
 // AgentEndpoint returns the endpoint children share when they have no identity
 // of their own (after Ready): on an existing cluster without a signing key, the
-// agents' credentials. See AgentEndpointOf.
+// agents' credentials; with one (NATSConfig.Minter), the URL and TLS files only.
+// See AgentEndpointOf.
 func (s *Supervisor) AgentEndpoint() natsbus.Endpoint { return s.agentEP }
 
 // AgentEndpointOf returns the endpoint agent id's process gets (after Ready): on
 // the embedded server, an identity of its own that may publish only under its
-// name (natsbus.Server.AgentEndpoint); otherwise AgentEndpoint. It holds secrets.
+// name and read only its own subjects (natsbus.Server.AgentEndpoint); with a
+// signing key, the .creds file of its current minted credentials; otherwise
+// AgentEndpoint. It holds secrets.
 func (s *Supervisor) AgentEndpointOf(id market.AgentID) (natsbus.Endpoint, error) {
-	if s.server != nil {
+	switch {
+	case s.server != nil:
 		return s.server.AgentEndpoint(id)
+	case s.minted != nil:
+		path, err := s.minted.current(id)
+		return s.credsEndpoint(path), err
 	}
 	return s.agentEP, nil
+}
+
+// processEndpoint returns the endpoint of a new process of agent id: with a
+// signing key, newly minted credentials (a user key per process); otherwise
+// AgentEndpointOf.
+func (s *Supervisor) processEndpoint(id market.AgentID) (natsbus.Endpoint, error) {
+	if s.minted != nil {
+		path, err := s.minted.mint(id)
+		return s.credsEndpoint(path), err
+	}
+	return s.AgentEndpointOf(id)
+}
+
+func (s *Supervisor) credsEndpoint(path string) natsbus.Endpoint {
+	ep := s.agentEP
+	ep.CredsFile = path
+	return ep
 }
 
 // Run connects to the fleet's NATS (embedding a server unless an endpoint is
@@ -437,6 +473,9 @@ func (s *Supervisor) Run(ctx context.Context) error {
 	}
 	goInfra("roster server", rosterSrv)
 	goInfra("desired-state watch", s.watchDesired)
+	if s.minted != nil {
+		goInfra("agent credentials renewal", s.minted.run)
+	}
 	if s.cfg.Alerts != nil {
 		goInfra("alerts", s.watchAlerts)
 	}
@@ -539,6 +578,9 @@ func (s *Supervisor) Run(ctx context.Context) error {
 func (s *Supervisor) connect(ctx context.Context) error {
 	nc := s.cfg.NATS
 	copts := natsbus.ConnectOptions{Name: "supervisor " + s.cfg.Name, Logger: s.log}
+	if nc.Minter != nil && (nc.Endpoint.URL == "" || nc.AgentEndpoint.URL != "") {
+		return errors.New("supervisor: a signing key (NATSConfig.Minter) is for an existing cluster, instead of agent credentials")
+	}
 	if nc.Endpoint.URL == "" {
 		// The server's notices (its banner) are not the operator's business; its
 		// warnings and errors are.
@@ -567,6 +609,18 @@ func (s *Supervisor) connect(ctx context.Context) error {
 	fail := func(err error) error {
 		s.disconnect()
 		return fmt.Errorf("supervisor: %w", err)
+	}
+	if nc.Minter != nil {
+		s.agentEP = withoutAuth(nc.Endpoint)
+		minted, err := newMintedCreds(nc.Minter, nc.CredsDir, s.cfg.Fleet, s.log)
+		if err != nil {
+			return fail(err)
+		}
+		s.minted = minted
+		if err := natsbus.ProbeMinted(ctx, nc.Minter, s.agentEP, minted.dir); err != nil {
+			return fail(fmt.Errorf("signing key: %w", err))
+		}
+		s.log.Info("agents get credentials of their own", zap.Stringer("minter", nc.Minter), zap.Duration("jwt_ttl", nc.Minter.TTL()))
 	}
 	if err := s.settleConfig(ctx); err != nil {
 		return fail(err)
@@ -655,6 +709,9 @@ func (s *Supervisor) disconnect() {
 	}
 	if s.bus != nil {
 		s.bus.Close()
+	}
+	if s.minted != nil {
+		s.minted.close()
 	}
 	if s.server != nil {
 		s.server.Shutdown()

@@ -176,7 +176,8 @@ func RunSupervised(ctx context.Context, spec *agents.Spec, opt Options) error {
 		return err
 	}
 
-	bus, err := natsbus.Connect(ctx, cc.Endpoint, natsbus.ConnectOptions{Name: "agent " + string(id), Logger: log})
+	bus, err := natsbus.Connect(ctx, cc.Endpoint, natsbus.ConnectOptions{Name: "agent " + string(id), Logger: log,
+		InboxPrefix: natsbus.AgentInboxPrefix(id)}) // its identity reads only its own inboxes
 	if err != nil {
 		return fmt.Errorf("the fleet's NATS: %w", err)
 	}

@@ -245,7 +245,15 @@ func TestRunSupervisedRefusesWithoutItsSupervisorsLock(t *testing.T) {
 		want string
 	}{
 		{"another lease", func(e map[string]string) { e[supervisor.EnvLease] = "not-mine" }, "is already held by agent quoter (supervisor test)"},
-		{"another agent", func(e map[string]string) { e[supervisor.EnvAgent] = "other" }, "is already held by agent quoter"},
+		{"another agent", func(e map[string]string) {
+			// with its own identity, as its supervisor would hand it: an agent's
+			// identity reads only its own replies
+			ep, err := f.srv.AgentEndpoint("other")
+			if err != nil {
+				t.Fatal(err)
+			}
+			e[supervisor.EnvAgent], e[natsbus.EnvUser], e[natsbus.EnvPassword] = "other", ep.User, ep.Password
+		}, "is already held by agent quoter"},
 		{"not supervised", func(e map[string]string) { delete(e, supervisor.EnvAgent) }, "not started by a supervisor"},
 	}
 	for _, c := range cases {

@@ -99,7 +99,7 @@ func FakeAgent() int {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	bus, err := natsbus.Connect(ctx, cc.Endpoint, natsbus.ConnectOptions{Name: "fake " + string(cc.Agent)})
+	bus, err := natsbus.Connect(ctx, cc.Endpoint, natsbus.ConnectOptions{Name: "fake " + string(cc.Agent), InboxPrefix: natsbus.AgentInboxPrefix(cc.Agent)})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "fake agent:", err)
 		return 2
