@@ -133,7 +133,15 @@ func TestRFQCommandsSettleASwap(t *testing.T) {
 		req.fails(2, "--size 5.001 is not a multiple of 0.01", "rfq", "request", "--market", fedSlug, "--outcome", "yes", "--side", "buy", "--size", "5.001", "--price", "0.5")
 		req.fails(2, "more than 6 decimals", "rfq", "quote", id, "--price", "0.5000001")
 		req.fails(2, "is not in the future", "rfq", "request", "--market", fedSlug, "--outcome", "yes", "--side", "sell", "--size", "1", "--price", "0.5", "--expires", "2020-01-01T00:00:00Z")
-		req.fails(1, "lists no market with slug", "rfq", "request", "--market", "no-such-market", "--outcome", "yes", "--side", "buy", "--size", "1", "--price", "0.5")
+		// A market that is not listed is said so, not blamed on an unreachable venue.
+		for _, errOut := range []string{
+			req.fails(1, "lists no market with slug", "rfq", "request", "--market", "no-such-market", "--outcome", "yes", "--side", "buy", "--size", "1", "--price", "0.5"),
+			req.fails(1, "lists no market with slug", "ctf", "split", "--market", "no-such-market", "--amount", "1"),
+		} {
+			if strings.Contains(errOut, "unreachable") {
+				t.Errorf("a missing market reported as an unreachable venue: %s", errOut)
+			}
+		}
 		req.fails(2, "did you mean quote?", "rfq", "qoute")
 		req.fails(2, "--side is required: buy or sell (see pitboss rfq request -h)", "rfq", "request", "--market", fedSlug, "--size", "1", "--price", "0.5")
 		req.fails(2, "did you mean --request?", "rfq", "quotes", "--requst", id)
