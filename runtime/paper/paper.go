@@ -340,14 +340,14 @@ func (v *Venue) ObserveMarket(ev *market.Event) {
 			if tok == "" {
 				tok = ev.Token
 			}
-			if b == nil || tok != bt {
+			if b == nil || !market.Same(tok, bt) {
 				b, bt = v.book(tok), tok
 			}
 			b.Set(c.Side, c.Price, c.Size)
 			// Each change in order: a level that empties and refills (a cancel and
 			// a re-quote) puts those orders behind ours.
 			for _, o := range v.orders {
-				if o.active && o.Token == tok && o.Side == c.Side && o.Price == c.Price && c.Size < o.ahead {
+				if o.active && market.Same(o.Token, tok) && o.Side == c.Side && o.Price == c.Price && c.Size < o.ahead {
 					o.ahead = c.Size
 				}
 			}
@@ -357,7 +357,7 @@ func (v *Venue) ObserveMarket(ev *market.Event) {
 			if tok == "" {
 				tok = ev.Token
 			}
-			if i == 0 || tok != ev.Changes[i-1].Token {
+			if i == 0 || !market.Same(tok, ev.Changes[i-1].Token) {
 				v.levelsChanged(tok, v.lookup(tok))
 			}
 		}
@@ -379,7 +379,7 @@ func (v *Venue) ObserveMarket(ev *market.Event) {
 // by token id.
 func (v *Venue) lookup(t market.TokenID) *market.Book {
 	for i := range v.recent {
-		if r := &v.recent[i]; r.book != nil && r.token == t {
+		if r := &v.recent[i]; r.book != nil && market.Same(r.token, t) {
 			return r.book
 		}
 	}
@@ -539,7 +539,7 @@ func (v *Venue) levelsChanged(t market.TokenID, b *market.Book) {
 	}
 	for i := 0; i < len(v.orders); i++ {
 		o := v.orders[i]
-		if !o.active || o.Token != t {
+		if !o.active || !market.Same(o.Token, t) {
 			continue
 		}
 		if vis := b.SizeAt(o.Side, o.Price); vis < o.ahead {
@@ -563,7 +563,7 @@ func (v *Venue) traded(t market.TokenID, px, n market.Micros, taker market.Side)
 	left := n
 	for i := 0; i < len(v.orders) && left > 0; i++ {
 		o := v.orders[i]
-		if !o.active || o.Token != t || o.Side == taker {
+		if !o.active || !market.Same(o.Token, t) || o.Side == taker {
 			continue // only a taker of the other side trades with a resting order
 		}
 		var fill market.Micros
