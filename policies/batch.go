@@ -12,7 +12,7 @@ type Batch struct {
 	state    *market.State
 	posValue market.Micros // every position at its mark, once per batch
 	action   Action        // a trip found when the batch started, for its first decision
-	p        pending
+	p        *pending      // one of the chain's two (Chain.pend)
 	// The top of the books of the market evaluated last in this batch (topOf).
 	topMarket *market.Info
 	topMB     *marketBooks
@@ -118,6 +118,9 @@ func (c *Chain) Batch(s *market.State) *Batch {
 	b := &c.batch
 	// The last batch's trace and pending set are kept (Batch.Repeat): swapped,
 	// not copied.
+	if b.p == nil {
+		b.p, c.lastPending = &c.pend[0], &c.pend[1]
+	}
 	c.lastPending, b.p = b.p, c.lastPending
 	c.trace, c.lastTrace = c.lastTrace[:0], c.trace
 	c.lastOK, c.traceOK = c.traceOK, true

@@ -57,8 +57,9 @@ type Chain struct {
 	// the last batch's pending set at its end: what Batch.Repeat replays.
 	trace, lastTrace []*memo
 	traceOK, lastOK  bool
-	lastPending      pending
-	repeats          uint64 // calls of Batch.Repeat
+	lastPending      *pending   // the last batch's pending set: one of pend
+	pend             [2]pending // the pending sets of this batch and the last, swapped by pointer
+	repeats          uint64     // calls of Batch.Repeat
 	// revalidated counts the decisions kept over a move of the top of the books
 	// (keep.go), for tests.
 	revalidated uint64
@@ -222,7 +223,7 @@ func (c *Chain) evaluate(b *Batch, it *market.Intent, replaces market.OrderID, k
 	b.action = Action{}
 	v := &c.view
 	v.reset(s, it, rep)
-	v.Geoblock, v.Halted, v.positionsValue, v.pending, v.keep = c.geo, c.kill.Tripped, b.posValue, &b.p, keep
+	v.Geoblock, v.Halted, v.positionsValue, v.pending, v.keep = c.geo, c.kill.Tripped, b.posValue, b.p, keep
 	c.locate(v)
 	at := 0
 	for i, g := range c.guards {
@@ -233,7 +234,7 @@ func (c *Chain) evaluate(b *Batch, it *market.Intent, replaces market.OrderID, k
 	}
 	d.Allowed = d.Denied == nil
 	if m != nil {
-		c.remember(b, m, v, replaces, order, keep, d.Denied, at, &b.p)
+		c.remember(b, m, v, replaces, order, keep, d.Denied, at, b.p)
 	}
 	if m != nil && m.valid {
 		c.trace = append(c.trace, m)

@@ -142,7 +142,7 @@ func (c *Chain) order(s *market.State, m *memo, id market.OrderID) *market.Order
 func (c *Chain) reused(b *Batch, m *memo, it *market.Intent, replaces market.OrderID, rep *market.Order) (d Decision, ok bool) {
 	s := b.state
 	if !m.valid || m.state != s || m.version != c.version || m.epoch != c.epoch || m.keeps != replaces ||
-		b.posValue < m.posMin || b.posValue > m.posMax || !m.it.Same(it) || !m.p.equal(&b.p) {
+		b.posValue < m.posMin || b.posValue > m.posMax || !m.it.Same(it) || !m.p.equal(b.p) {
 		return d, false
 	}
 	mb := b.booksOf(m)

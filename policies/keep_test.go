@@ -551,7 +551,7 @@ func checkKeptDecisions(t *testing.T, cfg Config, seed int64) {
 				want = append(want, fullCol.recs[len(fullCol.recs)-1])
 			}
 		}
-		if repeated && !rb.p.equal(&fb.p) { // what the intents left, as evaluations leave it
+		if repeated && !rb.p.equal(fb.p) { // what the intents left, as evaluations leave it
 			t.Fatalf("step %d: the repeated batch's pending set %+v, evaluated %+v", step, rb.p, fb.p)
 		}
 		// Sometimes one more buy in the batch: it is decided against what the
