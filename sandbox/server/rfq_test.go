@@ -194,6 +194,14 @@ func TestRFQSurvivesRestarts(t *testing.T) {
 		e.mustJSON(http.MethodPost, "/rfq/request/accept", []byte(`{"request_id":"`+id+`","quote_id":"`+qid+`"}`), buyer, nil)
 		e.mustJSON(http.MethodPost, "/rfq/quote/approve", []byte(`{"quote_id":"`+qid+`"}`), q, nil)
 		open := e.rfqAsk(buyer, rain.Tokens[market.Yes], market.Buy, 990_000, 2*share)
+		var wantTrades [2]string
+		for i, w := range []*wallet{buyer, q} {
+			if st, b := e.call(http.MethodGet, "/data/trades", nil, w, nil); st != 200 || !strings.Contains(string(b), `"taker_order_id":"`+id+`"`) {
+				t.Fatalf("trades before the restart: %d %s", st, b)
+			} else {
+				wantTrades[i] = string(b)
+			}
+		}
 		wantEng, _ := e.snapshotOf()
 		wantRFQ := e.rfq.AppendSnapshot(nil)
 		e.close()
@@ -206,6 +214,11 @@ func TestRFQSurvivesRestarts(t *testing.T) {
 		}
 		if r, ok := e2.rfq.Request(open); !ok || r.State != "ACTIVE" {
 			t.Fatalf("open request after restart %+v", r)
+		}
+		for i, w := range []*wallet{buyer, q} { // the swap's trade, id and keys included
+			if st, b := e2.call(http.MethodGet, "/data/trades", nil, w, nil); st != 200 || string(b) != wantTrades[i] {
+				t.Fatalf("every %d: trades after restart %s, before %s", every, b, wantTrades[i])
+			}
 		}
 		e2.engineCheck()
 	}

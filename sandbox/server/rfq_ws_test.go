@@ -97,6 +97,10 @@ func TestRFQEventsOnTheUserChannel(t *testing.T) {
 		return c
 	}
 	bu, qu, ou := user(buyer), user(q), user(other)
+	// The requester's other connection follows another market only: it gets none.
+	elsewhere := e.dialWS(t, pub.URL, "/ws/user", api.WSSubscribe{Type: api.WSChannelUser, Markets: []market.ConditionID{e.mkt("btc-above-100k").Condition},
+		Auth: &api.APIKeyCreds{APIKey: buyer.creds.APIKey, Secret: buyer.creds.Secret, Passphrase: buyer.creds.Passphrase}})
+	elsewhere.quiet()
 
 	// A life that settles.
 	id := e.rfqAsk(buyer, yes, market.Buy, 600_000, 10*share)
@@ -179,7 +183,7 @@ func TestRFQEventsOnTheUserChannel(t *testing.T) {
 		}
 	}
 	qu.expectRFQ("quote EXPIRED EXPIRED")
-	for _, c := range []*wsConn{bu, qu, ou} {
+	for _, c := range []*wsConn{bu, qu, ou, elsewhere} {
 		c.quiet()
 	}
 }

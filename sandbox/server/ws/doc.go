@@ -41,7 +41,11 @@
 // market_resolved. Order and trade events go to the user connections of the
 // owner's address (a trade once per status: MATCHED, MINED, CONFIRMED); a new
 // user subscription first gets its address's open orders (Config.Orders supplies
-// what the REST API knows of an order: its key, creation time and trades). Every frame is
+// what the REST API knows of an order: its key, creation time and trades). The RFQ
+// desk's changes are not engine events: an RFQFeed (Config.RFQ, or the Credentials
+// when they implement it, as the server does) hands the hub rfq_request and
+// rfq_quote frames already encoded, and the trades of settled swaps, which go out
+// as the engine's trades do (docs/design/0153-rfq.md). Every frame is
 // encoded once and the same bytes are queued on every subscriber (RTDS envelopes
 // differ only by the connection id).
 //
