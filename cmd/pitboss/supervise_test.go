@@ -16,6 +16,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"slices"
 	"sort"
 	"strconv"
@@ -26,6 +27,7 @@ import (
 	"time"
 
 	"github.com/pitbossdev/pitboss/adapters/natsbus"
+	"github.com/pitbossdev/pitboss/adapters/natsbus/natsbustest"
 	"github.com/pitbossdev/pitboss/market"
 	"github.com/pitbossdev/pitboss/runtime/supervisor"
 	"github.com/pitbossdev/pitboss/runtime/supervisor/statusview"
@@ -750,4 +752,61 @@ func metricValue(body, name string) float64 {
 		}
 	}
 	return -1
+}
+
+// TestSuperviseWithASigningKey runs `pitboss supervise` on a nats-server in
+// operator mode with the fleet file's nats.signing_key: the agent process gets
+// its own minted credentials (a creds file named in its environment, under the
+// runtime directory), heartbeats and obeys `ctl pause`; the signing key's seed is
+// in neither process's command line or environment, nor in the output.
+func TestSuperviseWithASigningKey(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binary and runs a supervisor")
+	}
+	if runtime.GOOS != "linux" {
+		t.Skip("reads /proc")
+	}
+	bin := buildPitboss(t)
+	dir := t.TempDir()
+	op := natsbustest.NewOperator(t)
+	natsURL := natsbustest.StartServer(t, op.Configure) // shut down after the supervisor
+	fleet := fleetFile(t, dir, "fleet-signed", "http_addr: off\nnats: {url: '"+natsURL+"', credentials: "+op.SupervisorCreds+", signing_key: "+op.SigningKey+"}\n",
+		"{file: "+agentFile(t, "signed1", "")+", args: [--speed, '20']}")
+	rt := t.TempDir()
+	p := startSupervise(t, bin, rt, fleet)
+	ls := func() map[string]supervisor.AgentView {
+		return list(t, t.TempDir(), "--creds", op.SupervisorCreds, "--nats", natsURL)
+	}
+	m := waitList(t, p.process, "the agent under minted credentials", 60*time.Second, ls, states(map[string]string{"signed1": "running"}))
+	if code, out, errOut := ctl(t, t.TempDir(), "--creds", op.SupervisorCreds, "--nats", natsURL, "pause", "signed1"); code != 0 {
+		t.Fatalf("ctl pause: %d %s %s", code, out, errOut)
+	}
+	waitList(t, p.process, "paused", 30*time.Second, ls, states(map[string]string{"signed1": "paused"}))
+	env, err := os.ReadFile("/proc/" + strconv.Itoa(m["signed1"].PID) + "/environ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	creds := ""
+	for _, v := range strings.Split(string(env), "\x00") {
+		if c, ok := strings.CutPrefix(v, natsbus.EnvCreds+"="); ok {
+			creds = c
+		}
+	}
+	if !strings.HasPrefix(creds, filepath.Join(rt, "pitboss")+"/") || filepath.Base(creds) != "signed1.creds" {
+		t.Fatalf("the agent's creds file: %q", creds)
+	}
+	for _, pid := range []int{m["signed1"].PID, p.cmd.Process.Pid} {
+		for _, f := range []string{"environ", "cmdline"} {
+			b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/" + f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if strings.Contains(string(b), op.SigningSeed) {
+				t.Fatalf("the signing seed is in process %d's %s", pid, f)
+			}
+		}
+	}
+	if strings.Contains(p.text(), op.SigningSeed) || !strings.Contains(p.text(), "agents get credentials of their own") {
+		t.Fatalf("the supervisor's output:\n%s", p.text())
+	}
 }
