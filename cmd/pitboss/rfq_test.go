@@ -178,6 +178,16 @@ func TestRFQCommandsSettleASwap(t *testing.T) {
 	}
 
 	t.Run("after the trade", func(t *testing.T) {
+		// The swap is a trade of both: the requester took, the quoter made.
+		for _, w := range []struct {
+			tr         orderTrader
+			side, role string
+		}{{req, "BUY", "TAKER"}, {quo, "SELL", "MAKER"}} {
+			fs := w.tr.fills("--market", fedSlug)
+			if len(fs) != 1 || fs[0].Side != w.side || fs[0].Role != w.role || fs[0].Size != "5" || fs[0].Price != "0.52" || fs[0].Outcome != "Yes" {
+				t.Errorf("%s's fills %+v", w.role, fs)
+			}
+		}
 		mine := jsonInto[[]rfqRow](t, req.must("rfq", "requests", "--mine", "--state", "inactive", "--json"))
 		if len(mine) != 1 || mine[0].State != "FILLED" || mine[0].Accepted != best || !mine[0].Mine {
 			t.Fatalf("the requester's filled request %+v", mine)
