@@ -26,9 +26,13 @@ const (
 	// IntentMerge turns Size complete sets of Market (one YES and one NO each) back
 	// into Size of collateral: it only reduces positions.
 	IntentMerge
+	// IntentRedeem collects a resolved Market's tokens held: the winning shares pay
+	// one each in collateral of the same account, the losing ones are burned. Size is
+	// the collateral the redeem is expected to pay (the winning shares held).
+	IntentRedeem
 )
 
-var intentKindNames = [...]string{"invalid", "quote", "take", "cancel", "cancel_all", "flatten", "pause", "merge"}
+var intentKindNames = [...]string{"invalid", "quote", "take", "cancel", "cancel_all", "flatten", "pause", "merge", "redeem"}
 
 // String returns a short lower-case name ("quote", "take", ...).
 func (k IntentKind) String() string {

@@ -1,11 +1,16 @@
 package market
 
-// Mark returns the price a holding of token t is valued at: the mid of t's book, else
-// one minus the mid of the complementary token's book (when t's market is known),
-// else the position's average cost, else 0. The loss limits of policies value
+// Mark returns the price a holding of token t is valued at: its payout when the
+// position's market has resolved (Payout: One a winning share, 0 a losing one, until
+// it is redeemed), else the mid of t's book, else one minus the mid of the
+// complementary token's book (when t's market is known), else the position's average
+// cost, else 0. The loss limits of policies value
 // positions by the same rule (policies/value.go keeps its books found per state
 // version); runtime/agent's status reports use this one.
 func (s *State) Mark(t TokenID) Micros {
+	if v, ok := s.Payout(t); ok {
+		return v
+	}
 	if b := s.Books[t]; b != nil {
 		if mid, ok := b.Mid(); ok {
 			return mid
@@ -22,6 +27,28 @@ func (s *State) Mark(t TokenID) Micros {
 		return p.AvgPrice()
 	}
 	return 0
+}
+
+// Payout returns what one share of token t pays when the market of t's position
+// (Position.Market) has resolved: One for the winner, 0 for the loser. ok is false
+// while that market is open, unknown, or t is not held.
+func (s *State) Payout(t TokenID) (Micros, bool) {
+	p := s.Positions[t]
+	if p == nil {
+		return 0, false
+	}
+	m := s.Markets[p.Market]
+	if m == nil || !m.Resolved {
+		return 0, false
+	}
+	o, ok := m.OutcomeOf(t)
+	if !ok {
+		return 0, false
+	}
+	if o == m.Winner {
+		return One, true
+	}
+	return 0, true
 }
 
 // Equity returns available plus reserved collateral plus every position valued at its

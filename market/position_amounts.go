@@ -53,3 +53,47 @@ func MergeSets(yes, no *Position, n Micros) (realized Micros, ok bool) {
 	rn, _ := no.SellProceeds(n, half, 0)
 	return ry + rn, true
 }
+
+// Redeem records the redemption of a resolved market's tokens held in s (as the
+// venue's redeem does): the winning shares pay One each into Balance, both positions
+// close at their payout (Position.Settle: the PnL is realized now), and the collateral
+// paid is returned. It reports false, changing nothing, when market m is unknown or
+// not resolved; a market where nothing is held pays 0.
+func (s *State) Redeem(m ConditionID) (paid Micros, ok bool) {
+	info := s.Markets[m]
+	if info == nil || !info.Resolved {
+		return 0, false
+	}
+	for o, tok := range info.Tokens {
+		p := s.Positions[tok]
+		if p == nil || p.Size == 0 {
+			continue
+		}
+		won := Outcome(o) == info.Winner
+		if won {
+			paid += p.Size // One per share
+		}
+		p.Settle(won)
+	}
+	s.Balance += paid
+	return paid, true
+}
+
+// Redeemable returns what redeeming resolved market m would pay (its winning shares
+// held) and the shares of both tokens held there; ok is false when m is unknown or
+// not resolved.
+func (s *State) Redeemable(m ConditionID) (payout, held Micros, ok bool) {
+	info := s.Markets[m]
+	if info == nil || !info.Resolved {
+		return 0, 0, false
+	}
+	for o, tok := range info.Tokens {
+		if p := s.Positions[tok]; p != nil && p.Size > 0 {
+			held += p.Size
+			if Outcome(o) == info.Winner {
+				payout += p.Size
+			}
+		}
+	}
+	return payout, held, true
+}

@@ -20,9 +20,10 @@ type LastTrade struct {
 //     unsorted input is sorted). EventPriceChange: sets each changed level.
 //   - EventLastTrade: records the print in s.Last.
 //   - EventTickSize: sets the market's TickSize.
-//   - EventResolved: marks the market resolved with its winner, settles both positions
-//     (winning shares pay One each into Balance) and drops the market's open orders,
-//     releasing their reserved collateral.
+//   - EventResolved: marks the market resolved with its winner and drops the market's
+//     open orders, releasing their reserved collateral. The positions stay until they
+//     are redeemed (Redeem), as the tokens stay in a wallet until it redeems them:
+//     Mark values them at their payout (One a winning share, 0 a losing one).
 //   - EventOrder: keeps s.Orders in step with this wallet's orders (placed, matched,
 //     cancelled) and moves the collateral a BUY order locks (price × remaining) between
 //     Balance and Reserved.
@@ -136,17 +137,6 @@ func (s *State) resolve(ev *Event) {
 	m.Resolved = true
 	if o, ok := m.OutcomeOf(ev.Winner); ok {
 		m.Winner = o
-	}
-	for o, tok := range m.Tokens {
-		p := s.Positions[tok]
-		if p == nil || p.Size == 0 {
-			continue
-		}
-		won := Outcome(o) == m.Winner
-		if won {
-			s.Balance += p.Size // One per share
-		}
-		p.Settle(won)
 	}
 	for id, ord := range s.Orders {
 		if ord.Market == m.Condition || ord.Token == m.Tokens[Yes] || ord.Token == m.Tokens[No] {

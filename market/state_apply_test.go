@@ -133,7 +133,7 @@ func TestApply(t *testing.T) {
 				t.Fatalf("balance %d", s.Balance)
 			}
 		}},
-		{"resolution settles positions and drops orders", []Event{
+		{"resolution drops orders; the positions wait for a redeem, marked at their payout", []Event{
 			{Kind: EventFill, Fill: Fill{Market: cond, Token: yesTok, Side: Buy, Price: 400_000, Size: 10 * One}},
 			{Kind: EventFill, Fill: Fill{Market: cond, Token: noTok, Side: Buy, Price: 500_000, Size: 2 * One}},
 			{Kind: EventOrder, Order: buy, OrderUpdate: OrderPlacement},
@@ -143,12 +143,38 @@ func TestApply(t *testing.T) {
 			if !m.Resolved || m.Winner != Yes || m.Tradable() {
 				t.Fatalf("market %+v", m)
 			}
-			// paid 4 + 1, received 10 for the winning shares
-			if s.Balance != 100*One-5*One+10*One || s.Reserved != 0 || len(s.Orders) != 0 {
+			// paid 4 + 1; nothing received until the redeem
+			if s.Balance != 100*One-5*One || s.Reserved != 0 || len(s.Orders) != 0 {
 				t.Fatalf("balance %d reserved %d orders %d", s.Balance, s.Reserved, len(s.Orders))
 			}
-			if y, n := s.Positions[yesTok], s.Positions[noTok]; y.Size != 0 || y.Realized != 6*One || n.Size != 0 || n.Realized != -One {
+			if y, n := s.Positions[yesTok], s.Positions[noTok]; y.Size != 10*One || y.Realized != 0 || n.Size != 2*One || n.Realized != 0 {
 				t.Fatalf("yes %+v no %+v", y, n)
+			}
+			if s.Mark(yesTok) != One || s.Mark(noTok) != 0 || s.Equity() != 100*One-5*One+10*One {
+				t.Fatalf("marks %d %d, equity %d", s.Mark(yesTok), s.Mark(noTok), s.Equity())
+			}
+			if pay, held, ok := s.Redeemable(cond); !ok || pay != 10*One || held != 12*One {
+				t.Fatalf("redeemable %d of %d (%v)", pay, held, ok)
+			}
+			// the redeem: 10 winning shares pay 10, the 2 losing ones nothing
+			if paid, ok := s.Redeem(cond); !ok || paid != 10*One || s.Balance != 100*One-5*One+10*One {
+				t.Fatalf("redeem paid %d (%v), balance %d", paid, ok, s.Balance)
+			}
+			if y, n := s.Positions[yesTok], s.Positions[noTok]; y.Size != 0 || y.Realized != 6*One || n.Size != 0 || n.Realized != -One {
+				t.Fatalf("after the redeem: yes %+v no %+v", y, n)
+			}
+			if paid, ok := s.Redeem(cond); !ok || paid != 0 {
+				t.Fatalf("a second redeem paid %d (%v)", paid, ok)
+			}
+		}},
+		{"no redeem before the resolution", []Event{
+			{Kind: EventFill, Fill: Fill{Market: cond, Token: yesTok, Side: Buy, Price: 400_000, Size: 10 * One}},
+		}, func(t *testing.T, s *State) {
+			if _, ok := s.Redeem(cond); ok || s.Positions[yesTok].Size != 10*One {
+				t.Fatal("redeemed an open market")
+			}
+			if _, _, ok := s.Redeemable(cond); ok {
+				t.Fatal("an open market is redeemable")
 			}
 		}},
 		{"a timer only advances time", []Event{{Kind: EventTimer, Time: 1234}}, func(t *testing.T, s *State) {

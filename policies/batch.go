@@ -10,7 +10,8 @@ import "github.com/pitbossdev/pitboss/market"
 type Batch struct {
 	c        *Chain
 	state    *market.State
-	posValue market.Micros // every position at its mark, once per batch
+	posValue market.Micros // every open position at its mark, once per batch
+	claims   market.Micros // resolved markets' positions at their payout (Chain.positionsValue)
 	action   Action        // a trip found when the batch started, for its first decision
 	p        *pending      // one of the chain's two (Chain.pend)
 	// The top of the books of the market evaluated last in this batch (topOf).
@@ -127,8 +128,8 @@ func (c *Chain) Batch(s *market.State) *Batch {
 	b.c, b.state = c, s
 	b.p.reset()
 	b.topMarket, b.topMB = nil, nil
-	b.posValue = c.positionsValue(s)
-	b.action = c.observe(s, s.Balance+s.Reserved+b.posValue)
+	b.posValue, b.claims = c.positionsValue(s)
+	b.action = c.observe(s, s.Balance+s.Reserved+b.posValue+b.claims)
 	return b
 }
 

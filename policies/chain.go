@@ -223,7 +223,7 @@ func (c *Chain) evaluate(b *Batch, it *market.Intent, replaces market.OrderID, k
 	b.action = Action{}
 	v := &c.view
 	v.reset(s, it, rep)
-	v.Geoblock, v.Halted, v.positionsValue, v.pending, v.keep = c.geo, c.kill.Tripped, b.posValue, b.p, keep
+	v.Geoblock, v.Halted, v.positionsValue, v.claims, v.pending, v.keep = c.geo, c.kill.Tripped, b.posValue, b.claims, b.p, keep
 	c.locate(v)
 	at := 0
 	for i, g := range c.guards {
@@ -339,7 +339,8 @@ func floorDiv(a, b int64) int64 {
 // only once the state holds the account's balance and positions: the first call sets
 // the baseline.
 func (c *Chain) Observe(s *market.State) Action {
-	return c.observe(s, s.Balance+s.Reserved+c.positionsValue(s))
+	open, claims := c.positionsValue(s)
+	return c.observe(s, s.Balance+s.Reserved+open+claims)
 }
 
 // observe is Observe with the equity of s given. A trip starts a new epoch

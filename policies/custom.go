@@ -191,7 +191,7 @@ func units(m market.Micros) float64 { return float64(m) / float64(market.One) }
 
 func (cs *customSet) fill(v *View) {
 	it, s, m, k, e := v.Intent, v.State, v.Market, &cs.chain.kill, &cs.env
-	eq := s.Balance + s.Reserved + v.positionsValue // market.State.Equity, valued once per batch
+	eq := s.Balance + s.Reserved + v.positionsValue + v.claims // market.State.Equity, valued once per batch
 	*e = Env{
 		Kind: it.Kind.String(), Key: it.Key, Why: it.Reason, Side: it.Side.String(),
 		Buy: it.Side == market.Buy, Sell: it.Side == market.Sell, Type: it.Type.String(), PostOnly: it.PostOnly,

@@ -15,7 +15,7 @@ func allowedKind(k market.IntentKind) bool {
 	switch k {
 	case market.IntentQuote, market.IntentTake, market.IntentCancel,
 		market.IntentCancelAll, market.IntentFlatten, market.IntentPause,
-		market.IntentMerge:
+		market.IntentMerge, market.IntentRedeem:
 		return true
 	}
 	return false
@@ -60,6 +60,8 @@ func (g allowlistGuard) Check(v *View) *Denied {
 		}
 	case market.IntentMerge:
 		return checkMerge(v)
+	case market.IntentRedeem:
+		return checkRedeem(v)
 	}
 	return nil
 }
@@ -73,6 +75,9 @@ func checkMerge(v *View) *Denied {
 	if it.Market == "" || m == nil {
 		return malformed("merge names no known market")
 	}
+	if m.Resolved {
+		return malformed("merge in resolved market " + m.Label() + ": redeem its tokens instead")
+	}
 	sets := market.Micros(0)
 	if y, n := v.State.Positions[m.Tokens[market.Yes]], v.State.Positions[m.Tokens[market.No]]; y != nil && n != nil {
 		sets = min(y.Size, n.Size)
@@ -82,6 +87,30 @@ func checkMerge(v *View) *Denied {
 		return malformed("merge size must be positive")
 	case it.Size > sets:
 		return malformed("merge of " + it.Size.String() + " sets: " + sets.String() + " complete sets held")
+	}
+	return nil
+}
+
+// checkRedeem checks a redeem: a known market that has resolved, where something is
+// held (a losing position redeems too, for nothing). A redeem places no order and
+// pays collateral into the same account (nothing leaves it: not a withdrawal), so
+// the other guards let it through, as they do merges.
+func checkRedeem(v *View) *Denied {
+	it := v.Intent
+	m := v.Market
+	if it.Market == "" || m == nil {
+		return malformed("redeem names no known market")
+	}
+	payout, held, resolved := v.State.Redeemable(m.Condition)
+	switch {
+	case !resolved:
+		return &Denied{Guard: GuardAllowlist, Err: market.Errorf(market.CodeMarketNotResolved, string(m.Condition)),
+			Reason: "redeem in market " + m.Label() + ": not resolved yet"}
+	case held == 0:
+		return &Denied{Guard: GuardAllowlist, Err: market.Errorf(market.CodeNothingToRedeem, string(m.Condition)),
+			Reason: "redeem in market " + m.Label() + ": nothing held"}
+	case it.Size != payout:
+		return malformed("redeem expects " + it.Size.String() + ": the winning shares held pay " + payout.String())
 	}
 	return nil
 }

@@ -34,28 +34,35 @@ func TestMergeGoesThroughTheGuards(t *testing.T) {
 		{"unknown location", []Option{WithGeoblock(Geoblock{})}, sets, merge("6"), ""},
 		{"blocked location", []Option{WithGeoblock(GeoblockFrom(true, false, "US", ""))}, sets, merge("6"), ""},
 	} {
-		t.Run(tc.name, func(t *testing.T) {
-			c, col := newChain(t, Config{}, tc.opts...)
-			s := fixture()
-			if tc.setup != nil {
-				tc.setup(s, c)
-			}
-			d := c.Evaluate(s, tc.intent)
-			switch {
-			case tc.reason == "" && !d.Allowed:
-				t.Fatalf("denied: %v", d.Err())
-			case tc.reason != "" && (d.Allowed || d.Denied.Guard != GuardAllowlist || !strings.Contains(d.Denied.Reason, tc.reason)):
-				t.Fatalf("decision %+v, want the allowlist's denial saying %q", d, tc.reason)
-			}
-			n := 0
-			for _, r := range col.recs {
-				if r.Kind == RecordDecision {
-					n++
-				}
-			}
-			if n != 1 {
-				t.Fatalf("%d decision records, want 1", n)
-			}
-		})
+		t.Run(tc.name, func(t *testing.T) { judgeOnce(t, tc.opts, tc.setup, tc.intent, tc.reason) })
 	}
+}
+
+// judgeOnce evaluates one intent on the fixture after setup: allowed when reason is
+// "", else denied by the allowlist saying reason; either way one decision record
+// audited. It returns the decision.
+func judgeOnce(t *testing.T, opts []Option, setup func(s *market.State, c *Chain), it *market.Intent, reason string) Decision {
+	t.Helper()
+	c, col := newChain(t, Config{}, opts...)
+	s := fixture()
+	if setup != nil {
+		setup(s, c)
+	}
+	d := c.Evaluate(s, it)
+	switch {
+	case reason == "" && !d.Allowed:
+		t.Fatalf("denied: %v", d.Err())
+	case reason != "" && (d.Allowed || d.Denied.Guard != GuardAllowlist || !strings.Contains(d.Denied.Reason, reason)):
+		t.Fatalf("decision %+v, want the allowlist's denial saying %q", d, reason)
+	}
+	n := 0
+	for _, r := range col.recs {
+		if r.Kind == RecordDecision {
+			n++
+		}
+	}
+	if n != 1 {
+		t.Fatalf("%d decision records, want 1", n)
+	}
+	return d
 }

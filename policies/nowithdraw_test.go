@@ -8,13 +8,16 @@ import (
 	"github.com/pitbossdev/pitboss/market"
 )
 
-// moneyOut matches names of anything that would move funds out of the venue.
-var moneyOut = regexp.MustCompile(`(?i)withdraw|transfer|bridge|swap|payout|send|recipient|destination|redeem`)
+// moneyOut matches names of anything that would move funds out of the venue. A
+// redeem is not among them (docs/design/0161): the conditional-token contract pays
+// the winning shares to the account that holds them, in the venue's collateral, as
+// a merge does; nothing can name another recipient.
+var moneyOut = regexp.MustCompile(`(?i)withdraw|transfer|bridge|swap|payout|send|recipient|destination`)
 
 // TestNoWithdrawIntentCanBeBuilt proves that no intent the chain lets through can
-// move funds out: every value of market.IntentKind is either one of the seven allowed
-// kinds (none of which withdraws; a merge turns tokens into collateral of the same
-// venue account) or is denied by the allowlist, an Intent has no
+// move funds out: every value of market.IntentKind is either one of the eight allowed
+// kinds (none of which withdraws; a merge and a redeem turn tokens into collateral of
+// the same venue account) or is denied by the allowlist, an Intent has no
 // field that could name a recipient, and no method of the chain or of the
 // interfaces this package defines (Guard, Sink) can withdraw or transfer.
 func TestNoWithdrawIntentCanBeBuilt(t *testing.T) {
@@ -41,7 +44,7 @@ func TestNoWithdrawIntentCanBeBuilt(t *testing.T) {
 			}
 			allowed[name] = true
 		}
-		want := map[string]bool{"quote": true, "take": true, "cancel": true, "cancel_all": true, "flatten": true, "pause": true, "merge": true}
+		want := map[string]bool{"quote": true, "take": true, "cancel": true, "cancel_all": true, "flatten": true, "pause": true, "merge": true, "redeem": true}
 		if !reflect.DeepEqual(allowed, want) {
 			t.Fatalf("allowed kinds %v, want exactly %v", allowed, want)
 		}

@@ -37,7 +37,7 @@ func (c *Chain) Usage(s *market.State) []Usage {
 		}
 	}
 	for t, p := range s.Positions {
-		if p.Size > 0 {
+		if _, resolved := s.Payout(t); p.Size > 0 && !resolved { // a resolved market's tokens await a redeem: no risk
 			held[t] += p.Size
 		}
 	}
@@ -52,8 +52,8 @@ func (c *Chain) Usage(s *market.State) []Usage {
 	for _, n := range perMarket {
 		maxMkt = max(maxMkt, n)
 	}
-	pv := c.positionsValue(s)
-	eq := s.Balance + s.Reserved + pv
+	pv, claims := c.positionsValue(s)
+	eq := s.Balance + s.Reserved + pv + claims
 	var dayLoss, dd market.Micros
 	if k := c.kill; k.Baseline {
 		dayLoss, dd = max(k.DayStart-eq, 0), max(k.HighWater-eq, 0)

@@ -13,6 +13,7 @@ type valuation struct {
 	version uint64
 	books   int
 	marks   []mark
+	settled []settled // positions of resolved markets (their payout is fixed)
 }
 
 // mark is one open position and the books it is marked from.
@@ -20,6 +21,13 @@ type mark struct {
 	pos   *market.Position
 	own   *market.Book // the token's book, or nil
 	other *market.Book // the complementary token's book, or nil
+}
+
+// settled is one position of a resolved market, not yet redeemed, and its payout
+// per share (market.State.Payout).
+type settled struct {
+	pos    *market.Position
+	payout market.Micros
 }
 
 // value returns the position at its mark: the mid of its own book, else one minus
@@ -38,15 +46,23 @@ func (m *mark) value() market.Micros {
 	return notional(m.pos.AvgPrice(), m.pos.Size)
 }
 
-// positionsValue returns the value of every open position of s at its mark: what
-// market.State.Equity adds to the collateral.
-func (c *Chain) positionsValue(s *market.State) market.Micros {
+// positionsValue returns the value of every open position of s at its mark, the
+// market risk max_gross_exposure bounds, and apart from it the payout of the
+// positions of resolved markets not yet redeemed (a winning share pays one, a losing
+// one nothing, whatever the books say): claims on collateral, not market risk, which
+// equity counts and exposure does not. open + claims is what market.State.Equity
+// adds to the collateral.
+func (c *Chain) positionsValue(s *market.State) (open, claims market.Micros) {
 	cv := &c.values
 	if !c.versioned(s) {
 		cv.state = nil
 		var sum market.Micros
 		for tok, p := range s.Positions {
 			if p.Size <= 0 {
+				continue
+			}
+			if v, ok := s.Payout(tok); ok {
+				claims += notional(v, p.Size)
 				continue
 			}
 			own := s.Books[tok]
@@ -59,7 +75,7 @@ func (c *Chain) positionsValue(s *market.State) market.Micros {
 			m := markOf(s, tok, p, own)
 			sum += m.value()
 		}
-		return sum
+		return sum, claims
 	}
 	if cv.state != s || cv.version != c.version || cv.books != len(s.Books) {
 		cv.rebuild(s, c.version)
@@ -68,15 +84,22 @@ func (c *Chain) positionsValue(s *market.State) market.Micros {
 	for i := range cv.marks {
 		sum += cv.marks[i].value()
 	}
-	return sum
+	for _, st := range cv.settled {
+		claims += notional(st.payout, st.pos.Size)
+	}
+	return sum, claims
 }
 
 func (cv *valuation) rebuild(s *market.State, version uint64) {
 	clear(cv.marks)
-	cv.marks = cv.marks[:0]
+	cv.marks, cv.settled = cv.marks[:0], cv.settled[:0]
 	cv.state, cv.version, cv.books = s, version, len(s.Books)
 	for tok, p := range s.Positions {
-		if p.Size > 0 {
+		switch v, ok := s.Payout(tok); {
+		case p.Size <= 0:
+		case ok:
+			cv.settled = append(cv.settled, settled{pos: p, payout: v})
+		default:
 			cv.marks = append(cv.marks, markOf(s, tok, p, s.Books[tok]))
 		}
 	}

@@ -51,7 +51,8 @@ type View struct {
 	marketOpenBuys  market.Micros // remaining size of open buys of both tokens of Market
 	openOrders      int           // open orders, Replaces excluded
 	openBuyNotional market.Micros // collateral of every open buy, Replaces excluded
-	positionsValue  market.Micros // every position at its mark (set by the chain)
+	positionsValue  market.Micros // every open position at its mark (set by the chain)
+	claims          market.Micros // resolved markets' positions at their payout (set by the chain)
 	pending         *pending      // what the batch allowed before this intent
 	keep            bool          // a re-check of Replaces, which stays (EvaluateKeeping)
 	mb              *marketBooks  // Market's books and positions, when the chain keeps them
@@ -187,8 +188,10 @@ func (v *View) OpenOrders() int { v.compute(); return v.openOrders }
 // Replaces excluded.
 func (v *View) OpenBuyNotional() market.Micros { v.compute(); return v.openBuyNotional }
 
-// PositionsValue returns the value of every position at its mark
-// (market.State.Mark).
+// PositionsValue returns the value of every position of an open market at its mark
+// (market.State.Mark): the market risk max_gross_exposure bounds. Positions of
+// resolved markets awaiting their redeem are not in it: their payout is certain,
+// and equity counts it (docs/design/0161).
 func (v *View) PositionsValue() market.Micros { v.compute(); return v.positionsValue }
 
 // Closable returns the shares of the intent's token a new sell may offer: held

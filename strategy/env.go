@@ -259,9 +259,11 @@ func (t *Token) clearBook() {
 	t.BidDepth, t.AskDepth, t.Imbalance = [Depth + 1]float64{}, [Depth + 1]float64{}, [Depth + 1]float64{}
 }
 
-// fillPosition sets the position fields of t from p (nil: flat), marking it at the
-// mid, else the one side of the book there is, else the last trade, else its cost.
-func (t *Token) fillPosition(p *market.Position) {
+// fillPosition sets the position fields of t from p (nil: flat), marking it at its
+// payout once the market resolved (payout ≥ 0: 1 a winning share, 0 a losing one),
+// else at the mid, else the one side of the book there is, else the last trade,
+// else its cost.
+func (t *Token) fillPosition(p *market.Position, payout market.Micros) {
 	if p == nil {
 		t.Position, t.AvgPrice, t.Cost, t.UPnL, t.RPnL, t.Fees = 0, 0, 0, 0, 0, 0
 		return
@@ -270,6 +272,8 @@ func (t *Token) fillPosition(p *market.Position) {
 	t.RPnL, t.Fees = f(p.Realized), f(p.Fees)
 	mark := t.Mid
 	switch {
+	case payout >= 0:
+		mark = f(payout)
 	case !math.IsNaN(mark):
 	case t.HasBid:
 		mark = t.Bid

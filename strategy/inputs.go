@@ -52,6 +52,7 @@ type tokenIn struct {
 type posIn struct {
 	ok                         bool
 	size, cost, realized, fees market.Micros
+	payout                     market.Micros // a share's payout once the market resolved, -1 before
 }
 
 // marketIn is what the MarketInfo fields but EndsIn are computed from (with the
@@ -117,15 +118,15 @@ func (k *tokenIn) setLast(lt market.LastTrade, ok, force bool) bool {
 	return true
 }
 
-// setPos records the position a token is filled from (nil: flat) and reports
-// whether it changed.
-func (k *tokenIn) setPos(p *market.Position, force bool) bool {
+// setPos records the position a token is filled from (nil: flat) and its payout
+// (-1 while the market is open) and reports whether it changed.
+func (k *tokenIn) setPos(p *market.Position, payout market.Micros, force bool) bool {
 	var v posIn
 	if p != nil {
-		v = posIn{ok: true, size: p.Size, cost: p.Cost, realized: p.Realized, fees: p.Fees}
+		v = posIn{ok: true, size: p.Size, cost: p.Cost, realized: p.Realized, fees: p.Fees, payout: payout}
 	}
 	if !force && k.pos.ok == v.ok && k.pos.size == v.size && k.pos.cost == v.cost && k.pos.realized == v.realized &&
-		k.pos.fees == v.fees {
+		k.pos.fees == v.fees && k.pos.payout == v.payout {
 		return false
 	}
 	k.pos = v

@@ -396,9 +396,16 @@ func (in *Instance) evalMarket(m *mstate, ev *market.Event, st *market.State, ou
 		case actMerge:
 			// A merge leaves the quotes alone: it turns every complete set held
 			// (the smaller of the two positions) back into collateral.
-			if sets := heldSets(h); sets > 0 {
+			if sets := heldSets(h); sets > 0 && !info.Resolved {
 				out = append(out, market.Intent{Kind: market.IntentMerge, Key: m.rkeys[j], Market: info.Condition,
 					Size: sets, Reason: m.rreasons[j]})
+			}
+		case actRedeem:
+			// A redeem collects a resolved market's tokens held: the winning
+			// shares pay one each (Size), the losing ones nothing.
+			if pay, held, ok := st.Redeemable(info.Condition); ok && held > 0 {
+				out = append(out, market.Intent{Kind: market.IntentRedeem, Key: m.rkeys[j], Market: info.Condition,
+					Size: pay, Reason: m.rreasons[j]})
 			}
 		default:
 			kind := market.IntentCancelAll
@@ -563,8 +570,15 @@ func (in *Instance) fill(m *mstate, h *handles, ev *market.Event, st *market.Sta
 		if lastCh {
 			t.fillLast(lt, ok)
 		}
-		if posCh := ti.setPos(p, force); bookCh || lastCh || posCh {
-			t.fillPosition(p)
+		payout := market.Micros(-1) // a resolved market's shares are worth their payout
+		if info.Resolved {
+			payout = 0
+			if o == info.Winner {
+				payout = market.One
+			}
+		}
+		if posCh := ti.setPos(p, payout, force); bookCh || lastCh || posCh {
+			t.fillPosition(p, payout)
 			changed = true
 		}
 	}

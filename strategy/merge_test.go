@@ -18,14 +18,7 @@ quotes:
 rules:
   sets: {when: "yes.position > 0 && no.position > 0", do: merge}
 `)
-	in, err := s.NewInstance([]Binding{{Name: "m", Market: benchCond}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	st := newTestState()
-	// The state's positions are updated in place, as market.State.Apply does.
-	st.Positions[benchYes] = &market.Position{Market: benchCond, Token: benchYes, Outcome: market.Yes}
-	st.Positions[benchNo] = &market.Position{Market: benchCond, Token: benchNo, Outcome: market.No}
+	in, st := holding(t, s, 0, 0)
 	for _, tc := range []struct {
 		yes, no market.Micros
 		want    string
@@ -59,12 +52,29 @@ rules:
 
 // TestMergeIsAnAction: merge is named among do:'s actions, and a near miss is
 // suggested.
-func TestMergeIsAnAction(t *testing.T) {
-	_, err := Parse("merge.yaml", []byte(`
-rules:
-  r: {when: "true", do: merg}
-`))
-	if err == nil || !strings.Contains(err.Error(), "merge") || !strings.Contains(err.Error(), "did you mean merge") {
-		t.Fatalf("error %v, want the actions listed and merge suggested", err)
+func TestMergeIsAnAction(t *testing.T) { suggestsAction(t, "merge", "merg") }
+
+// holding returns an instance of s bound to the test market as "m" and a state
+// holding yes and no shares of it (positions updated in place by the tests, as
+// market.State.Apply does).
+func holding(t *testing.T, s *Strategy, yes, no market.Micros) (*Instance, *market.State) {
+	t.Helper()
+	in, err := s.NewInstance([]Binding{{Name: "m", Market: benchCond}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := newTestState()
+	st.Positions[benchYes] = &market.Position{Market: benchCond, Token: benchYes, Outcome: market.Yes, Size: yes}
+	st.Positions[benchNo] = &market.Position{Market: benchCond, Token: benchNo, Outcome: market.No, Size: no}
+	return in, st
+}
+
+// suggestsAction checks that a rule's do: typo is refused with every action listed
+// and action suggested.
+func suggestsAction(t *testing.T, action, typo string) {
+	t.Helper()
+	_, err := Parse(action+".yaml", []byte("rules:\n  r: {when: \"true\", do: "+typo+"}\n"))
+	if err == nil || !strings.Contains(err.Error(), "cancel_all, flatten, pause, merge or redeem") || !strings.Contains(err.Error(), "did you mean "+action) {
+		t.Fatalf("error %v, want the actions listed and %s suggested", err, action)
 	}
 }

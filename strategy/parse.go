@@ -86,10 +86,11 @@ const (
 	actFlatten
 	actPause
 	actMerge
+	actRedeem
 )
 
 var actionNames = map[string]ruleAction{"cancel_all": actCancelAll, "flatten": actFlatten, "pause": actPause,
-	"merge": actMerge}
+	"merge": actMerge, "redeem": actRedeem}
 
 type takeSpec struct {
 	node  *yaml.Node
@@ -498,15 +499,15 @@ func (p *parser) rules(n *yaml.Node) {
 			p.node(do, "%s: give either do: or take:, not both", what)
 			ok = false
 		case do == nil && take == nil:
-			p.node(kv[0], "%s: needs an action: take: (orders) or do: cancel_all | flatten | pause | merge", what)
+			p.node(kv[0], "%s: needs an action: take: (orders) or do: cancel_all | flatten | pause | merge | redeem", what)
 			ok = false
 		case do != nil:
 			a, known := actionNames[do.Value]
 			if !known {
-				msg := "%s: do must be cancel_all, flatten, pause or merge"
+				msg := "%s: do must be cancel_all, flatten, pause, merge or redeem"
 				if do.Value == "take" {
 					msg = "%s: to take, give the orders under take: instead of do: take"
-				} else if s := exprenv.Suggest(do.Value, []string{"cancel_all", "flatten", "pause", "merge"}); s != "" {
+				} else if s := exprenv.Suggest(do.Value, []string{"cancel_all", "flatten", "pause", "merge", "redeem"}); s != "" {
 					msg += " (did you mean " + s + "?)"
 				}
 				p.node(do, msg, what)

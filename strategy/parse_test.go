@@ -50,7 +50,7 @@ func TestStructuralProblemsDoNotHideExpressionProblems(t *testing.T) {
 			`11:11: quote ask!: type must be GTC or GTD`,
 			`12:20: unexpected token EOF`,
 			`16:11: now() is not available`,
-			`17:9: rule stop: do must be cancel_all, flatten, pause or merge`,
+			`17:9: rule stop: do must be cancel_all, flatten, pause, merge or redeem`,
 			`19:15: type Token has no field bidd (did you mean bid?)`,
 			`20:29: rule hit take[0]: type must be FOK or FAK`,
 			`20:41: unknown name nope`,

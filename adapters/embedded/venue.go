@@ -22,6 +22,7 @@ var (
 	_ agent.Venue       = (*Venue)(nil)
 	_ agent.Synchronous = (*Venue)(nil)
 	_ agent.Merger      = (*Venue)(nil)
+	_ agent.Redeemer    = (*Venue)(nil)
 )
 
 // Venue returns the venue of wallet w.
@@ -153,9 +154,21 @@ func (v *Venue) String() string { return fmt.Sprintf("embedded venue of %s", v.w
 
 // Merge implements agent.Merger: the engine's Merge command for the wallet.
 func (v *Venue) Merge(_ context.Context, m market.ConditionID, size market.Micros) error {
+	return v.ctf(&exchange.Command{Kind: exchange.Merge, Owner: v.wallet, Market: m, Amount: size})
+}
+
+// Redeem implements agent.Redeemer: the engine's Redeem command for the wallet (the
+// winning shares paid into its collateral through the ledger, the losing ones burned).
+func (v *Venue) Redeem(_ context.Context, m market.ConditionID) error {
+	return v.ctf(&exchange.Command{Kind: exchange.Redeem, Owner: v.wallet, Market: m})
+}
+
+// ctf applies one conditional-token command of the wallet at the exchange's time.
+func (v *Venue) ctf(c *exchange.Command) error {
 	x := v.x
 	x.mu.Lock()
 	defer x.mu.Unlock()
-	_, err := x.apply(&exchange.Command{Kind: exchange.Merge, Time: x.now(), Owner: v.wallet, Market: m, Amount: size})
+	c.Time = x.now()
+	_, err := x.apply(c)
 	return err
 }

@@ -188,7 +188,9 @@ type OrderRecord struct {
 	// (reported by the venue); "cancel_all" and "flatten_start" (closing a
 	// market's positions begins) name no order, only Market and, in IntentKey,
 	// why; "merge" (complete sets turned into collateral) names Market, the sets
-	// as Size and why in IntentKey; "adopt_position" (a holding taken over at an agent's start) names its
+	// as Size and why in IntentKey; "redeem" (a resolved market's tokens turned
+	// into collateral) names Market, the collateral paid as Size and why in
+	// IntentKey; "adopt_position" (a holding taken over at an agent's start) names its
 	// Token, Size, average cost as Price and, in IntentKey, where the cost came
 	// from.
 	Action     string             `json:"action"`

@@ -740,3 +740,11 @@ func (v *Venue) Merge(ctx context.Context, m market.ConditionID, size market.Mic
 	}
 	return nil
 }
+
+// Redeem implements agent.Redeemer: POST /ctf/redeem of resolved market m.
+func (v *Venue) Redeem(ctx context.Context, m market.ConditionID) error {
+	if _, err := v.c.Redeem(ctx, clob.CTFRequest{ConditionID: m}); err != nil {
+		return fmt.Errorf("remote: redeem: %w", err)
+	}
+	return nil
+}

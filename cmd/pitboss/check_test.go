@@ -162,7 +162,7 @@ rules:
 		s + ":4:16: type Token has no field bdi (did you mean bid?)",
 		s + ":5:11: unknown name foo",
 		s + ":8:11: now() is not available",
-		s + ":9:9: rule stop: do must be cancel_all, flatten, pause or merge",
+		s + ":9:9: rule stop: do must be cancel_all, flatten, pause, merge or redeem",
 	}
 	for _, file := range []string{"strategy.yaml", "agent.yaml"} {
 		t.Run(file, func(t *testing.T) {
@@ -219,5 +219,21 @@ func TestCheckUnderstandsFleetFiles(t *testing.T) {
 	code, out, _ = runCLI(t, "check", filepath.Join(dir, "fleet-both.yaml"))
 	if code != 1 || !strings.Contains(out, "signing_key and agent_credentials contradict each other") {
 		t.Fatalf("a signing key and agent credentials: exit %d\n%s", code, out)
+	}
+}
+
+// TestCheckAcceptsMergeAndRedeem: rules that merge complete sets and redeem a
+// resolved market's tokens pass `pitboss check`.
+func TestCheckAcceptsMergeAndRedeem(t *testing.T) {
+	dir := writeFiles(t, map[string]string{"s.yaml": `name: collector
+quotes:
+  bid: {side: BUY, price: yes.bid, size: 5}
+rules:
+  sets: {on: fill, when: "yes.position > 0 && no.position > 0", do: merge}
+  collect: {on: resolved, when: market.resolved, do: redeem}
+`})
+	code, out, _ := runCLI(t, "check", filepath.Join(dir, "s.yaml"))
+	if code != 0 || !strings.Contains(out, "ok (strategy collector: 1 quote(s), 2 rule(s)") {
+		t.Fatalf("code %d: %s", code, out)
 	}
 }

@@ -85,8 +85,8 @@ func (a *Agent) driveFlatten() {
 // flattenStep returns true when the market holds nothing left to sell.
 func (a *Agent) flattenStep(j *flattenJob) bool {
 	info := a.st.Markets[j.market]
-	if info == nil {
-		return true
+	if info == nil || info.Resolved {
+		return true // a resolved market's tokens are redeemed, not sold
 	}
 	// Wait for every other order of the market to be gone.
 	for _, r := range a.open {

@@ -191,6 +191,10 @@ func (a *Agent) intent(i int, it *market.Intent) {
 		if a.check(it, "").Allowed {
 			a.merge(it.Market, it.Size, reasonOf(it, "merge"))
 		}
+	case market.IntentRedeem:
+		if a.check(it, "").Allowed {
+			a.redeem(it.Market, reasonOf(it, "redeem"))
+		}
 	default:
 		a.check(it, "") // denied by the allowlist, and audited
 	}
@@ -875,14 +879,9 @@ func (a *Agent) onResolved(ev *market.Event) {
 		}
 	}
 	delete(a.flatten, info.Condition)
-	var realized market.Micros
-	for _, t := range info.Tokens {
-		if p := a.st.Positions[t]; p != nil {
-			realized += p.Realized
-		}
-	}
+	payout, held, _ := a.st.Redeemable(info.Condition)
 	a.log.Info("market resolved", zap.Int64("t", a.st.Time), zap.String("market", string(info.Condition)),
-		zap.Stringer("winner", info.Winner), zap.Stringer("realized", realized))
+		zap.Stringer("winner", info.Winner), zap.Stringer("held", held), zap.Stringer("redeemable", payout))
 	a.forceCP = true
 }
 

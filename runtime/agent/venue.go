@@ -69,6 +69,16 @@ type Merger interface {
 	Merge(ctx context.Context, m market.ConditionID, size market.Micros) error
 }
 
+// Redeemer is a venue that redeems a resolved market's tokens: Redeem pays the
+// wallet one unit of collateral per winning share it holds in market m and burns the
+// losing ones, at once or not at all; it fails with market.CodeMarketNotResolved
+// before the resolution and market.CodeNothingToRedeem when nothing is held there.
+// The paper, embedded and remote venues implement it; on a venue that does not, a
+// strategy's redeem is refused and logged.
+type Redeemer interface {
+	Redeem(ctx context.Context, m market.ConditionID) error
+}
+
 // Account is the wallet as the venue sees it.
 type Account struct {
 	Address  market.Address

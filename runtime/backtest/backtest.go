@@ -271,7 +271,7 @@ func activity(c agent.Counts) []report.Count {
 
 // auditSink hands the agent's audit records that a report shows to the collector:
 // fills with the key of their order, the guards' refusals, kill-switch trips,
-// flattens, merges, pauses and resumes. It runs on the agent's loop, before the strategy
+// flattens, merges, redeems, pauses and resumes. It runs on the agent's loop, before the strategy
 // sees the event (so a fill is in the ledger when the collector samples), and
 // keeps nothing of the record.
 type auditSink struct{ col *report.Collector }
@@ -301,6 +301,8 @@ func (s *auditSink) Audit(r *agent.AuditRecord) {
 			s.col.Mark(report.Mark{Time: r.Time, Kind: report.MarkFlatten, Market: r.Order.Market, Reason: r.Reason})
 		case r.Op == "merge" && r.Err == "":
 			s.col.Merge(r.Time, r.Order.Market, r.Order.Size, r.Reason)
+		case r.Op == "redeem" && r.Err == "":
+			s.col.Redeem(r.Time, r.Order.Market, r.Order.Size, r.Reason)
 		}
 	}
 }

@@ -17,13 +17,7 @@ import (
 // the run's.
 func TestBacktestReportShowsMerges(t *testing.T) {
 	dir := t.TempDir()
-	write := func(name, src string) string {
-		p := filepath.Join(dir, name)
-		if err := os.WriteFile(p, []byte(src), 0o600); err != nil {
-			t.Fatal(err)
-		}
-		return p
-	}
+	write := func(name, src string) string { return writeIn(t, dir, name, src) }
 	write("merger.yaml", `name: merger
 description: bids for YES and for NO at the touch, and merges the pairs back
 quotes:
@@ -44,19 +38,7 @@ rules:
     when: yes.position > 0 && no.position > 0
     do: merge
 `)
-	agentPath := write("agent.yaml", `name: merger
-wallet: keyring:pitboss-merger
-venue: embedded
-dry_run: true
-markets:
-  select: accepting_orders && active && !neg_risk && tick <= 0.01
-  limit: 1
-strategy:
-  file: merger.yaml
-guards:
-  max_order_size: 25
-  max_order_notional: 15
-`)
+	agentPath := writeAgent(t, dir, "merger")
 	rep := run(t, Config{Spec: loadAgent(t, agentPath), Source: sample(t)})
 	var merges []report.Mark
 	for _, e := range rep.Events {
@@ -88,14 +70,50 @@ guards:
 	if tripPnL != rep.Summary.PnL {
 		t.Errorf("round trips' PnL %s, the run's %s: want them equal", tripPnL, rep.Summary.PnL)
 	}
+	shows(t, rep, merges[0].Reason)
+}
+
+// writeIn writes src to the file name in dir (0600) and returns its path.
+func writeIn(t *testing.T, dir, name, src string) string {
+	t.Helper()
+	p := filepath.Join(dir, name)
+	if err := os.WriteFile(p, []byte(src), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// writeAgent writes dir/agent.yaml: a dry run named name of the strategy in
+// dir/name.yaml on the first tradable binary market, with small order limits; it
+// returns its path.
+func writeAgent(t *testing.T, dir, name string) string {
+	t.Helper()
+	return writeIn(t, dir, "agent.yaml", `name: `+name+`
+wallet: keyring:pitboss-`+name+`
+venue: embedded
+dry_run: true
+markets:
+  select: accepting_orders && active && !neg_risk && tick <= 0.01
+  limit: 1
+strategy:
+  file: `+name+`.yaml
+guards:
+  max_order_size: 25
+  max_order_notional: 15
+`)
+}
+
+// shows checks that the JSON, HTML and text forms of rep all contain what.
+func shows(t *testing.T, rep *report.Report, what string) {
+	t.Helper()
 	out := render(t, rep)
 	var text bytes.Buffer
 	if err := rep.WriteText(&text); err != nil {
 		t.Fatal(err)
 	}
 	for name, b := range map[string][]byte{"JSON": out[0], "HTML": out[1], "text": text.Bytes()} {
-		if !bytes.Contains(b, []byte(merges[0].Reason)) {
-			t.Errorf("the %s report does not show the merges", name)
+		if !bytes.Contains(b, []byte(what)) {
+			t.Errorf("the %s report does not show %q", name, what)
 		}
 	}
 }

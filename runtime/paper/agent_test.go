@@ -23,8 +23,16 @@ func (f listFeed) Run(ctx context.Context, emit func(*market.Event) bool) error 
 
 type bidAt market.Micros
 
+// Decide bids while the market is open and redeems its tokens once it resolved.
 func (b bidAt) Decide(ev *market.Event, st *market.State, out []market.Intent) ([]market.Intent, error) {
-	if m := st.Markets[cond]; m == nil || m.Resolved {
+	m := st.Markets[cond]
+	switch {
+	case m == nil:
+		return out, nil
+	case m.Resolved:
+		if pay, held, _ := st.Redeemable(cond); held > 0 {
+			out = append(out, market.Intent{Kind: market.IntentRedeem, Key: "m/collect", Market: cond, Size: pay})
+		}
 		return out, nil
 	}
 	return append(out, market.Intent{Kind: market.IntentQuote, Key: "m/bid", Market: cond, Token: yes, Outcome: market.Yes,
@@ -45,42 +53,43 @@ func (allow) KillState() ([]byte, error)                         { return nil, n
 func (allow) RestoreKill([]byte) error                           { return nil }
 
 // TestDryRunPnLIsRealAfterResolution runs an agent on the paper venue: its bid waits
-// behind the queue, fills when trades consume it, and the market resolves YES —
-// the position redeems at 1, the agent's state and the paper account agree, and the
-// PnL is realized.
+// behind the queue, fills when trades consume it, and the market resolves — the
+// tokens stay held (marked at their payout) until the agent redeems them: a win
+// pays 1 a share, a loss 0. The agent's state and the paper account agree, the PnL
+// is realized, and the redeem is audited with what it paid.
 func TestDryRunPnLIsRealAfterResolution(t *testing.T) {
-	v, err := paper.New(paper.Config{Address: addr}, source{mkInfo(0)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	const t0 = 1_000_000
-	feed := listFeed{
-		{Kind: market.EventBook, Time: t0, Market: cond, Token: yes,
-			Bids: []market.Level{lv("0.45", "20")}, Asks: []market.Level{lv("0.50", "20")}},
-		{Kind: market.EventLastTrade, Time: t0 + 10, Market: cond, Token: yes, Price: mic("0.45"), Size: mic("15"), Side: market.Sell},
-		{Kind: market.EventLastTrade, Time: t0 + 20, Market: cond, Token: yes, Price: mic("0.45"), Size: mic("15"), Side: market.Sell},
-		{Kind: market.EventResolved, Time: t0 + 30, Market: cond, Token: yes, Winner: yes},
-	}
-	a, err := agent.New(agent.Config{ID: "paper-test", Wallet: addr, DryRun: true, Markets: []market.ConditionID{cond},
-		Heartbeat: -1, TimerInterval: -1}, agent.Deps{Venue: v, Feed: feed, Decider: bidAt(mic("0.45")), Guards: allow{},
-		Clock: agent.EventClock})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := a.Run(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	s := a.Status()
-	if s.Counts.Fills != 1 {
-		t.Fatalf("%d fills, want 1 (10 shares once the 20 ahead traded)", s.Counts.Fills)
-	}
-	// Bought 10 at 0.45, redeemed at 1: +5.5.
-	if s.Realized != mic("5.5") || s.Balance != mic("1005.5") || s.PnL != mic("5.5") {
-		t.Fatalf("realized %s balance %s pnl %s; want 5.5, 1005.5, 5.5", s.Realized, s.Balance, s.PnL)
-	}
-	acct, _ := v.Account(context.Background())
-	if acct.Balance != s.Balance || acct.Reserved != 0 {
-		t.Fatalf("paper account %s (reserved %s), agent %s", acct.Balance, acct.Reserved, s.Balance)
+	for _, tc := range []struct {
+		winner                       market.TokenID
+		paid, realized, balance, pnl market.Micros
+	}{
+		{yes, mic("10"), mic("5.5"), mic("1005.5"), mic("5.5")}, // bought 10 at 0.45, redeemed at 1
+		{no, 0, -mic("4.5"), mic("995.5"), -mic("4.5")},         // redeemed at 0
+	} {
+		v := newPaper(t)
+		const t0 = 1_000_000
+		feed := listFeed{
+			{Kind: market.EventBook, Time: t0, Market: cond, Token: yes,
+				Bids: []market.Level{lv("0.45", "20")}, Asks: []market.Level{lv("0.50", "20")}},
+			{Kind: market.EventLastTrade, Time: t0 + 10, Market: cond, Token: yes, Price: mic("0.45"), Size: mic("15"), Side: market.Sell},
+			{Kind: market.EventLastTrade, Time: t0 + 20, Market: cond, Token: yes, Price: mic("0.45"), Size: mic("15"), Side: market.Sell},
+			{Kind: market.EventResolved, Time: t0 + 30, Market: cond, Token: tc.winner, Winner: tc.winner},
+		}
+		var audit auditRecs
+		s := runOnPaper(t, v, feed, bidAt(mic("0.45")), &audit)
+		if s.Counts.Fills != 1 {
+			t.Fatalf("%d fills, want 1 (10 shares once the 20 ahead traded)", s.Counts.Fills)
+		}
+		if s.Realized != tc.realized || s.Balance != tc.balance || s.PnL != tc.pnl {
+			t.Fatalf("%s won: realized %s balance %s pnl %s; want %s, %s, %s", tc.winner, s.Realized, s.Balance, s.PnL,
+				tc.realized, tc.balance, tc.pnl)
+		}
+		acct, _ := v.Account(context.Background())
+		if acct.Balance != s.Balance || acct.Reserved != 0 {
+			t.Fatalf("paper account %s (reserved %s), agent %s", acct.Balance, acct.Reserved, s.Balance)
+		}
+		if len(audit.redeems) != 1 || audit.redeems[0].Order.Size != tc.paid || audit.redeems[0].Err != "" {
+			t.Fatalf("redeem audit records %+v, want one paying %s", audit.redeems, tc.paid)
+		}
 	}
 }
 
@@ -174,10 +183,7 @@ func (buyBothThenMerge) Decide(ev *market.Event, st *market.State, out []market.
 // positions close, 0.50 is realized as a loss, and the agent's state and the paper
 // account agree.
 func TestMergeTurnsCompleteSetsIntoCollateral(t *testing.T) {
-	v, err := paper.New(paper.Config{Address: addr}, source{mkInfo(0)})
-	if err != nil {
-		t.Fatal(err)
-	}
+	v := newPaper(t)
 	const t0 = 1_000_000
 	book := func(t int64) market.Event {
 		return market.Event{Kind: market.EventBook, Time: t, Market: cond, Token: yes,
@@ -186,16 +192,7 @@ func TestMergeTurnsCompleteSetsIntoCollateral(t *testing.T) {
 	noBook := market.Event{Kind: market.EventBook, Time: t0, Market: cond, Token: no,
 		Bids: []market.Level{lv("0.50", "100")}, Asks: []market.Level{lv("0.55", "100")}}
 	var audit auditRecs
-	a, err := agent.New(agent.Config{ID: "paper-test", Wallet: addr, DryRun: true, Markets: []market.ConditionID{cond},
-		Heartbeat: -1, TimerInterval: -1}, agent.Deps{Venue: v, Feed: listFeed{noBook, book(t0), book(t0 + 10)},
-		Decider: buyBothThenMerge{}, Guards: allow{}, Clock: agent.EventClock, Audit: &audit})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := a.Run(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	s := a.Status()
+	s := runOnPaper(t, v, listFeed{noBook, book(t0), book(t0 + 10)}, buyBothThenMerge{}, &audit)
 	if s.Counts.Fills != 2 {
 		t.Fatalf("%d fills, want 2 (%+v)", s.Counts.Fills, s.Counts)
 	}
@@ -226,11 +223,41 @@ func TestMergeTurnsCompleteSetsIntoCollateral(t *testing.T) {
 	}
 }
 
-// auditRecs keeps the merge records.
-type auditRecs struct{ merges []agent.AuditRecord }
+// newPaper returns a paper venue of addr over the test market.
+func newPaper(t *testing.T) *paper.Venue {
+	t.Helper()
+	v, err := paper.New(paper.Config{Address: addr}, source{mkInfo(0)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v
+}
+
+// runOnPaper runs a dry-run agent of decider d on paper venue v through feed (in
+// event time, every intent allowed, audited to audit) and returns its final status.
+func runOnPaper(t *testing.T, v *paper.Venue, feed listFeed, d agent.Decider, audit *auditRecs) agent.Status {
+	t.Helper()
+	a, err := agent.New(agent.Config{ID: "paper-test", Wallet: addr, DryRun: true, Markets: []market.ConditionID{cond},
+		Heartbeat: -1, TimerInterval: -1}, agent.Deps{Venue: v, Feed: feed, Decider: d, Guards: allow{},
+		Clock: agent.EventClock, Audit: audit})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := a.Run(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	return a.Status()
+}
+
+// auditRecs keeps the merge and redeem records.
+type auditRecs struct{ merges, redeems []agent.AuditRecord }
 
 func (a *auditRecs) Audit(r *agent.AuditRecord) {
-	if r.Kind == agent.AuditOrder && r.Op == "merge" {
+	switch {
+	case r.Kind != agent.AuditOrder:
+	case r.Op == "merge":
 		a.merges = append(a.merges, *r)
+	case r.Op == "redeem":
+		a.redeems = append(a.redeems, *r)
 	}
 }

@@ -32,9 +32,9 @@
 // level change it causes. Several own orders at one level share each print in
 // placement order.
 //
-// Markets resolve with market.EventResolved: the paper account's winning tokens
-// redeem at 1 and losing ones at 0, and its open orders there are cancelled, so
-// dry-run PnL is real. GTD orders expire when event time passes their expiration.
+// Markets resolve with market.EventResolved: open orders there are cancelled and the
+// paper account's tokens stay until redeemed (Redeem: winning ones at 1, losing ones
+// at 0), as on the venue, so dry-run PnL is real. GTD orders expire when event time passes their expiration.
 //
 // # Use
 //

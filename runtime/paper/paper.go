@@ -91,6 +91,7 @@ var (
 	_ agent.Simulator   = (*Venue)(nil)
 	_ agent.Persistent  = (*Venue)(nil)
 	_ agent.Merger      = (*Venue)(nil)
+	_ agent.Redeemer    = (*Venue)(nil)
 )
 
 // New returns a paper venue with cfg's starting balance, taking market metadata
@@ -691,8 +692,8 @@ func (v *Venue) emitOrder(o *order, u market.OrderUpdate) {
 	v.emit(&v.ev)
 }
 
-// resolve settles the paper account in a resolved market: winning tokens redeem at
-// 1, losing ones at 0; open orders there are cancelled.
+// resolve marks a market resolved: open orders there are cancelled; the holdings
+// stay until redeemed (Redeem), as on the venue.
 func (v *Venue) resolve(ev *market.Event) {
 	m := v.markets[ev.Market]
 	if m == nil {
@@ -712,18 +713,41 @@ func (v *Venue) resolve(ev *market.Event) {
 	if o, ok := m.OutcomeOf(ev.Winner); ok {
 		m.Winner = o
 	}
-	for o, t := range m.Tokens {
-		h := v.pos[t]
-		if h == nil || h.Size == 0 {
-			continue
-		}
-		won := market.Outcome(o) == m.Winner
-		if won {
-			v.balance += h.Size
-		}
-		h.Settle(won)
-		h.reserved = 0
+}
+
+// Redeem implements agent.Redeemer: the holdings of resolved market m are redeemed,
+// each winning share for one unit of collateral, the losing ones for nothing (both
+// close at their payout, market.Position.Settle). It refuses an unknown market
+// (market.ErrMarketNotFound), one not resolved yet (market.CodeMarketNotResolved)
+// and one where nothing is held (market.CodeNothingToRedeem), changing nothing.
+func (v *Venue) Redeem(_ context.Context, m market.ConditionID) error {
+	info := v.markets[m]
+	switch {
+	case info == nil:
+		return fmt.Errorf("paper: redeem: %w", market.ErrMarketNotFound)
+	case !info.Resolved:
+		return fmt.Errorf("paper: redeem: %w", market.Errorf(market.CodeMarketNotResolved, string(m)))
 	}
+	held := false
+	for _, t := range info.Tokens {
+		if h := v.pos[t]; h != nil && h.Size > 0 {
+			held = true
+		}
+	}
+	if !held {
+		return fmt.Errorf("paper: redeem: %w", market.Errorf(market.CodeNothingToRedeem, string(m)))
+	}
+	for o, t := range info.Tokens {
+		if h := v.pos[t]; h != nil && h.Size > 0 {
+			won := market.Outcome(o) == info.Winner
+			if won {
+				v.balance += h.Size
+			}
+			h.Settle(won)
+			h.reserved = 0
+		}
+	}
+	return nil
 }
 
 // Merge implements agent.Merger: size complete sets of market m (shares of both

@@ -361,8 +361,13 @@ func TestLatencyDelaysArrival(t *testing.T) {
 	}
 }
 
-func TestResolutionSettlesThePaperAccount(t *testing.T) {
+// TestResolutionKeepsTheHoldingsUntilRedeemed: a resolution cancels the market's
+// orders and leaves the tokens held, as the venue does; Redeem refuses before the
+// resolution (market_not_resolved), then pays 1 a winning share and 0 a losing one,
+// realizing the PnL, and refuses a second time (nothing_to_redeem).
+func TestResolutionKeepsTheHoldingsUntilRedeemed(t *testing.T) {
 	h := newHarness(t, paper.Config{}, mkInfo(0))
+	ctx := context.Background()
 	h.book(yes, []market.Level{lv("0.40", "100")}, []market.Level{lv("0.45", "100")})
 	if _, err := h.place(yes, market.Buy, "0.45", "10", market.FAK, false); err != nil {
 		t.Fatal(err)
@@ -374,24 +379,39 @@ func TestResolutionSettlesThePaperAccount(t *testing.T) {
 	if _, err := h.place(yes, market.Buy, "0.30", "10", market.GTC, false); err != nil { // still open at resolution
 		t.Fatal(err)
 	}
+	var e *market.Error
+	if err := h.v.Redeem(ctx, cond); !errors.As(err, &e) || e.Code != market.CodeMarketNotResolved {
+		t.Fatalf("redeem before the resolution: %v, want market_not_resolved", err)
+	}
 	h.market(market.Event{Kind: market.EventResolved, Token: yes, Winner: yes})
-	acct, _ := h.v.Account(context.Background())
-	// 1000 − 4.5 − 3 + 10 (winning YES at 1) + 0 (losing NO)
-	if acct.Balance != mic("1002.5") || acct.Reserved != 0 {
-		t.Fatalf("balance %s reserved %s, want 1002.5 and 0", acct.Balance, acct.Reserved)
+	acct, _ := h.v.Account(ctx)
+	// 1000 − 4.5 − 3: the tokens wait for the redeem
+	if acct.Balance != mic("992.5") || acct.Reserved != 0 || len(acct.Positions) != 2 {
+		t.Fatalf("balance %s reserved %s positions %+v, want 992.5, 0 and both held", acct.Balance, acct.Reserved, acct.Positions)
+	}
+	if _, err := h.place(yes, market.Buy, "0.30", "10", market.GTC, false); !errors.Is(err, market.ErrMarketResolved) {
+		t.Fatalf("order on a resolved market: %v", err)
+	}
+	if err := h.v.Redeem(ctx, cond); err != nil {
+		t.Fatal(err)
+	}
+	acct, _ = h.v.Account(ctx)
+	// + 10 (winning YES at 1) + 0 (losing NO)
+	if acct.Balance != mic("1002.5") {
+		t.Fatalf("balance %s after the redeem, want 1002.5", acct.Balance)
 	}
 	var realized market.Micros
 	for _, p := range acct.Positions {
 		if p.Size != 0 {
-			t.Fatalf("position %+v left after resolution", p)
+			t.Fatalf("position %+v left after the redeem", p)
 		}
 		realized += p.Realized
 	}
 	if realized != mic("2.5") {
 		t.Fatalf("realized %s, want 2.5", realized)
 	}
-	if _, err := h.place(yes, market.Buy, "0.30", "10", market.GTC, false); !errors.Is(err, market.ErrMarketResolved) {
-		t.Fatalf("order on a resolved market: %v", err)
+	if err := h.v.Redeem(ctx, cond); !errors.As(err, &e) || e.Code != market.CodeNothingToRedeem {
+		t.Fatalf("a second redeem: %v, want nothing_to_redeem", err)
 	}
 }
 

@@ -358,8 +358,8 @@ func (c *Collector) sample(t int64, st *market.State) {
 	if t < c.lastTime {
 		t = c.lastTime
 	}
-	exp, held := marks(st)
-	eq := st.Balance + st.Reserved + exp // st.Equity(), without a second pass
+	exp, claims, held := marks(st)
+	eq := st.Balance + st.Reserved + exp + claims // st.Equity(), without a second pass
 	// Time-weighted exposure and time in market over [lastSample, t), at the
 	// previous sample's values.
 	if dt := t - c.lastSample; dt > 0 {
@@ -398,25 +398,33 @@ func (c *Collector) sample(t int64, st *market.State) {
 	}
 }
 
-// exposure is the value of every position at its mark.
+// exposure is the value of every position of an open market at its mark.
 func exposure(st *market.State) market.Micros {
-	exp, _ := marks(st)
+	exp, _, _ := marks(st)
 	return exp
 }
 
 // marks returns, in one pass over the positions, the exposure (the value of
-// every position at its mark: exactly the sum market.State.Equity adds to the
-// collateral, so Balance + Reserved + exposure is Equity, integer addition being
-// associative) and whether any position is held (Size > 0).
-// TestSampleMatchesEquity pins the equality.
-func marks(st *market.State) (exp market.Micros, held bool) {
+// every position of an open market at its mark), the claims (the positions of
+// resolved markets not yet redeemed, at their payout: 1 a winning share, 0 a losing
+// one) and whether any open market's position is held (Size > 0). Equity counts the
+// claims, exposure and time in market do not (a certain payout is no market risk;
+// docs/design/0161). exposure + claims is exactly the sum market.State.Equity adds
+// to the collateral, so Balance + Reserved + exposure + claims is Equity, integer
+// addition being associative; TestSampleMatchesEquity pins the equality.
+func marks(st *market.State) (exp, claims market.Micros, held bool) {
 	for t, p := range st.Positions {
-		if p.Size > 0 {
-			exp += p.Value(st.Mark(t))
-			held = true
+		if p.Size <= 0 {
+			continue
 		}
+		if v, ok := st.Payout(t); ok {
+			claims += p.Value(v)
+			continue
+		}
+		exp += p.Value(st.Mark(t))
+		held = true
 	}
-	return exp, held
+	return exp, claims, held
 }
 
 // addPoint appends a chart point, halving the curve when it is full.
@@ -435,6 +443,9 @@ func (c *Collector) addPoint(t int64, eq, exp market.Micros, st *market.State) {
 	}
 	net := make([]Money, len(c.mkts))
 	for i, m := range c.mkts {
+		if m.resolved { // its tokens await a redeem: no position in the market any more
+			continue
+		}
 		var y, n market.Micros
 		if p := st.Positions[m.info.Tokens[market.Yes]]; p != nil && m.info.Tokens[market.Yes] != "" {
 			y = p.Size

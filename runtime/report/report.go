@@ -146,6 +146,7 @@ const (
 	MarkControl    = "control"     // an operator's command
 	MarkResolved   = "resolved"    // a market resolved (Reason: "YES won")
 	MarkMerge      = "merge"       // complete sets turned back into collateral (Market; Reason: how many, why)
+	MarkRedeem     = "redeem"      // a resolved market's tokens redeemed (Market; Reason: the collateral paid, why)
 )
 
 // Mark is one event of the run worth seeing on a time chart.

@@ -105,6 +105,19 @@ func (c *Collector) Merge(t int64, cond market.ConditionID, n market.Micros, why
 	c.dirty = true
 }
 
+// Redeem records the redeem of resolved market cond's tokens at time t (the agent's
+// audit record "redeem"), which paid the collateral paid: the run's events gain a
+// redeem mark. The report's ledger settled the market's positions when it resolved
+// (their payout was certain then), so the redeem changes no figure: it turns that
+// payout into collateral. A redeem in a market the run does not know is noted.
+func (c *Collector) Redeem(t int64, cond market.ConditionID, paid market.Micros, why string) {
+	if c.byCond[cond] == nil {
+		c.Note("redeem in market %s, which the run does not know: not shown", cond)
+		return
+	}
+	c.Mark(Mark{Time: t, Kind: MarkRedeem, Market: cond, Reason: "tokens → " + paid.String() + " collateral (" + why + ")"})
+}
+
 // tripSettle closes the token's round trip at a resolution: size shares paid 1
 // (won) or 0.
 func (c *Collector) tripSettle(tok market.TokenID, size market.Micros, won bool, realized market.Micros, t int64) {

@@ -178,7 +178,7 @@ func auditJSON(r *agent.AuditRecord) auditLine {
 		if o.Token != "" {
 			ol.Token, ol.Side, ol.Price, ol.Size = string(o.Token), o.Side.String(), o.Price.String(), o.Size.String()
 			ol.Matched, ol.Type, ol.Status = o.Matched.String(), o.Type.String(), o.Status.String()
-		} else if o.Size > 0 { // a merge: the complete sets
+		} else if o.Size > 0 { // a merge: the complete sets; a redeem: the collateral paid
 			ol.Size = o.Size.String()
 		}
 		l.Order = ol

@@ -65,8 +65,9 @@ func (f *fleetAudit) Dropped() uint64 { return f.dropped.Load() }
 //	           intent the guards see is recorded here, so there is no separate
 //	           "intent" record)
 //	order    → "order" (the operation and the order as sent or as answered; a
-//	           rejection's message in error; for cancel_all, flatten_start and
-//	           merge, the reason in intent_key; a merge's sets in size)
+//	           rejection's message in error; for cancel_all, flatten_start, merge
+//	           and redeem, the reason in intent_key; a merge's sets and a
+//	           redeem's collateral paid in size)
 //	fill     → "fill"
 //	adopt    → "order" with action adopt_position (the holding's size, its
 //	           average cost as the price, where the cost came from in intent_key)

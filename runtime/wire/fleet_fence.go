@@ -14,9 +14,11 @@ import (
 )
 
 // fencedVenue passes the agent's order-changing calls (Submit, Cancel, CancelAll)
-// to the venue only while check allows (docs/design/0142: the lease fence); after
-// it, they fail with check's error and the venue is not called. Reads, Prepare and
-// Heartbeat pass. Calls that went out are written to trace, if set.
+// and position-changing ones (Merge, Redeem: agent.Merger, agent.Redeemer, which it
+// forwards when the venue has them) to the venue only while check allows
+// (docs/design/0142: the lease fence); after it, they fail with check's error and
+// the venue is not called. Reads, Prepare and Heartbeat pass. Calls that went out
+// are written to trace, if set.
 type fencedVenue struct {
 	agent.Venue
 	check func() error
@@ -76,6 +78,34 @@ func (v *fencedVenue) CancelAll(ctx context.Context, m market.ConditionID) error
 	}
 	defer v.trace.call("cancel_all")()
 	return v.Venue.CancelAll(ctx, m)
+}
+
+// Merge implements agent.Merger behind the fence (the venue's Merge, when it has one).
+func (v *fencedVenue) Merge(ctx context.Context, m market.ConditionID, size market.Micros) error {
+	mg, ok := v.Venue.(agent.Merger)
+	if !ok {
+		return fmt.Errorf("wire: the venue %T cannot merge complete sets", v.Venue)
+	}
+	return v.behind("merge", func() error { return mg.Merge(ctx, m, size) })
+}
+
+// Redeem implements agent.Redeemer behind the fence (the venue's Redeem, when it
+// has one).
+func (v *fencedVenue) Redeem(ctx context.Context, m market.ConditionID) error {
+	rd, ok := v.Venue.(agent.Redeemer)
+	if !ok {
+		return fmt.Errorf("wire: the venue %T cannot redeem resolved tokens", v.Venue)
+	}
+	return v.behind("redeem", func() error { return rd.Redeem(ctx, m) })
+}
+
+// behind makes call, traced as op, while the fence allows; after it, check's error.
+func (v *fencedVenue) behind(op string, call func() error) error {
+	if err := v.check(); err != nil {
+		return err
+	}
+	defer v.trace.call(op)()
+	return call()
 }
 
 // fencedSim is a fencedVenue over a simulating, persistent venue.
