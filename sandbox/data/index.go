@@ -297,9 +297,7 @@ func (ix *Index) apply(cmd *exchange.Command, ev *exchange.Event) {
 		if m == nil || ev.Size <= 0 {
 			return
 		}
-		m.volume += ev.Amount
-		m.trades++
-		m.addHourVolume(ev.Time, ev.Amount)
+		m.traded(ev)
 		avg, _ := market.MulDiv(ev.Amount, market.One, ev.Size)
 		ix.trade(m, ev, avg)
 	case exchange.Swapped:
@@ -310,9 +308,7 @@ func (ix *Index) apply(cmd *exchange.Command, ev *exchange.Event) {
 		if m == nil || ev.Size <= 0 {
 			return
 		}
-		m.volume += ev.Amount
-		m.trades++
-		m.addHourVolume(ev.Time, ev.Amount)
+		m.traded(ev)
 		buy, sell := *ev, *ev
 		buy.Owner, buy.Side, sell.Side = ev.To, market.Buy, market.Sell
 		ix.trade(m, &buy, ev.Price)
@@ -441,6 +437,14 @@ func (m *mkt) outcomeOf(t market.TokenID) (market.Outcome, bool) {
 }
 
 const hourMs = 3_600_000
+
+// traded counts a trade's collateral (a TradeExecuted's or a Swapped's Amount) in
+// the market's volume, trades and the hour's volume.
+func (m *mkt) traded(ev *exchange.Event) {
+	m.volume += ev.Amount
+	m.trades++
+	m.addHourVolume(ev.Time, ev.Amount)
+}
 
 func (m *mkt) addHourVolume(t int64, amount market.Micros) {
 	h := t / hourMs

@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
@@ -20,15 +21,7 @@ func (w *wsConn) next(n int) []api.WSMessage {
 	defer cancel()
 	var out []api.WSMessage
 	for len(out) < n {
-		_, b, err := w.c.Read(ctx)
-		if err != nil {
-			w.t.Fatalf("reading message %d of %d: %v", len(out)+1, n, err)
-		}
-		msgs, err := api.DecodeWSFrame(b)
-		if err != nil {
-			w.t.Fatalf("frame %s: %v", b, err)
-		}
-		out = append(out, msgs...)
+		out = append(out, w.read(ctx, fmt.Sprintf("message %d of %d", len(out)+1, n))...)
 	}
 	return out
 }

@@ -38,6 +38,20 @@ func (e *env) dialWS(t *testing.T, url, path string, sub api.WSSubscribe) *wsCon
 	return &wsConn{t: t, c: c}
 }
 
+// read reads one WebSocket message and decodes its messages.
+func (w *wsConn) read(ctx context.Context, what string) []api.WSMessage {
+	w.t.Helper()
+	_, b, err := w.c.Read(ctx)
+	if err != nil {
+		w.t.Fatalf("waiting for %s: %v", what, err)
+	}
+	msgs, err := api.DecodeWSFrame(b)
+	if err != nil {
+		w.t.Fatalf("frame %s: %v", b, err)
+	}
+	return msgs
+}
+
 // until reads messages until ok accepts one, and returns it with every message read.
 func (w *wsConn) until(what string, ok func(m *api.WSMessage) bool) (api.WSMessage, []api.WSMessage) {
 	w.t.Helper()
@@ -45,14 +59,7 @@ func (w *wsConn) until(what string, ok func(m *api.WSMessage) bool) (api.WSMessa
 	defer cancel()
 	var all []api.WSMessage
 	for {
-		_, b, err := w.c.Read(ctx)
-		if err != nil {
-			w.t.Fatalf("waiting for %s: %v (got %d messages)", what, err, len(all))
-		}
-		msgs, err := api.DecodeWSFrame(b)
-		if err != nil {
-			w.t.Fatalf("frame %s: %v", b, err)
-		}
+		msgs := w.read(ctx, what)
 		for i := range msgs {
 			all = append(all, msgs[i])
 			if ok(&msgs[i]) {
