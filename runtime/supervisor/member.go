@@ -161,6 +161,7 @@ func (m *member) prepare(ctx context.Context) {
 // process and releases the locks. prepare has run.
 func (m *member) run(ctx context.Context) {
 	defer m.unlock()
+	defer m.s.dropCreds(m.a.ID)
 	wanted := m.effectiveDesired() != natsbus.DesiredStopped
 	if !wanted {
 		m.set(ProcStopped, "desired state: stopped")
@@ -202,6 +203,7 @@ func (m *member) run(ctx context.Context) {
 		wanted = m.once(ctx)
 		if !wanted {
 			m.unlock()
+			m.s.dropCreds(m.a.ID) // not renewed while no process of it runs
 		}
 	}
 }

@@ -106,12 +106,29 @@ func (c *mintedCreds) renewDue(now time.Time) {
 	}
 }
 
+// drop removes agent id's credentials (its process ended and is not restarted).
+func (c *mintedCreds) drop(id market.AgentID) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if _, ok := c.cur[id]; ok {
+		delete(c.cur, id)
+		_ = os.Remove(c.path(id))
+	}
+}
+
 // close removes the credentials.
 func (c *mintedCreds) close() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	_ = os.RemoveAll(c.dir)
 	c.cur = map[market.AgentID]natsbus.AgentCreds{}
+}
+
+// dropCreds forgets agent id's minted credentials, if any (member.run).
+func (s *Supervisor) dropCreds(id market.AgentID) {
+	if s.minted != nil {
+		s.minted.drop(id)
+	}
 }
 
 // withoutAuth returns ep's URL and TLS files without its credentials.

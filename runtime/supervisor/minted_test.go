@@ -29,7 +29,8 @@ import (
 // publish its own status and are refused b's (publish and subscribe); the
 // signing key's seed appears in no log, no child's output, environment or
 // command line, and no file but its own; the agents' creds files are 0600 in a
-// 0700 directory, removed when the supervisor stops.
+// 0700 directory; a stopped agent's is removed, and the directory when the
+// supervisor stops.
 func TestAgentsGetMintedCredentials(t *testing.T) {
 	if runtime.GOOS != "linux" {
 		t.Skip("reads /proc")
@@ -197,6 +198,14 @@ func TestAgentsGetMintedCredentials(t *testing.T) {
 	// a's, b's and the operator's supervisor's
 	if !slices.Contains(credsFiles, credsA) || len(credsFiles) != 3 {
 		t.Fatalf("creds files: %v", credsFiles)
+	}
+	// A stopped agent's credentials are removed, not renewed.
+	if _, err := f.Client.Control(supervisortest.Ctx(t, 5*time.Second), "stop", "b", "test", ""); err != nil {
+		t.Fatal(err)
+	}
+	f.WaitAgent("b", "stopped", 20*time.Second, func(v AgentView) bool { return v.Process == ProcStopped })
+	if _, err := os.Stat(filepath.Join(filepath.Dir(credsA), "b.creds")); !os.IsNotExist(err) {
+		t.Fatalf("a stopped agent's creds file: %v", err)
 	}
 	f.Stop()
 	for _, out := range []string{logs.String(), f.Out.String()} {
