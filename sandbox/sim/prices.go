@@ -3,6 +3,7 @@ package sim
 import (
 	"hash/fnv"
 	"math/rand/v2"
+	"sync"
 
 	"github.com/pitbossdev/pitboss/market"
 )
@@ -117,4 +118,59 @@ func (p *Prices) Price(s market.FeedSymbol) (int64, bool) {
 		}
 	}
 	return 0, false
+}
+
+// PriceService serves the price process of any symbol asked for, from one origin:
+// the process of a symbol is NewPrices(seed, origin, [symbol]), created on first
+// use and stepped forward as later times are asked for, so it gives every symbol
+// the path the embedded venue gives it when its run starts at origin with the same
+// seed (`pitboss exchange --sim` serves its /ws/rtds price topics from one). It
+// keeps only each symbol's current state: times it has stepped past are not asked
+// for again. It is safe for concurrent use.
+type PriceService struct {
+	seed   uint64
+	origin int64
+
+	mu    sync.Mutex
+	procs map[market.FeedSymbol]*symbolPrices
+}
+
+type symbolPrices struct {
+	p    *Prices
+	last market.Event // the newest price stepped (Time 0: none yet)
+	buf  []market.Event
+}
+
+// NewPriceService returns the service of seed whose prices start at origin (Unix
+// ms, rounded up to a multiple of PriceStep).
+func NewPriceService(seed uint64, origin int64) *PriceService {
+	return &PriceService{seed: seed, origin: origin, procs: map[market.FeedSymbol]*symbolPrices{}}
+}
+
+// Origin returns the time the service's prices start at (Unix ms).
+func (s *PriceService) Origin() int64 { return s.origin }
+
+// Prices steps sym's process up to upTo (Unix ms) and appends to out its prices
+// stamped after after (Unix ms), oldest first — or, when latest is set, only the
+// newest price at or before upTo (none before the origin). Name is sym's String
+// and Value the price, as the embedded venue's events.
+func (s *PriceService) Prices(sym market.FeedSymbol, after, upTo int64, latest bool, out []market.Event) []market.Event {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	sp := s.procs[sym]
+	if sp == nil {
+		sp = &symbolPrices{p: NewPrices(s.seed, s.origin, []market.FeedSymbol{sym})}
+		s.procs[sym] = sp
+	}
+	for sp.p.Next() <= upTo {
+		sp.buf = sp.p.Step(sp.buf[:0])
+		sp.last = sp.buf[0]
+		if !latest && sp.last.Time > after {
+			out = append(out, sp.last)
+		}
+	}
+	if latest && sp.last.Time != 0 && sp.last.Time > after {
+		out = append(out, sp.last)
+	}
+	return out
 }

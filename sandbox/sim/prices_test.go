@@ -55,3 +55,51 @@ func TestPricesAreSeededAndStepped(t *testing.T) {
 		t.Fatalf("step standard deviation %.3g, want %.3g", sd, want)
 	}
 }
+
+// TestPriceServiceFollowsTheEmbeddedPath: asked piecemeal, in any order of
+// symbols, the service gives each symbol the path NewPrices gives it from the
+// same origin and seed; latest gives the newest price only.
+func TestPriceServiceFollowsTheEmbeddedPath(t *testing.T) {
+	const origin = 1_700_000_000_500
+	syms := []market.FeedSymbol{{Source: market.FeedCrypto, Symbol: "btcusdt"}, {Source: market.FeedChainlink, Symbol: "eth/usd"}}
+	ref := NewPrices(9, origin, syms)
+	want := map[string][]market.Event{}
+	for range 120 {
+		for _, ev := range ref.Step(nil) {
+			want[ev.Name] = append(want[ev.Name], ev)
+		}
+	}
+	s := NewPriceService(9, origin)
+	got := map[string][]market.Event{}
+	after := map[market.FeedSymbol]int64{}
+	for upTo := int64(origin); upTo < origin+120_000; upTo += 777 {
+		for _, sym := range []market.FeedSymbol{syms[1], syms[0]} {
+			evs := s.Prices(sym, after[sym], upTo, false, nil)
+			for _, ev := range evs {
+				after[sym] = ev.Time
+			}
+			got[sym.String()] = append(got[sym.String()], evs...)
+		}
+	}
+	for name, w := range want {
+		g := got[name]
+		if len(g) < 110 {
+			t.Fatalf("%s: %d prices", name, len(g))
+		}
+		for i := range g {
+			if g[i].Time != w[i].Time || g[i].Value != w[i].Value || g[i].Name != w[i].Name || g[i].Kind != w[i].Kind {
+				t.Fatalf("%s price %d: %+v, want %+v", name, i, g[i], w[i])
+			}
+		}
+	}
+	last := s.Prices(syms[0], 0, origin+200_000, true, nil)
+	if len(last) != 1 || last[0].Time != 1_700_000_200_000 {
+		t.Fatalf("latest %+v", last)
+	}
+	if none := s.Prices(syms[0], last[0].Time, origin+200_000, true, nil); len(none) != 0 {
+		t.Fatalf("latest again %+v", none)
+	}
+	if before := NewPriceService(9, origin).Prices(syms[0], 0, origin-1, true, nil); len(before) != 0 {
+		t.Fatalf("before the origin %+v", before)
+	}
+}

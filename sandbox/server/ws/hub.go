@@ -155,8 +155,14 @@ type Config struct {
 	// client) are always accepted.
 	OriginPatterns []string
 	// Now is the wall clock, used only for frames that no engine event dates (RTDS
-	// subscription errors). If nil, time.Now.
+	// subscription errors, prices). If nil, time.Now.
 	Now func() time.Time
+	// Prices, if set, serves the RTDS price topics (crypto_prices,
+	// crypto_prices_chainlink, equity_prices) from a price process on the Now
+	// clock; PriceInterval is how often the hub looks for new prices (if zero,
+	// DefaultPriceInterval). If nil, those topics are refused.
+	Prices        PriceSource
+	PriceInterval time.Duration
 }
 
 // ErrRunning is returned by a second call of Run.
@@ -185,6 +191,7 @@ type Hub struct {
 	custom   map[*conn]struct{} // market conns with custom features (new_market)
 	comments map[*conn]struct{}
 	rtdsAll  map[*conn]struct{} // RTDS conns (filters checked per message)
+	px       priceHub
 
 	pmu    sync.Mutex
 	pacers map[netip.Addr]*pacer // one per client with an open connection
@@ -287,6 +294,9 @@ func New(cfg Config) (*Hub, error) {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
+	if cfg.PriceInterval <= 0 {
+		cfg.PriceInterval = DefaultPriceInterval
+	}
 	log := cfg.Logger
 	if log == nil {
 		log = zap.NewNop()
@@ -296,7 +306,7 @@ func New(cfg Config) (*Hub, error) {
 		ready: make(chan struct{}), done: make(chan struct{}), wake: make(chan struct{}, 1),
 		conns: map[*conn]struct{}{}, users: map[market.Address]map[*conn]struct{}{},
 		custom: map[*conn]struct{}{}, comments: map[*conn]struct{}{}, rtdsAll: map[*conn]struct{}{},
-		pacers: map[netip.Addr]*pacer{},
+		pacers: map[netip.Addr]*pacer{}, px: priceHub{wake: make(chan struct{}, 1)},
 	}
 	h.st.init(h)
 	return h, nil
@@ -319,6 +329,7 @@ func (h *Hub) Run(ctx context.Context) error {
 		return err
 	}
 	close(h.ready)
+	defer h.startPrices(ctx)()
 	for {
 		select {
 		case <-ctx.Done():

@@ -22,6 +22,8 @@ type rtdsState struct {
 	// comments subscriptions: entity type → ids ("" type: all; empty ids: all).
 	comments map[string]map[string]struct{}
 	commentT map[string]bool
+	// price topics: the symbols subscribed (prices.go).
+	prices map[market.FeedSymbol]struct{}
 }
 
 type activitySub struct {
@@ -50,6 +52,7 @@ func (c *conn) rtdsDropLocked() {
 	if c.rtds == nil {
 		return
 	}
+	c.pricesDropLocked()
 	for t := range c.rtds.market {
 		if r, ok := c.h.st.tokens[t]; ok {
 			delete(r.m.rtds[r.o], c)
@@ -89,7 +92,8 @@ func (c *conn) rtdsErrorLocked(err error, topic, typ string) {
 // Topics the local exchange feeds: clob_market (filters: a JSON array of token ids,
 // required for the per-token types), activity (filters: optional JSON object with
 // market, market_slug or event_slug), clob_user (clob_auth required) and comments
-// (filters: optional JSON object with parentEntityType and parentEntityID). Every
+// (filters: optional JSON object with parentEntityType and parentEntityID) and,
+// with Config.Prices, the price topics (prices.go). Every
 // other topic, type or malformed filter is refused with an error message naming it;
 // the other subscriptions of the request still apply.
 func (c *conn) onRTDSMessage(b []byte) {
@@ -137,6 +141,8 @@ func (c *conn) onRTDSMessage(b []byte) {
 			err = c.rtdsUserSub(req.Action, s, auths[i].addr, auths[i].err)
 		case api.RTDSTopicComments:
 			err = c.rtdsCommentsSub(req.Action, s)
+		case api.RTDSTopicCryptoPrices, api.RTDSTopicChainlinkPrices, api.RTDSTopicEquityPrices:
+			err = c.rtdsPricesSub(req.Action, s)
 		default:
 			err = market.Errorf(market.CodeChannelUnavailable, "RTDS topic "+strconv.Quote(clip(s.Topic)))
 		}
