@@ -74,6 +74,13 @@ type FeedConfig struct {
 	// would deliver are dropped (a wallet's events come from its user channel
 	// only). Run runs it and owns it; when it ends, the feed ends.
 	MarketData agent.Feed
+	// Prices are the underlyings the agent's feeds bind: their prices come from
+	// the venue's real-time data socket (/ws/rtds, wsfeed.Config.Prices) as
+	// EventFeed events, on a connection of their own that reconnects like the
+	// market channel's. A price is delivered with its own time, or with the
+	// stream's last event time when that is later, so the stream's time never
+	// goes backwards. If empty, none.
+	Prices []market.FeedSymbol
 }
 
 // Feed is the agent's Feed on the remote venue (agent.Feed): the market channel
@@ -99,7 +106,8 @@ type Feed struct {
 
 	mu   sync.Mutex // serializes deliveries from the channels and the resyncs
 	emit func(*market.Event) bool
-	stop bool // emit returned false
+	stop bool  // emit returned false
+	last int64 // the newest event time delivered
 
 	kick chan struct{} // a user-channel connection asks for a resync
 
@@ -110,7 +118,7 @@ var _ agent.Feed = (*Feed)(nil)
 
 // NewFeed checks cfg and builds the feed; nothing connects before Run.
 func NewFeed(cfg FeedConfig) (*Feed, error) {
-	if len(cfg.Tokens) == 0 && cfg.MarketData == nil {
+	if len(cfg.Tokens) == 0 && cfg.MarketData == nil && len(cfg.Prices) == 0 {
 		return nil, errors.New("remote: the feed needs the agent's tokens")
 	}
 	if cfg.User != nil && cfg.Venue == nil {
@@ -129,7 +137,7 @@ func NewFeed(cfg FeedConfig) (*Feed, error) {
 	f := &Feed{cfg: cfg, log: log, kick: make(chan struct{}, 1)}
 	assets := cfg.Tokens
 	if cfg.MarketData != nil {
-		if cfg.User == nil {
+		if cfg.User == nil && len(cfg.Prices) == 0 {
 			return f, nil // market data only, and it comes from elsewhere: no connection of ours
 		}
 		assets = nil // the WebSocket client carries the user channel only
@@ -138,7 +146,7 @@ func NewFeed(cfg FeedConfig) (*Feed, error) {
 	if cfg.Tune != nil {
 		cfg.Tune(&wc)
 	}
-	wc.URL, wc.Assets, wc.User, wc.Markets, wc.OnState = cfg.URL, assets, cfg.User, cfg.Markets, f.onState
+	wc.URL, wc.Assets, wc.User, wc.Markets, wc.OnState, wc.Prices = cfg.URL, assets, cfg.User, cfg.Markets, f.onState, cfg.Prices
 	ws, err := wsfeed.New(wc)
 	if err != nil {
 		return nil, fmt.Errorf("remote: %w", err)
@@ -262,6 +270,10 @@ func (f *Feed) deliverLocked(ev *market.Event) bool {
 			v.SetTickSize(ev.Market, ev.NewTick)
 		}
 	}
+	if ev.Kind == market.EventFeed && ev.Time < f.last {
+		ev.Time = f.last
+	}
+	f.last = max(f.last, ev.Time)
 	if !f.emit(ev) {
 		f.stop = true
 		return false

@@ -78,6 +78,14 @@ type Config struct {
 	// CustomFeatures asks the market channel for its custom features
 	// (market_resolved; best_bid_ask and new_market are received and ignored).
 	CustomFeatures bool
+	// Prices are the underlyings whose prices the feed reads from the real-time
+	// data socket (URL+"/ws/rtds", PriceChannel; docs/design/0160): each price
+	// becomes an EventFeed (Name the symbol's String, Time the price's time — or
+	// the last event time delivered, when that is later: the stream's time never
+	// goes back —, Value the price), once per price time: a price the server sends
+	// again after a reconnection is not delivered twice. If empty, no price
+	// connection is made.
+	Prices []market.FeedSymbol
 
 	// Handler receives every event, from one goroutine at a time (calls are
 	// serialized across both channels), in order per channel. Slices in the event
@@ -139,8 +147,12 @@ type Feed struct {
 
 	emitMu  sync.Mutex             // serializes Handler, OnState and Raw
 	evSeq   uint64                 // guarded by emitMu
+	evLast  int64                  // the newest event time delivered (guarded by emitMu)
 	handler func(ev *market.Event) // the Handler of the current Run
 	running atomic.Bool
+
+	priceWant map[market.FeedSymbol]string // Config.Prices → their names
+	priceLast map[string]int64             // the newest price time delivered per name (the price reader's)
 
 	mu     sync.Mutex // guards assets, books and mconn
 	assets []market.TokenID
@@ -200,7 +212,14 @@ func New(cfg Config) (*Feed, error) {
 	if log == nil {
 		log = zap.NewNop()
 	}
-	f := &Feed{cfg: cfg, log: log, http: hc, books: map[market.TokenID]*bookState{}, handler: cfg.Handler}
+	f := &Feed{cfg: cfg, log: log, http: hc, books: map[market.TokenID]*bookState{}, handler: cfg.Handler,
+		priceWant: map[market.FeedSymbol]string{}, priceLast: map[string]int64{}}
+	for _, s := range cfg.Prices {
+		if api.RTDSPriceTopic(s.Source) == "" {
+			return nil, fmt.Errorf("%w: no price topic for %s", ErrConfig, s)
+		}
+		f.priceWant[s] = s.String()
+	}
 	for _, t := range cfg.Assets {
 		f.addAsset(t)
 	}
@@ -274,11 +293,18 @@ func (f *Feed) run(ctx context.Context, handler func(*market.Event)) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	var wg sync.WaitGroup
-	errs := make(chan error, 2)
+	errs := make(chan error, 3)
 	f.mu.Lock()
 	market := len(f.assets) > 0
 	f.mu.Unlock()
-	if market || f.cfg.User == nil {
+	if len(f.cfg.Prices) > 0 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs <- f.loop(ctx, PriceChannel)
+		}()
+	}
+	if market || f.cfg.User == nil && len(f.cfg.Prices) == 0 {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -355,8 +381,11 @@ func (f *Feed) backoff(n int) time.Duration {
 // whether anything was received (a healthy connection resets the backoff).
 func (f *Feed) session(ctx context.Context, ch Channel) (gotData bool, err error) {
 	path := "/ws/market"
-	if ch == UserChannel {
+	switch ch {
+	case UserChannel:
 		path = "/ws/user"
+	case PriceChannel:
+		path = "/ws/rtds"
 	}
 	dctx, dcancel := context.WithTimeout(ctx, DefaultHTTPTimeout)
 	c, _, err := websocket.Dial(dctx, f.cfg.URL+path, &websocket.DialOptions{HTTPClient: f.http})
@@ -371,11 +400,14 @@ func (f *Feed) session(ctx context.Context, ch Channel) (gotData bool, err error
 	last.Store(f.cfg.Now().UnixNano())
 	var got atomic.Bool
 	r := &reader{f: f, ch: ch, c: c, last: &last, got: &got}
-	if ch == MarketChannel {
-		if err := r.startMarket(ctx); err != nil {
-			return false, err
-		}
-	} else if err := r.startUser(ctx); err != nil {
+	start := r.startUser
+	switch ch {
+	case MarketChannel:
+		start = r.startMarket
+	case PriceChannel:
+		start = r.startPrices
+	}
+	if err := start(ctx); err != nil {
 		return false, err
 	}
 	f.state(ch, Connected, nil)
@@ -385,6 +417,10 @@ func (f *Feed) session(ctx context.Context, ch Channel) (gotData bool, err error
 	tick := time.NewTicker(f.tickEvery())
 	defer tick.Stop()
 	lastPing := f.cfg.Now()
+	pingEvery := f.cfg.PingInterval
+	if ch == PriceChannel {
+		pingEvery = min(pingEvery, maxPricePing)
+	}
 	for {
 		select {
 		case err := <-done:
@@ -407,7 +443,7 @@ func (f *Feed) session(ctx context.Context, ch Channel) (gotData bool, err error
 				r.stop()
 				return got.Load(), errors.New("watchdog: no frame received in time")
 			}
-			if now.Sub(lastPing) >= f.cfg.PingInterval {
+			if now.Sub(lastPing) >= pingEvery {
 				lastPing = now
 				wctx, cancel := context.WithTimeout(ctx, f.cfg.PingInterval)
 				err := c.Write(wctx, websocket.MessageText, []byte(api.WSPing))
@@ -456,6 +492,10 @@ func (f *Feed) emit(evs []market.Event) {
 	for i := range evs {
 		f.evSeq++
 		evs[i].Seq = f.evSeq
+		if evs[i].Kind == market.EventFeed && evs[i].Time < f.evLast {
+			evs[i].Time = f.evLast // a price older than the market's last event: the stream's time never goes back
+		}
+		f.evLast = max(f.evLast, evs[i].Time)
 		f.handler(&evs[i])
 	}
 	f.stats.events.Add(uint64(len(evs)))

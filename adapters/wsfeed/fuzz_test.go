@@ -2,6 +2,7 @@ package wsfeed
 
 import (
 	"bytes"
+	"math"
 	"os"
 	"path/filepath"
 	"sync/atomic"
@@ -74,6 +75,26 @@ func FuzzFeedFrames(f *testing.F) {
 					t.Fatalf("%s: asks %+v", tok, st.book.Asks)
 				}
 			}
+		}
+	})
+}
+
+// FuzzPriceFrame (client side of /ws/rtds): a frame gives a price only of a
+// wanted symbol, with a positive time and a finite value; never a panic.
+func FuzzPriceFrame(f *testing.F) {
+	f.Add([]byte(`{"topic":"crypto_prices","type":"update","timestamp":1753314064237,"payload":{"symbol":"btcusdt","timestamp":1753314064213,"value":67234.5}}`))
+	f.Add([]byte(`{"topic":"crypto_prices_chainlink","type":"*","timestamp":1,"payload":{"symbol":"ETH/USD","timestamp":"17","value":"3456.7"}}`))
+	f.Add([]byte(`{"topic":"subscription","type":"error","timestamp":1,"payload":{"error":"no","topic":"equity_prices"}}`))
+	want := map[market.FeedSymbol]string{{Source: market.FeedCrypto, Symbol: "btcusdt"}: "crypto:btcusdt",
+		{Source: market.FeedChainlink, Symbol: "eth/usd"}: "chainlink:eth/usd"}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		ev, ok, _ := decodePriceFrame(b, want)
+		if !ok {
+			return
+		}
+		if ev.Kind != market.EventFeed || ev.Time <= 0 || math.IsNaN(ev.Value) || math.IsInf(ev.Value, 0) ||
+			ev.Name != "crypto:btcusdt" && ev.Name != "chainlink:eth/usd" {
+			t.Fatalf("accepted %+v", ev)
 		}
 	})
 }

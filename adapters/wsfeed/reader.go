@@ -141,6 +141,12 @@ func (r *reader) run() error {
 			continue
 		}
 		r.f.raw(r.ch, b)
+		if r.ch == PriceChannel {
+			if !api.IsWSPong(b) {
+				r.prices(b)
+			}
+			continue
+		}
 		if !api.IsWSPong(b) {
 			msgs, err := api.DecodeWSFrame(b)
 			if err != nil {

@@ -13,6 +13,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -132,6 +133,7 @@ type exchangeFlags struct {
 	ephemeral, invitations, sim                   bool
 	simSeed                                       uint64
 	simConfig, logLevel, syncMode                 string
+	simPricesOrigin                               string
 	rateLimit                                     int
 	snapshotEvery                                 int
 	trustedProxies                                string
@@ -162,6 +164,7 @@ func runExchange(ctx context.Context, args []string, io stdio) error {
 	fs.BoolVar(&f.sim, "sim", false, "run synthetic market participants (sandbox/sim) so the markets have live flow, and open the simulation routes (/sim/*) to every client")
 	fs.Uint64Var(&f.simSeed, "sim-seed", 1, "seed of the synthetic flow (with --sim)")
 	fs.StringVar(&f.simConfig, "sim-config", "", "YAML parameters of the synthetic flow (with --sim; see docs/sim.md)")
+	fs.StringVar(&f.simPricesOrigin, "sim-prices-origin", "", "with --sim: the time the synthetic prices of /ws/rtds start from (Unix ms or RFC 3339; default: when the exchange starts); the same seed and origin give the same prices as the embedded venue started then")
 	fs.StringVar(&f.logLevel, "log-level", "info", "log level: debug, info, warn or error (logs go to stderr)")
 	fs.StringVar(&f.syncMode, "sync", "data", "journal sync: data (fdatasync), full (fsync) or none (survives a process crash only)")
 	fs.IntVar(&f.rateLimit, "rate-limit", server.DefaultRateLimit, "requests per client IP per 60 s (negative disables)")
@@ -388,8 +391,19 @@ func serveExchange(ctx context.Context, io stdio, f exchangeFlags, parts exchang
 		return err
 	}
 	clock := func() int64 { return time.Now().UnixMilli() }
-	hub, err := ws.New(ws.Config{Source: h, Credentials: srv, TradeID: srv.TradeID, Orders: srv.OrderMeta, Describe: describeMarket(cfg.Catalog),
-		ClientKey: srv.ClientKey, Logger: log.Named("ws")})
+	wcfg := ws.Config{Source: h, Credentials: srv, TradeID: srv.TradeID, Orders: srv.OrderMeta, Describe: describeMarket(cfg.Catalog),
+		ClientKey: srv.ClientKey, Logger: log.Named("ws")}
+	var prices *sim.PriceService
+	if f.sim {
+		origin, err := parseOrigin(f.simPricesOrigin, clock())
+		if err != nil {
+			h.Close(context.Background())
+			return usagef("--sim-prices-origin: %v", err)
+		}
+		prices = sim.NewPriceService(f.simSeed, origin)
+		wcfg.Prices = prices
+	}
+	hub, err := ws.New(wcfg)
 	if err != nil {
 		h.Close(context.Background())
 		return err
@@ -524,6 +538,8 @@ func serveExchange(ctx context.Context, io stdio, f exchangeFlags, parts exchang
 		d := sim.NewDriver(sim.New(scfg, f.simSeed), simhost.Venue(h), sim.DriverConfig{Clock: clock, Logger: log.Named("sim")})
 		goServe("sim", d.Run)
 		fmt.Fprintf(io.stdout, "pitboss exchange: synthetic flow      seed %d\n", f.simSeed)
+		fmt.Fprintf(io.stdout, "pitboss exchange: synthetic prices    from %d (%s) on /ws/rtds\n", prices.Origin(),
+			time.UnixMilli(prices.Origin()).UTC().Format(time.RFC3339Nano))
 	}
 
 	<-runCtx.Done()
@@ -679,4 +695,20 @@ func exchangeSecretKey(ctx context.Context, io stdio, sf *secretFlags, refStr st
 	}
 	defer s.Destroy()
 	return fromHex(s.Reveal())
+}
+
+// parseOrigin reads --sim-prices-origin: Unix milliseconds or an RFC 3339 time;
+// empty is now.
+func parseOrigin(s string, now int64) (int64, error) {
+	if s == "" {
+		return now, nil
+	}
+	if ms, err := strconv.ParseInt(s, 10, 64); err == nil && ms > 0 {
+		return ms, nil
+	}
+	t, err := time.Parse(time.RFC3339Nano, s)
+	if err != nil {
+		return 0, fmt.Errorf("%q is neither Unix milliseconds nor an RFC 3339 time", s)
+	}
+	return t.UnixMilli(), nil
 }

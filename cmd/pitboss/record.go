@@ -20,13 +20,19 @@ func init() {
 	register(command{name: "record", summary: "record a venue's market channel to a compact, resumable recording for backtests", run: runRecord})
 }
 
-const recordUsage = `[flags] --out FILE|PREFIX MARKET...
+const recordUsage = `[flags] --out FILE|PREFIX [MARKET...]
 
 Subscribes to the market channel of a venue (the service, or a local
 pitboss exchange) for the given markets — condition ids (0x…) or token ids; both
 tokens of each market are recorded — and appends every book snapshot, level change,
 trade, tick-size change and resolution to FILE with the venue's time and the receive
 time, after each market's metadata. Runs until Ctrl-C (or --duration, --events).
+
+--feeds also records prices of underlyings from the venue's real-time data socket
+(/ws/rtds: crypto:btcusdt from crypto_prices, chainlink:btc/usd, equity:aapl): each
+price with its time (or the stream's last event time, when later), keyed by the
+symbol an agent file's feeds: binds, so pitboss backtest replays them to a
+strategy that reads feeds.NAME. A local exchange serves them with --sim.
 
 FILE is created, or continued with a new session when it exists (a torn tail left by
 a killed recorder is cut first). Recording is safe to kill at any moment: at most the
@@ -47,6 +53,7 @@ pitboss backtest --data DIR (or a glob, or several --data).
 
   pitboss exchange --sim &                       # a local venue with live flow
   pitboss record --venue http://127.0.0.1:8080 --out rec.tape 0x…
+  pitboss record --feeds crypto:btcusdt,crypto:ethusdt --out rec.tape 0x…
   pitboss record --out recs/rain --rotate-every 1h --rotate-size 256MiB --keep 168 0x…`
 
 var conditionRE = regexp.MustCompile(`^0x[0-9a-fA-F]{64}$`)
@@ -64,14 +71,19 @@ func runRecord(ctx context.Context, args []string, io stdio) error {
 	sizeS := fs.String("rotate-size", "", "start a new file after the block that makes the current one reach this size (256MiB, 1GB)")
 	keep := fs.Int("keep", 0, "with rotation: after each cut, delete the oldest files beyond this many; 0: keep all")
 	quiet := fs.Bool("q", false, "no status line")
+	feedList := fs.String("feeds", "", "comma-separated feed symbols (crypto:btcusdt, chainlink:btc/usd, equity:aapl) whose prices to record from the venue's /ws/rtds")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
 	if *out == "" {
 		return usagef("--out FILE is required")
 	}
-	if fs.NArg() == 0 {
-		return usagef("name at least one market (a condition id or a token id)")
+	feeds, err := parseFeedList(*feedList)
+	if err != nil {
+		return usagef("--feeds: %v", err)
+	}
+	if fs.NArg() == 0 && len(feeds) == 0 {
+		return usagef("name at least one market (a condition id or a token id), or --feeds")
 	}
 	if *duration < 0 || *events < 0 || *span <= 0 {
 		return usagef("--duration and --events must not be negative, --block-span must be positive")
@@ -126,6 +138,9 @@ func runRecord(ctx context.Context, args []string, io stdio) error {
 
 	now := func() int64 { return time.Now().UnixMilli() }
 	sess := tape.Session{Source: redact(ws) + "/ws/market", Tool: "pitboss record", Tokens: tokens, Started: now()}
+	for _, f := range feeds {
+		sess.Feeds = append(sess.Feeds, f.String())
+	}
 	wopts := tape.WriterOptions{BlockSpan: *span, NoSync: *noSync}
 	// The status lines come from the recorder's and the feed's goroutines.
 	var sayMu sync.Mutex
@@ -183,10 +198,10 @@ func runRecord(ctx context.Context, args []string, io stdio) error {
 		rec.Market(&infos[i])
 	}
 	var n int64
-	feed, err := wsfeed.New(wsfeed.Config{URL: ws, BookURL: *venue, Assets: tokens, CustomFeatures: true,
+	feed, err := wsfeed.New(wsfeed.Config{URL: ws, BookURL: *venue, Assets: tokens, CustomFeatures: true, Prices: feeds,
 		Handler: func(ev *market.Event) {
 			switch ev.Kind {
-			case market.EventBook, market.EventPriceChange, market.EventLastTrade, market.EventTickSize, market.EventResolved:
+			case market.EventBook, market.EventPriceChange, market.EventLastTrade, market.EventTickSize, market.EventResolved, market.EventFeed:
 			default:
 				return
 			}
@@ -200,7 +215,7 @@ func runRecord(ctx context.Context, args []string, io stdio) error {
 			}
 		},
 		OnState: func(ch wsfeed.Channel, s wsfeed.State, err error) {
-			if s == wsfeed.Disconnected && ctx.Err() == nil { // not the shutdown's own
+			if s == wsfeed.Disconnected && ch == wsfeed.MarketChannel && ctx.Err() == nil { // not the shutdown's own; a price channel's loss is no gap of the books
 				reason := "disconnected"
 				if err != nil {
 					reason += ": " + err.Error()
@@ -217,7 +232,7 @@ func runRecord(ctx context.Context, args []string, io stdio) error {
 		return err
 	}
 	if !*quiet {
-		say("pitboss record: recording %d market(s), %d token(s) from %s to %s\n", len(infos), len(tokens), redact(ws), *out)
+		say("pitboss record: recording %d market(s), %d token(s), %d feed(s) from %s to %s\n", len(infos), len(tokens), len(feeds), redact(ws), *out)
 	}
 	ferr := feed.Run(ctx)
 	cancel()
@@ -229,6 +244,26 @@ func runRecord(ctx context.Context, args []string, io stdio) error {
 		return ferr
 	}
 	return rerr
+}
+
+// parseFeedList parses --feeds: comma-separated feed symbols, each once.
+func parseFeedList(s string) ([]market.FeedSymbol, error) {
+	var out []market.FeedSymbol
+	seen := map[market.FeedSymbol]bool{}
+	for _, part := range strings.Split(s, ",") {
+		if part = strings.TrimSpace(part); part == "" {
+			continue
+		}
+		f, err := market.ParseFeedSymbol(part)
+		if err != nil {
+			return nil, err
+		}
+		if !seen[f] {
+			seen[f] = true
+			out = append(out, f)
+		}
+	}
+	return out, nil
 }
 
 // reportResumed says on stderr what continuing a recording found.

@@ -16,7 +16,7 @@ import (
 
 // recordVenue starts `pitboss exchange` in-process with one plain market and live
 // synthetic flow, and returns its base URL and the market's condition id.
-func recordVenue(t *testing.T) (string, string) {
+func recordVenue(t *testing.T, extra ...string) (string, string) {
 	t.Helper()
 	dir := t.TempDir()
 	cat := filepath.Join(dir, "markets.yaml")
@@ -29,8 +29,8 @@ func recordVenue(t *testing.T) (string, string) {
 	if err := os.WriteFile(flow, []byte("defaults:\n  maker_refresh: 50ms\n  noise_every: 100ms\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	r := startExchange(t, "--addr", "127.0.0.1:0", "--ephemeral", "--sync", "none", "--markets", cat,
-		"--sim", "--sim-seed", "4", "--sim-config", flow)
+	r := startExchange(t, append([]string{"--addr", "127.0.0.1:0", "--ephemeral", "--sync", "none", "--markets", cat,
+		"--sim", "--sim-seed", "4", "--sim-config", flow}, extra...)...)
 	base := r.url(t, "CLOB service")
 	var page api.Page[api.SimplifiedMarket]
 	_, b := get(t, base+"/simplified-markets", nil)

@@ -124,9 +124,6 @@ func buildRemote(ctx context.Context, spec *agents.Spec, opt Options, live bool)
 	if err != nil {
 		return nil, err
 	}
-	if len(spec.Feeds) > 0 {
-		return nil, ErrRemoteFeeds
-	}
 	if opt.Clock == ClockSim {
 		return nil, errors.New("--clock sim needs the embedded venue: the remote venue's market runs on its own clock")
 	}
@@ -252,7 +249,7 @@ func buildRemote(ctx context.Context, spec *agents.Spec, opt Options, live bool)
 
 	// Venue and feed.
 	fc := remote.FeedConfig{URL: wsBase(spec.Venue.CLOB), Tokens: tokens, Markets: conds, Logger: log.Named("feed"),
-		ResyncInterval: ro.ResyncInterval, Tune: ro.FeedTune}
+		ResyncInterval: ro.ResyncInterval, Tune: ro.FeedTune, Prices: spec.FeedSymbols()}
 	if ro.MarketData != nil && len(tokens) > 0 {
 		if fc.MarketData, err = ro.MarketData(tokens); err != nil {
 			return nil, fmt.Errorf("market data: %w", err)

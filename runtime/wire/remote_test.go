@@ -417,15 +417,3 @@ func TestRegisterRemoteMetrics(t *testing.T) {
 		}
 	}
 }
-
-// TestRemoteRefusesFeeds: feeds on the remote venue are refused before any request
-// (the venue's /ws/rtds prices are not read yet), instead of staying NaN.
-func TestRemoteRefusesFeeds(t *testing.T) {
-	x := remotetest.Start(t)
-	fed := x.Market(remotetest.FedSlug)
-	spec := remoteFile(t, x.URL, fed, false)
-	spec.Feeds = agents.Feeds{{Name: "spot", Symbol: market.FeedSymbol{Source: market.FeedCrypto, Symbol: "btcusdt"}}}
-	if _, err := wire.Build(spec, remoteOptions(t, nil)); !errors.Is(err, wire.ErrRemoteFeeds) {
-		t.Fatalf("err %v", err)
-	}
-}

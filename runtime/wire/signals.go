@@ -1,7 +1,6 @@
 package wire
 
 import (
-	"errors"
 	"fmt"
 	"time"
 
@@ -14,11 +13,6 @@ import (
 	"github.com/pitbossdev/pitboss/policies"
 	"github.com/pitbossdev/pitboss/runtime/agent"
 )
-
-// ErrRemoteFeeds: the agent file binds feeds and trades on the remote venue, whose
-// /ws/rtds price topics the agent does not subscribe to yet. Refused rather than
-// run with feeds that would stay NaN.
-var ErrRemoteFeeds = errors.New("feeds: on the remote venue the agent does not read the venue's /ws/rtds prices yet; feeds work on the embedded venue and in backtests of recordings")
 
 // withSignals wraps feed with the agent file's signals (adapters/signals): the
 // file and command pollers, the HTTP endpoint (its token read from the
