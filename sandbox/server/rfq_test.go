@@ -220,6 +220,22 @@ func TestRFQSurvivesRestarts(t *testing.T) {
 				t.Fatalf("every %d: trades after restart %s, before %s", every, b, wantTrades[i])
 			}
 		}
+		// The user channel after the restart: the open request's expiry is
+		// published once (the sweep starts from the recovered desk), the filled
+		// one's never.
+		bu := e2.dialWS(t, e2.startHub(t).URL, "/ws/user", api.WSSubscribe{Type: api.WSChannelUser,
+			Auth: &api.APIKeyCreds{APIKey: buyer.creds.APIKey, Secret: buyer.creds.Secret, Passphrase: buyer.creds.Passphrase}})
+		bu.quiet()
+		e2.clock.advance(6 * time.Minute)
+		for range 2 {
+			if err := e2.srv.sweepRFQ(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if m := bu.expectRFQ("request EXPIRED EXPIRED")[0].RFQRequest; m.RequestID != open {
+			t.Fatalf("every %d: expired after restart %+v", every, m)
+		}
+		bu.quiet()
 		e2.engineCheck()
 	}
 }

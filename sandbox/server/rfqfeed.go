@@ -14,7 +14,8 @@ import (
 // The RFQ desk's events on the user channel (docs/design/0153-rfq.md). The desk's
 // writes are extension records, not engine events, so the hub cannot see them in
 // the host's event stream: the server publishes each write once Exec returned
-// (durable), and Run's sweep publishes the expiry of what was open, deciding it
+// (durable), and Run's sweep publishes the expiry of what was open (tracked from
+// the first subscription on, after a restart from the recovered desk), deciding it
 // on the engine goroutine so that a write committed before the expiry is seen
 // first. Request frames go to the requester and to the owner of the accepted
 // quote; quote frames to the quoter and the requester; an approval's trade to
@@ -39,13 +40,23 @@ var _ ws.RFQFeed = (*Server)(nil)
 
 // SubscribeRFQ implements ws.RFQFeed: fn gets every change of the RFQ desk,
 // called from the goroutine of the write's HTTP request or of Run; it must not
-// block.
+// block. The first subscriber starts the expiry tracking from the desk's open
+// requests and quotes (what expired before nobody was listening is not published).
 func (s *Server) SubscribeRFQ(fn func(ws.RFQEvent)) (unsubscribe func()) {
 	f := &s.rfq
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if f.subs == nil {
+	if len(f.subs) == 0 {
 		f.subs, f.open = map[uint64]func(ws.RFQEvent){}, map[string]rfqOpen{}
+		if st := s.cfg.RFQ; st != nil {
+			now := s.now()
+			for _, r := range st.Requests(func(r *rfq.Request) bool { return isOpen(r.StateAt(now)) }) {
+				f.open[r.ID] = rfqOpen{expiry: r.Expiry}
+			}
+			for _, q := range st.Quotes(func(q *rfq.Quote) bool { return isOpen(q.StateAt(now)) }) {
+				f.open[q.ID] = rfqOpen{expiry: q.Expiry, quote: true}
+			}
+		}
 	}
 	id := f.nextID
 	f.nextID++
@@ -187,15 +198,6 @@ func (s *Server) sweepRFQ(ctx context.Context) error {
 	f := &s.rfq
 	now := s.now()
 	f.mu.Lock()
-	if !f.seeded {
-		f.seeded = true
-		for _, r := range st.Requests(func(r *rfq.Request) bool { return isOpen(r.StateAt(now)) }) {
-			f.open[r.ID] = rfqOpen{expiry: r.Expiry}
-		}
-		for _, q := range st.Quotes(func(q *rfq.Quote) bool { return isOpen(q.StateAt(now)) }) {
-			f.open[q.ID] = rfqOpen{expiry: q.Expiry, quote: true}
-		}
-	}
 	var due []string
 	for id, it := range f.open {
 		if it.expiry <= now {
