@@ -622,42 +622,9 @@ func (s *Supervisor) connect(ctx context.Context) error {
 		}
 		s.log.Info("agents get credentials of their own", zap.Stringer("minter", nc.Minter), zap.Duration("jwt_ttl", nc.Minter.TTL()))
 	}
-	if err := s.settleConfig(ctx); err != nil {
+	if err := s.prepareStreams(ctx); err != nil {
 		return fail(err)
 	}
-	if err := s.bus.EnsureAudit(ctx, natsbus.AuditConfig{Replicas: s.replicas}); err != nil {
-		return fail(err)
-	}
-	locks, err := s.bus.EnsureLocks(ctx, natsbus.LockConfig{TTL: s.cfg.LockTTL, Replicas: s.replicas})
-	if err != nil {
-		return fail(err)
-	}
-	s.locks = locks
-	desired, err := s.bus.EnsureDesired(ctx, s.replicas)
-	if err != nil {
-		return fail(err)
-	}
-	s.desired = desired
-	if _, err := s.bus.EnsureState(ctx, s.replicas); err != nil {
-		return fail(err)
-	}
-	if s.defs, err = s.bus.EnsureRecords(ctx, natsbus.AgentsBucket, s.replicas); err != nil {
-		return fail(err)
-	}
-	if s.sups, err = s.bus.EnsureRecords(ctx, natsbus.SupervisorsBucket, s.replicas); err != nil {
-		return fail(err)
-	}
-	if len(s.cfg.Definitions) > 0 {
-		if err := PublishDefinitions(ctx, s.defs, s.cfg.Definitions); err != nil {
-			return fail(err)
-		}
-	}
-	budget, err := s.bus.EnsureBudget(ctx, natsbus.BudgetConfig{Key: s.cfg.Budget.Key, Limit: s.cfg.Budget.Limit, Reserve: s.cfg.Budget.Reserve,
-		PerAgent: s.cfg.Budget.PerAgent, Replicas: s.replicas})
-	if err != nil {
-		return fail(err)
-	}
-	s.budget = budget
 	if f := nc.CtlFile; f != "" {
 		if err := s.Endpoint().WriteFile(f); err != nil {
 			return fail(fmt.Errorf("write the ctl endpoint file: %w", err))
