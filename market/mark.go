@@ -33,15 +33,20 @@ func (s *State) Mark(t TokenID) Micros {
 // (Position.Market) has resolved: One for the winner, 0 for the loser. ok is false
 // while that market is open, unknown, or t is not held.
 func (s *State) Payout(t TokenID) (Micros, bool) {
-	p := s.Positions[t]
-	if p == nil {
-		return 0, false
+	if p := s.Positions[t]; p != nil {
+		return s.PayoutOf(p)
 	}
+	return 0, false
+}
+
+// PayoutOf is Payout for position p (of s, or shaped like one of its positions),
+// without looking it up: one lookup of its market.
+func (s *State) PayoutOf(p *Position) (Micros, bool) {
 	m := s.Markets[p.Market]
 	if m == nil || !m.Resolved {
 		return 0, false
 	}
-	o, ok := m.OutcomeOf(t)
+	o, ok := m.OutcomeOf(p.Token)
 	if !ok {
 		return 0, false
 	}

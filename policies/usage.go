@@ -37,7 +37,7 @@ func (c *Chain) Usage(s *market.State) []Usage {
 		}
 	}
 	for t, p := range s.Positions {
-		if _, resolved := s.Payout(t); p.Size > 0 && !resolved { // a resolved market's tokens await a redeem: no risk
+		if _, resolved := s.PayoutOf(p); p.Size > 0 && !resolved { // a resolved market's tokens await a redeem: no risk
 			held[t] += p.Size
 		}
 	}

@@ -61,7 +61,7 @@ func (c *Chain) positionsValue(s *market.State) (open, claims market.Micros) {
 			if p.Size <= 0 {
 				continue
 			}
-			if v, ok := s.Payout(tok); ok {
+			if v, ok := s.PayoutOf(p); ok {
 				claims += notional(v, p.Size)
 				continue
 			}
@@ -95,7 +95,7 @@ func (cv *valuation) rebuild(s *market.State, version uint64) {
 	cv.marks, cv.settled = cv.marks[:0], cv.settled[:0]
 	cv.state, cv.version, cv.books = s, version, len(s.Books)
 	for tok, p := range s.Positions {
-		switch v, ok := s.Payout(tok); {
+		switch v, ok := s.PayoutOf(p); {
 		case p.Size <= 0:
 		case ok:
 			cv.settled = append(cv.settled, settled{pos: p, payout: v})

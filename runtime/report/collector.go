@@ -417,7 +417,7 @@ func marks(st *market.State) (exp, claims market.Micros, held bool) {
 		if p.Size <= 0 {
 			continue
 		}
-		if v, ok := st.Payout(t); ok {
+		if v, ok := st.PayoutOf(p); ok {
 			claims += p.Value(v)
 			continue
 		}
