@@ -71,7 +71,8 @@ func (w *wsConn) until(what string, ok func(m *api.WSMessage) bool) (api.WSMessa
 
 // startHub runs a WebSocket hub over e's host and server, wired as `pitboss
 // exchange` wires it (the server is its credentials and its RFQ feed), with
-// /ws/user and /ws/market mounted, and returns a listener of e's public handler.
+// /ws/user and /ws/market mounted, once it is ready, and returns a listener of e's
+// public handler.
 func (e *env) startHub(t *testing.T) *httptest.Server {
 	t.Helper()
 	hub, err := ws.New(ws.Config{Source: e.h, Credentials: e.srv, TradeID: e.srv.TradeID, Orders: e.srv.OrderMeta})
@@ -84,6 +85,11 @@ func (e *env) startHub(t *testing.T) *httptest.Server {
 	hubDone := make(chan error, 1)
 	go func() { hubDone <- hub.Run(ctx) }()
 	t.Cleanup(func() { cancel(); <-hubDone })
+	select { // before its load the hub answers 503
+	case <-hub.Ready():
+	case <-time.After(10 * time.Second):
+		t.Fatal("the hub did not load")
+	}
 	pub := httptest.NewServer(e.srv.Handler())
 	t.Cleanup(pub.Close)
 	return pub
