@@ -210,20 +210,29 @@ func (m *Minter) Renew(c AgentCreds) (AgentCreds, error) {
 	if m.account != m.pub {
 		uc.IssuerAccount = m.account
 	}
-	uc.IssuedAt = now.Unix()
-	uc.Expires = now.Add(m.ttl).Unix()
 	uc.Pub.Allow.Add(pubAllow...)
 	uc.Pub.Deny.Add(AgentDenyPublish...)
 	uc.Sub.Allow.Add(subAllow...)
 	uc.Resp = &jwt.ResponsePermission{MaxMsgs: ResponseMaxMsgs, Expires: ResponseExpires}
-	token, err := uc.Encode(m.key)
-	if err != nil {
-		return AgentCreds{}, fmt.Errorf("natsbus: mint the JWT of agent %s: %w", c.Agent, err)
-	}
-	// Encode stamps its own issue time; read back what the JWT says.
-	back, err := jwt.DecodeUserClaims(token)
-	if err != nil {
-		return AgentCreds{}, fmt.Errorf("natsbus: mint the JWT of agent %s: %w", c.Agent, err)
+	// Encode stamps its own issue time (the wall clock's second): when a second
+	// passed since now, the expiry is set again from that stamp, so that every JWT
+	// lives the whole TTL (two tries; a third keeps whatever it got).
+	var token string
+	var back *jwt.UserClaims
+	issued := now.Unix()
+	for try := 0; try < 3; try++ {
+		uc.IssuedAt = issued
+		uc.Expires = time.Unix(issued, 0).Add(m.ttl).Unix()
+		if token, err = uc.Encode(m.key); err != nil {
+			return AgentCreds{}, fmt.Errorf("natsbus: mint the JWT of agent %s: %w", c.Agent, err)
+		}
+		if back, err = jwt.DecodeUserClaims(token); err != nil {
+			return AgentCreds{}, fmt.Errorf("natsbus: mint the JWT of agent %s: %w", c.Agent, err)
+		}
+		if back.IssuedAt == issued {
+			break
+		}
+		issued = back.IssuedAt
 	}
 	c.JWT = token
 	c.IssuedAt, c.ExpiresAt = time.Unix(back.IssuedAt, 0), time.Unix(back.Expires, 0)
