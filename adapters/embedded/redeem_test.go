@@ -10,24 +10,12 @@ import (
 	"github.com/pitbossdev/pitboss/adapters/embedded"
 	"github.com/pitbossdev/pitboss/market"
 	"github.com/pitbossdev/pitboss/runtime/agent"
+	"github.com/pitbossdev/pitboss/runtime/agent/agenttest"
 	"github.com/pitbossdev/pitboss/sandbox/exchange"
 )
 
 // allowAll lets every intent through (the guards have their own tests).
-type allowAll struct{}
-
-func (allowAll) Observe(*market.State) agent.Action { return agent.Action{} }
-func (allowAll) Begin(*market.State) agent.Action   { return agent.Action{} }
-func (allowAll) Check(*market.Intent, market.OrderID) agent.Verdict {
-	return agent.Verdict{Allowed: true}
-}
-func (allowAll) RecordOrder(int64)                 {}
-func (allowAll) Trip(int64, string) agent.Action   { return agent.Action{} }
-func (allowAll) Resume(*market.State, string) bool { return false }
-func (allowAll) Halted() bool                      { return false }
-func (allowAll) KillReason() string                { return "" }
-func (allowAll) KillState() ([]byte, error)        { return nil, nil }
-func (allowAll) RestoreKill([]byte) error          { return nil }
+type allowAll = agenttest.AllowAll
 
 // redeemer redeems the market's tokens once it resolved, noting the balance it
 // redeemed from.

@@ -12,24 +12,11 @@ import (
 	"github.com/pitbossdev/pitboss/adapters/remote/remotetest"
 	"github.com/pitbossdev/pitboss/market"
 	"github.com/pitbossdev/pitboss/runtime/agent"
+	"github.com/pitbossdev/pitboss/runtime/agent/agenttest"
 )
 
-// allowAll is a guard chain that allows everything (the agent's own tests cover the
-// guards; here the venue is under test).
-type allowAll struct{}
-
-func (allowAll) Observe(*market.State) agent.Action { return agent.Action{} }
-func (allowAll) Begin(*market.State) agent.Action   { return agent.Action{} }
-func (allowAll) Check(*market.Intent, market.OrderID) agent.Verdict {
-	return agent.Verdict{Allowed: true}
-}
-func (allowAll) RecordOrder(int64)                 {}
-func (allowAll) Trip(int64, string) agent.Action   { return agent.Action{} }
-func (allowAll) Resume(*market.State, string) bool { return false }
-func (allowAll) Halted() bool                      { return false }
-func (allowAll) KillReason() string                { return "" }
-func (allowAll) KillState() ([]byte, error)        { return nil, nil }
-func (allowAll) RestoreKill([]byte) error          { return nil }
+// allowAll lets every intent through (the guards have their own tests).
+type allowAll = agenttest.AllowAll
 
 // fixedBid quotes one bid at a fixed price on every event of its market.
 type fixedBid struct {
