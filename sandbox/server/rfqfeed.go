@@ -26,7 +26,6 @@ type rfqFeed struct {
 	mu     sync.Mutex
 	subs   map[uint64]func(ws.RFQEvent)
 	nextID uint64
-	seeded bool               // open holds every open request and quote of the desk
 	open   map[string]rfqOpen // requests and quotes that may still expire
 }
 
