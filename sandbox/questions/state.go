@@ -1,8 +1,6 @@
 package questions
 
 import (
-	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -13,6 +11,7 @@ import (
 	"github.com/pitbossdev/pitboss/api"
 	"github.com/pitbossdev/pitboss/market"
 	"github.com/pitbossdev/pitboss/sandbox/exchange"
+	"github.com/pitbossdev/pitboss/sandbox/strictjson"
 )
 
 // ExtensionName is the name of the questions' state among the host's extensions.
@@ -264,9 +263,7 @@ var (
 // transition it makes; on error nothing changed.
 func (s *State) ApplyRecord(data []byte) error {
 	var rec record
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&rec); err != nil || dec.More() {
+	if err := strictjson.Decode(data, &rec); err != nil {
 		return recordErr("not a record: %v", err)
 	}
 	s.mu.Lock()
@@ -446,20 +443,14 @@ func (s *State) Name() string { return ExtensionName }
 func (s *State) AppendSnapshot(dst []byte) []byte {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	b, err := json.Marshal(&s.st)
-	if err != nil {
-		panic("questions: state does not encode: " + err.Error()) // a programmer error
-	}
-	return append(dst, b...)
+	return strictjson.Append(dst, "questions", &s.st)
 }
 
 // RestoreSnapshot implements host.Extension: it replaces the state with a decoded
 // snapshot, refusing an inconsistent one.
 func (s *State) RestoreSnapshot(data []byte) error {
 	var st store
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&st); err != nil || dec.More() {
+	if err := strictjson.Decode(data, &st); err != nil {
 		return recordErr("snapshot: %v", err)
 	}
 	if err := validStore(&st); err != nil {

@@ -25,10 +25,10 @@
 package rfq
 
 import (
-	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"strconv"
@@ -36,6 +36,7 @@ import (
 
 	"github.com/pitbossdev/pitboss/market"
 	"github.com/pitbossdev/pitboss/sandbox/exchange"
+	"github.com/pitbossdev/pitboss/sandbox/strictjson"
 )
 
 // ExtensionName names the RFQ state among the host's extensions. It never changes.
@@ -154,19 +155,13 @@ func (s *State) Observe(*exchange.Command, []exchange.Event) {}
 func (s *State) AppendSnapshot(dst []byte) []byte {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	b, err := json.Marshal(&s.st)
-	if err != nil {
-		panic("rfq: state does not encode: " + err.Error()) // a programmer error
-	}
-	return append(dst, b...)
+	return strictjson.Append(dst, "rfq", &s.st)
 }
 
 // RestoreSnapshot implements host.Extension.
 func (s *State) RestoreSnapshot(data []byte) error {
 	var st store
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&st); err != nil || dec.More() {
+	if err := strictjson.Decode(data, &st); err != nil {
 		return fmt.Errorf("rfq: snapshot: %v", err)
 	}
 	if st.V != snapshotVersion {
@@ -204,10 +199,11 @@ func validState(st string, request bool) bool {
 // checking that each is a transition of the table in the package documentation.
 func (s *State) ApplyRecord(data []byte) error {
 	var rec record
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&rec); err != nil || dec.More() || rec.Request == nil && rec.Quote == nil {
+	if err := strictjson.Decode(data, &rec); err != nil {
 		return fmt.Errorf("rfq: not a record: %v", err)
+	}
+	if rec.Request == nil && rec.Quote == nil {
+		return errors.New("rfq: not a record: neither a request nor a quote")
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
