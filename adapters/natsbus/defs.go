@@ -4,7 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sort"
+	"slices"
 	"strings"
 
 	"github.com/nats-io/nats.go/jetstream"
@@ -104,32 +104,31 @@ type Record struct {
 	Written int64
 }
 
-// All returns every record, in key order.
+// All returns every record, in key order. It reads them in one pass of an
+// ordered consumer, which the stream's leader serves: a listing is never missing
+// a record the leader has (a Get per key may be answered by a replica still
+// catching up after a leader change, and a record it does not have yet would
+// silently drop out).
 func (r *Records) All(ctx context.Context) ([]Record, error) {
-	lister, err := r.kv.ListKeys(ctx)
+	w, err := r.kv.Watch(ctx, r.prefix+".>", jetstream.IgnoreDeletes())
 	if err != nil {
-		if errors.Is(err, jetstream.ErrNoKeysFound) {
-			return nil, nil
-		}
 		return nil, fmt.Errorf("natsbus: list %s: %w", r.prefix, err)
 	}
-	var keys []string
-	for k := range lister.Keys() {
-		if strings.HasPrefix(k, r.prefix+".") {
-			keys = append(keys, k)
-		}
-	}
-	sort.Strings(keys)
+	defer w.Stop()
 	var out []Record
-	for _, k := range keys {
-		e, err := r.kv.Get(ctx, k)
-		if errors.Is(err, jetstream.ErrKeyNotFound) || errors.Is(err, jetstream.ErrKeyDeleted) {
-			continue
+	for {
+		select {
+		case <-ctx.Done():
+			return nil, fmt.Errorf("natsbus: list %s: %w", r.prefix, ctx.Err())
+		case e, ok := <-w.Updates():
+			if !ok {
+				return nil, fmt.Errorf("natsbus: list %s: the watcher stopped", r.prefix)
+			}
+			if e == nil { // the current values are all delivered
+				slices.SortFunc(out, func(a, b Record) int { return strings.Compare(a.Name, b.Name) })
+				return out, nil
+			}
+			out = append(out, Record{Name: strings.TrimPrefix(e.Key(), r.prefix+"."), Data: e.Value(), Written: e.Created().UnixMilli()})
 		}
-		if err != nil {
-			return nil, fmt.Errorf("natsbus: %s: %w", k, err)
-		}
-		out = append(out, Record{Name: strings.TrimPrefix(k, r.prefix+"."), Data: e.Value(), Written: e.Created().UnixMilli()})
 	}
-	return out, nil
 }
