@@ -21,6 +21,7 @@ type Guards struct {
 	chain    *policies.Chain
 	batch    *policies.Batch
 	geo      atomic.Pointer[policies.Geoblock] // a status set from another goroutine, not yet applied
+	applied  atomic.Pointer[policies.Geoblock] // the status the loop last applied (nil: the one the chain was built with)
 	kill     policies.KillState                // the kill switch last encoded, as killJSON
 	killJSON []byte
 }
@@ -59,11 +60,22 @@ func (g *Guards) Chain() *policies.Chain { return g.chain }
 // Observe or Begin.
 func (g *Guards) SetGeoblock(geo policies.Geoblock) { g.geo.Store(&geo) }
 
+// GeoblockApplied reports the last status SetGeoblock handed over that the agent's
+// loop has applied (false: none yet). Safe from any goroutine; from the moment it
+// reports a block, no evaluation of the loop opens a position.
+func (g *Guards) GeoblockApplied() (policies.Geoblock, bool) {
+	if p := g.applied.Load(); p != nil {
+		return *p, true
+	}
+	return policies.Geoblock{}, false
+}
+
 // applyGeoblock applies a status set by SetGeoblock (on the loop).
 func (g *Guards) applyGeoblock() {
 	if g.geo.Load() != nil {
 		if p := g.geo.Swap(nil); p != nil {
 			g.chain.SetGeoblock(*p)
+			g.applied.Store(p)
 		}
 	}
 }

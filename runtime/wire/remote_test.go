@@ -293,6 +293,13 @@ func TestRemoteGeoblockStopsOpening(t *testing.T) {
 	waitUntil(t, "the agent's orders", func() bool { return len(remotetest.OpenOrders(t, c)) > 0 })
 	us := "US"
 	tr.country.Store(&us)
+	// Open orders can be 0 for a moment while a re-quote replaces them: count the
+	// posts only once the loop has applied the block (every later evaluation is
+	// blocked) and its cancels are through.
+	waitUntil(t, "the block applied by the agent's loop", func() bool {
+		g, ok := r.Guards.GeoblockApplied()
+		return ok && g.Status == policies.GeoBlocked
+	})
 	waitUntil(t, "the orders cancelled after the block", func() bool { return len(remotetest.OpenOrders(t, c)) == 0 })
 	wallet := remotetest.Signer(t, "geo-agent").Address()
 	posts := x.Count(wallet, "POST", "/order")
