@@ -147,6 +147,9 @@ type RFQQuote struct {
 	Expiry      string             `json:"expiry"`
 	CreatedAt   string             `json:"created_at"`
 	UpdatedAt   string             `json:"updated_at"`
+	// Reason says why the desk cancelled the quote on its quoter's behalf:
+	// ANOTHER_QUOTE_ACCEPTED or REQUEST_CANCELED (omitted otherwise; local shape).
+	Reason string `json:"reason,omitempty"`
 }
 
 // RFQAck answers the RFQ writes: the ids created or touched and the new state.

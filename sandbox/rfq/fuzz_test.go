@@ -17,6 +17,11 @@ func FuzzApplyRecord(f *testing.F) {
 	q := Quote{ID: "1b1e5f9e-8b0a-8c3d-9e2f-0123456789ab", Request: r.ID, Owner: market.Address{19: 2}, Price: 400_000,
 		State: StatePending, Expiry: 10, Created: 2, Updated: 2}
 	f.Add((&Plan{Quote: &q}).Record())
+	c := q
+	c.State, c.Reason = StateCanceled, ReasonRequestCanceled
+	cr := r
+	cr.State = StateCanceled
+	f.Add((&Plan{Request: &cr, Closed: []*Quote{&c}}).Record())
 	f.Add([]byte(`{"request":{"id":"x","state":"FILLED"}}`))
 	f.Add([]byte(`{}`))
 	f.Fuzz(func(t *testing.T, b []byte) {

@@ -156,7 +156,26 @@ func (s *State) PlanAccept(owner market.Address, id, quoteID string, now int64) 
 	nr, nq := *r, *q
 	nr.State, nr.Accepted, nr.Updated = StateAccepted, q.ID, now
 	nq.State, nq.Updated = StateAccepted, now
-	return &Plan{Request: &nr, Quote: &nq}, nil
+	return &Plan{Request: &nr, Quote: &nq, Closed: s.closeQuotes(r.ID, q.ID, ReasonOtherAccepted, now)}, nil
+}
+
+// closeQuotes returns the request's open quotes but except, cancelled with
+// reason at now, oldest first. A quote whose expiry passed is left alone: it is
+// EXPIRED already (and published as such). s.mu held.
+func (s *State) closeQuotes(id, except, reason string, now int64) []*Quote {
+	var out []*Quote
+	for _, q := range s.st.Quotes {
+		if q.Request != id || q.ID == except {
+			continue
+		}
+		if st := q.StateAt(now); st != StatePending && st != StateAccepted {
+			continue
+		}
+		c := *q
+		c.State, c.Updated, c.Reason = StateCanceled, now, reason
+		out = append(out, &c)
+	}
+	return out
 }
 
 // PlanApprove plans the quoter's approval of its accepted quote (named by
@@ -214,7 +233,7 @@ func (s *State) PlanCancelRequest(owner market.Address, id string, now int64) (*
 	}
 	nr := *r
 	nr.State, nr.Updated = StateCanceled, now
-	return &Plan{Request: &nr}, nil
+	return &Plan{Request: &nr, Closed: s.closeQuotes(r.ID, "", ReasonRequestCanceled, now)}, nil
 }
 
 // PlanCancelQuote plans the quoter's cancellation of its pending quote.

@@ -11,7 +11,13 @@
 //	         ACTIVE|ACCEPTED ──cancel (requester)──► CANCELED
 //	quote:   PENDING ──accept──► ACCEPTED ──approve──► FILLED
 //	         PENDING ──cancel (quoter)──► CANCELED
-//	         PENDING (another quote accepted, or the request closed) ──► (not eligible)
+//	         PENDING ──another quote accepted──► CANCELED (reason ANOTHER_QUOTE_ACCEPTED)
+//	         PENDING|ACCEPTED ──request cancelled──► CANCELED (reason REQUEST_CANCELED)
+//
+// The write that accepts a quote or cancels a request closes the request's other
+// open quotes in the same record (docs/design/0166-rfq-broadcast-and-losing-quotes.md),
+// so every quote ends in one terminal state that the listings show and the user
+// channel announces once.
 //
 // Expiry is a time, not a transition: a request or quote whose expiry has passed
 // is EXPIRED in every view and refused by every write, as of the caller's clock
@@ -86,7 +92,18 @@ type Quote struct {
 	Created int64          `json:"created"`
 	Updated int64          `json:"updated"`
 	Key     string         `json:"key,omitempty"` // the API key that made it
+	// Reason says why the desk cancelled the quote on its quoter's behalf
+	// (ReasonOtherAccepted, ReasonRequestCanceled); "" otherwise.
+	Reason string `json:"reason,omitempty"`
 }
+
+// Reasons of the quotes the desk cancels (Quote.Reason).
+const (
+	// ReasonOtherAccepted: the requester accepted another quote.
+	ReasonOtherAccepted = "ANOTHER_QUOTE_ACCEPTED"
+	// ReasonRequestCanceled: the requester cancelled the request.
+	ReasonRequestCanceled = "REQUEST_CANCELED"
+)
 
 // StateAt is r's state as of now: EXPIRED once an open request's expiry passed.
 func (r *Request) StateAt(now int64) string {
@@ -116,6 +133,9 @@ type store struct {
 type record struct {
 	Request *Request `json:"request,omitempty"`
 	Quote   *Quote   `json:"quote,omitempty"`
+	// Closed are the request's other quotes the write cancels (accept, cancel
+	// request); only with Request.
+	Closed []*Quote `json:"closed,omitempty"`
 }
 
 // State is the durable RFQ state. Its methods are safe for concurrent use; the
@@ -205,6 +225,9 @@ func (s *State) ApplyRecord(data []byte) error {
 	if rec.Request == nil && rec.Quote == nil {
 		return errors.New("rfq: not a record: neither a request nor a quote")
 	}
+	if len(rec.Closed) > 0 && rec.Request == nil {
+		return errors.New("rfq: not a record: closed quotes without their request")
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if r := rec.Request; r != nil {
@@ -219,6 +242,18 @@ func (s *State) ApplyRecord(data []byte) error {
 			old != nil && !next(old.State, q.State) {
 			return fmt.Errorf("rfq: quote %s: bad transition", q.ID)
 		}
+	}
+	seen := map[string]bool{}
+	for _, c := range rec.Closed {
+		if c == nil {
+			return errors.New("rfq: not a record: a null closed quote")
+		}
+		old := s.quo[c.ID]
+		if old == nil || seen[c.ID] || rec.Quote != nil && rec.Quote.ID == c.ID || c.State != StateCanceled ||
+			old.Request != rec.Request.ID || c.Request != old.Request || !next(old.State, c.State) {
+			return fmt.Errorf("rfq: closed quote %s: bad transition", c.ID)
+		}
+		seen[c.ID] = true
 	}
 	if r := rec.Request; r != nil {
 		if old := s.req[r.ID]; old != nil {
@@ -240,6 +275,9 @@ func (s *State) ApplyRecord(data []byte) error {
 			s.st.Seq++
 		}
 	}
+	for _, c := range rec.Closed {
+		*s.quo[c.ID] = *c
+	}
 	return nil
 }
 
@@ -260,11 +298,13 @@ type Plan struct {
 	Commands []exchange.Command
 	Request  *Request
 	Quote    *Quote
+	// Closed are the request's other open quotes the write cancels (Reason set).
+	Closed []*Quote
 }
 
 // Record returns the plan's journal record.
 func (p *Plan) Record() []byte {
-	b, err := json.Marshal(record{Request: p.Request, Quote: p.Quote})
+	b, err := json.Marshal(record{Request: p.Request, Quote: p.Quote, Closed: p.Closed})
 	if err != nil {
 		panic("rfq: record does not encode: " + err.Error())
 	}

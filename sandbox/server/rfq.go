@@ -201,7 +201,8 @@ func quoteOut(q *rfq.Quote, r *rfq.Request, now int64) api.RFQQuote {
 	}
 	return api.RFQQuote{QuoteID: q.ID, RequestID: q.Request, UserAddress: q.Owner.String(), Token: r.Token, Complement: r.Other,
 		Condition: r.Market, Side: api.Side(side), SizeIn: api.Decimal(in), SizeOut: api.Decimal(out), Price: api.Number(q.Price),
-		State: q.StateAt(now), Expiry: api.ISOMillis(q.Expiry), CreatedAt: api.ISOMillis(q.Created), UpdatedAt: api.ISOMillis(q.Updated)}
+		State: q.StateAt(now), Expiry: api.ISOMillis(q.Expiry), CreatedAt: api.ISOMillis(q.Created), UpdatedAt: api.ISOMillis(q.Updated),
+		Reason: q.Reason}
 }
 
 // rfqFilter is the query of the data listings: ids (comma-separated, either

@@ -180,3 +180,88 @@ func TestRFQEventsOnTheUserChannel(t *testing.T) {
 		c.quiet()
 	}
 }
+
+// expectClosed reads one rfq_quote frame on c and checks it is quote qid's
+// cancellation with reason, equal to what GET /rfq/data/quotes shows w then.
+func (e *env) expectClosed(c *wsConn, w *wallet, qid, reason string) {
+	e.t.Helper()
+	m := c.expectRFQ("quote CANCELED CANCELED")[0].RFQQuote
+	var listed api.Page[api.RFQQuote]
+	e.mustJSON(http.MethodGet, "/rfq/data/quotes?quote_ids="+qid, nil, w, &listed)
+	if m.QuoteID != qid || m.Reason != reason || len(listed.Data) != 1 || m.RFQQuote != listed.Data[0] {
+		e.t.Fatalf("closed quote %+v (want %s, %s), listed %+v", m, qid, reason, listed.Data)
+	}
+}
+
+// TestRFQLosingQuotesAreClosed: accepting a quote cancels the request's other
+// pending quotes (ANOTHER_QUOTE_ACCEPTED), cancelling a request cancels its open
+// quotes, the accepted one included (REQUEST_CANCELED): each quoter gets exactly
+// one terminal rfq_quote event per quote, equal to what GET /rfq/data/quotes then
+// shows, and nothing more — no EXPIRED after the expiry passes, nothing at the
+// approval — over real WebSocket clients on loopback.
+func TestRFQLosingQuotesAreClosed(t *testing.T) {
+	e := newEnv(t)
+	pub := e.startHub(t)
+	rain := e.mkt("rain-in-lisbon-tomorrow")
+	yes := rain.Tokens[market.Yes]
+	buyer := e.register(newWallet(t, "rfqlq-b"))
+	qs := []*wallet{e.register(newWallet(t, "rfqlq-1")), e.register(newWallet(t, "rfqlq-2")), e.register(newWallet(t, "rfqlq-3"))}
+	for _, q := range qs {
+		e.split(q, rain, 30*share)
+	}
+	e.split(buyer, rain, 1*share)
+	user := func(w *wallet) *wsConn {
+		c := e.dialWS(t, pub.URL, "/ws/user", api.WSSubscribe{Type: api.WSChannelUser,
+			Auth: &api.APIKeyCreds{APIKey: w.creds.APIKey, Secret: w.creds.Secret, Passphrase: w.creds.Passphrase}})
+		c.quiet()
+		return c
+	}
+	conns := []*wsConn{user(qs[0]), user(qs[1]), user(qs[2])}
+	quoteAll := func(id string, prices ...string) []string {
+		ids := make([]string, len(prices))
+		for i, p := range prices {
+			ids[i] = e.rfqQuote(qs[i], id, p)
+			conns[i].expectRFQ("quote CREATED PENDING")
+		}
+		return ids
+	}
+
+	// Accepting the best quote closes the two others; the approval adds nothing
+	// for the losers.
+	id := e.rfqAsk(buyer, yes, market.Buy, 600_000, 10*share)
+	qids := quoteAll(id, "0.57", "0.55", "0.56")
+	e.mustJSON(http.MethodPost, "/rfq/request/accept", []byte(`{"request_id":"`+id+`"}`), buyer, nil)
+	conns[1].expectRFQ("request ACCEPTED ACCEPTED", "quote ACCEPTED ACCEPTED")
+	e.expectClosed(conns[0], qs[0], qids[0], "ANOTHER_QUOTE_ACCEPTED")
+	e.expectClosed(conns[2], qs[2], qids[2], "ANOTHER_QUOTE_ACCEPTED")
+	e.mustJSON(http.MethodPost, "/rfq/quote/approve", []byte(`{"quote_id":"`+qids[1]+`"}`), qs[1], nil)
+	conns[1].expectRFQ("request APPROVED FILLED", "quote APPROVED FILLED", "trade MATCHED", "trade MINED", "trade CONFIRMED")
+
+	// Cancelling an accepted request closes the accepted quote (its quoter also
+	// gets the request's cancellation) after the losers were closed at the accept.
+	id2 := e.rfqAsk(buyer, yes, market.Buy, 600_000, 5*share)
+	qids2 := quoteAll(id2, "0.5", "0.51")
+	e.mustJSON(http.MethodPost, "/rfq/request/accept", []byte(`{"request_id":"`+id2+`","quote_id":"`+qids2[1]+`"}`), buyer, nil)
+	conns[1].expectRFQ("request ACCEPTED ACCEPTED", "quote ACCEPTED ACCEPTED")
+	e.expectClosed(conns[0], qs[0], qids2[0], "ANOTHER_QUOTE_ACCEPTED")
+	e.mustJSON(http.MethodDelete, "/rfq/request", []byte(`{"request_id":"`+id2+`"}`), buyer, nil)
+	conns[1].expectRFQ("request CANCELED CANCELED")
+	e.expectClosed(conns[1], qs[1], qids2[1], "REQUEST_CANCELED")
+
+	// Cancelling an open request closes every pending quote.
+	id3 := e.rfqAsk(buyer, yes, market.Buy, 600_000, 4*share)
+	qids3 := quoteAll(id3, "0.5", "0.52", "0.53")
+	e.mustJSON(http.MethodDelete, "/rfq/request", []byte(`{"request_id":"`+id3+`"}`), buyer, nil)
+	for i := range qs {
+		e.expectClosed(conns[i], qs[i], qids3[i], "REQUEST_CANCELED")
+	}
+
+	// Past every expiry the sweep announces none of them again.
+	e.clock.advance(6 * time.Minute)
+	if err := e.srv.sweepRFQ(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range conns {
+		c.quiet()
+	}
+}

@@ -169,6 +169,12 @@ func (s *Server) rfqPublish(st *rfq.State, d *rfqDone) {
 			closed = append(closed, q.ID)
 		}
 	}
+	for _, q := range p.Closed {
+		// The request's other quotes the write cancelled (losing quotes, or all of
+		// a cancelled request's): one terminal event each, to quoter and requester.
+		evs = append(evs, ws.RFQEvent{Market: req.Market, To: []market.Address{q.Owner, req.Owner}, Frame: quoteFrame(q, &req, api.WSRFQCanceled, q.Updated)})
+		closed = append(closed, q.ID)
+	}
 	if d.swap.Kind == exchange.Swapped {
 		s.st.dataMu.RLock()
 		if t := s.st.tradeByNum(d.swap.Trade); t != nil {
