@@ -110,7 +110,10 @@ type Collector struct {
 	denials  map[string]*Denial
 	lastDeny *Denial // the denial Deny counted last: a guard usually denies again
 	denied   int64
-	trips    int                           // kill-switch trips
+	trips    int // kill-switch trips
+	merges   []MergeRow
+	redeems  int                           // redeems of resolved markets' tokens
+	redeemed market.Micros                 // the collateral they paid
 	open     map[market.TokenID]*roundTrip // round trips in progress
 	closed   []RoundTrip
 	tripsOut int // round trips beyond MaxRoundTrips

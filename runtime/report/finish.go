@@ -170,6 +170,12 @@ func (c *Collector) Finish(st *market.State, run Run) *Report {
 	}
 	rep.Denials = c.denialRows()
 	s.Denials, s.KillSwitchTrips = c.denied, c.trips
+	rep.Merges = c.merges
+	s.Merges, s.Redeems, s.Redeemed = len(c.merges), c.redeems, Money(c.redeemed)
+	for i := range c.merges {
+		s.MergedSets += c.merges[i].Sets
+		s.MergeRealized += c.merges[i].Realized
+	}
 	rep.RoundTrips = c.closed
 	if c.tripsOut > 0 {
 		c.notes = append(c.notes, fmt.Sprintf("%d more round trips than the %d listed (not in the averages)", c.tripsOut, MaxRoundTrips))

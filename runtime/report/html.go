@@ -115,6 +115,9 @@ func (r *Report) htmlView() htmlView {
 		card{Label: "Denials", Value: strconv.FormatInt(s.Denials, 10), Note: "by " + strconv.Itoa(len(r.Denials)) + " guard(s)"},
 		trips,
 	)
+	if s.Merges > 0 || s.Redeems > 0 {
+		v.Cards = append(v.Cards, card{Label: "Merges", Value: strconv.Itoa(s.Merges), Note: mergeLine(s)})
+	}
 
 	x0, x1 := r.Run.From, r.Run.To
 	if len(r.Equity) > 0 {

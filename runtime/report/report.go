@@ -128,6 +128,9 @@ type Report struct {
 	Events []Mark `json:"events,omitempty"`
 	// Denials are the guards' refusals, by guard (most first).
 	Denials []Denial `json:"denials,omitempty"`
+	// Merges are the complete sets the agent merged back into collateral, in time
+	// order (all of them: a merge is rare, one per strategy decision at most).
+	Merges []MergeRow `json:"merges,omitempty"`
 	// RoundTrips are the positions the run opened and closed (or held at its
 	// end), per token, in the order they closed. At most MaxRoundTrips are kept.
 	RoundTrips []RoundTrip `json:"round_trips,omitempty"`
@@ -393,6 +396,16 @@ type Summary struct {
 	// Denials counts the guards' refusals; KillSwitchTrips the trips.
 	Denials         int64 `json:"denials"`
 	KillSwitchTrips int   `json:"kill_switch_trips"`
+	// Merges counts Report.Merges; MergedSets is the complete sets they merged,
+	// which is also the collateral they returned (1 per set); MergeRealized is
+	// what they realized (1 per set minus what the pairs cost). Redeems counts
+	// the redeems of resolved markets' tokens and Redeemed the collateral they
+	// paid. All are omitted when zero.
+	Merges        int   `json:"merges,omitempty"`
+	MergedSets    Money `json:"merged_sets,omitempty"`
+	MergeRealized Money `json:"merge_realized,omitempty"`
+	Redeems       int   `json:"redeems,omitempty"`
+	Redeemed      Money `json:"redeemed,omitempty"`
 }
 
 // MarketReport is one market's part of a run.
@@ -464,6 +477,23 @@ type FillRow struct {
 	// Key is the quote or rule key of the order (flatten/<token> for the
 	// agent's flattening orders), when known.
 	Key string `json:"key,omitempty"`
+}
+
+// MergeRow is one merge of complete sets: Sets YES and NO pairs of a market turned
+// into Sets collateral. The report's ledger books it as a sale of both sides for
+// half of Sets each (the odd micro-unit to YES), so Realized is Sets minus what the
+// pairs cost; YesRealized and NoRealized split it by side.
+type MergeRow struct {
+	Time        int64              `json:"t"`
+	Market      market.ConditionID `json:"market"`
+	Slug        string             `json:"slug,omitempty"`
+	Sets        Money              `json:"sets"`
+	Collateral  Money              `json:"collateral"`
+	Realized    Money              `json:"realized"`
+	YesRealized Money              `json:"yes_realized"`
+	NoRealized  Money              `json:"no_realized"`
+	// Reason says who asked ("rule merge_sets").
+	Reason string `json:"reason,omitempty"`
 }
 
 // MarshalIndent returns the report as indented JSON with a trailing newline.

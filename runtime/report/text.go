@@ -44,6 +44,9 @@ func (r *Report) WriteText(w io.Writer) error {
 		s.TimeInMarket.Percent())
 	fmt.Fprintf(tw, "brier\t%s\n", brierLine(s))
 	fmt.Fprintf(tw, "guards\t%d denials, %d kill-switch trips\n", s.Denials, s.KillSwitchTrips)
+	if s.Merges > 0 || s.Redeems > 0 {
+		fmt.Fprintf(tw, "merges\t%d: %s\n", s.Merges, mergeLine(s))
+	}
 	for _, n := range r.Notes {
 		fmt.Fprintf(tw, "note\t%s\n", n)
 	}
@@ -132,6 +135,13 @@ func (r *Report) WriteText(w io.Writer) error {
 		}
 	}
 	return nil
+}
+
+// mergeLine describes the merges and redeems after their count: "20 sets → 20.00
+// collateral, realized +0.00; 0 redeems, 0.00 collateral".
+func mergeLine(s *Summary) string {
+	return fmt.Sprintf("%s sets → %s collateral, realized %s; %d redeems, %s collateral", s.MergedSets,
+		FormatMoney(s.MergedSets), FormatSigned(s.MergeRealized), s.Redeems, FormatMoney(s.Redeemed))
 }
 
 // brierLine describes the Brier scores.

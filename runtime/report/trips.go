@@ -86,10 +86,12 @@ func (c *Collector) Merge(t int64, cond market.ConditionID, n market.Micros, why
 		return
 	}
 	half := n / 2
+	var side [2]market.Micros // realized by YES, NO
 	for o, part := range [2]market.Micros{n - half, half} {
 		tok := m.info.Tokens[o]
 		p := c.pos[tok]
 		r, _ := p.SellProceeds(n, part, 0)
+		side[o] = r
 		c.realized = append(c.realized, r)
 		c.day.realize(r)
 		if rt := c.open[tok]; rt != nil {
@@ -101,6 +103,9 @@ func (c *Collector) Merge(t int64, cond market.ConditionID, n market.Micros, why
 			}
 		}
 	}
+	c.merges = append(c.merges, MergeRow{Time: t, Market: cond, Slug: m.label(), Sets: Money(n), Collateral: Money(n),
+		Realized: Money(side[market.Yes] + side[market.No]), YesRealized: Money(side[market.Yes]), NoRealized: Money(side[market.No]),
+		Reason: why})
 	c.Mark(Mark{Time: t, Kind: MarkMerge, Market: cond, Reason: n.String() + " sets → " + n.String() + " collateral (" + why + ")"})
 	c.dirty = true
 }
@@ -115,6 +120,8 @@ func (c *Collector) Redeem(t int64, cond market.ConditionID, paid market.Micros,
 		c.Note("redeem in market %s, which the run does not know: not shown", cond)
 		return
 	}
+	c.redeems++
+	c.redeemed += paid
 	c.Mark(Mark{Time: t, Kind: MarkRedeem, Market: cond, Reason: "tokens → " + paid.String() + " collateral (" + why + ")"})
 }
 
