@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"strings"
@@ -262,6 +263,83 @@ func TestRFQLosingQuotesAreClosed(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, c := range conns {
+		c.quiet()
+	}
+}
+
+// raw reads the connection's next n messages as sent.
+func (w *wsConn) raw(n int) [][]byte {
+	w.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	out := make([][]byte, n)
+	for i := range out {
+		_, b, err := w.c.Read(ctx)
+		if err != nil {
+			w.t.Fatalf("message %d of %d: %v", i+1, n, err)
+		}
+		out[i] = b
+	}
+	return out
+}
+
+// rtdsUser opens an RTDS connection with a clob_user subscription of typ for w.
+func (e *env) rtdsUser(t *testing.T, url string, w *wallet, typ string) *wsConn {
+	t.Helper()
+	c := e.dialWSWith(t, url, "/ws/rtds", api.RTDSRequest{Action: api.RTDSSubscribe, Subscriptions: []api.RTDSSubscription{{
+		Topic: api.RTDSTopicClobUser, Type: typ, ClobAuth: &api.RTDSAuth{Key: w.creds.APIKey, Secret: w.creds.Secret, Passphrase: w.creds.Passphrase}}}})
+	c.quiet()
+	return c
+}
+
+// TestRFQFramesOnRTDSClobUser: the RTDS clob_user topic mirrors the user
+// channel's RFQ frames as it does orders and trades — each /ws/user frame, byte
+// for byte, as the payload of an envelope whose type is the frame's event_type —
+// and a subscription to one type (rfq_quote) gets only those.
+func TestRFQFramesOnRTDSClobUser(t *testing.T) {
+	e := newEnv(t)
+	pub := e.startHub(t)
+	rain := e.mkt("rain-in-lisbon-tomorrow")
+	buyer, qa, qb := e.register(newWallet(t, "rfqcu-b")), e.register(newWallet(t, "rfqcu-a")), e.register(newWallet(t, "rfqcu-c"))
+	e.split(qa, rain, 30*share)
+	e.split(qb, rain, 30*share)
+	e.split(buyer, rain, 1*share)
+	ua := e.dialWS(t, pub.URL, "/ws/user", api.WSSubscribe{Type: api.WSChannelUser,
+		Auth: &api.APIKeyCreds{APIKey: qa.creds.APIKey, Secret: qa.creds.Secret, Passphrase: qa.creds.Passphrase}})
+	ua.quiet()
+	ra, rb := e.rtdsUser(t, pub.URL, qa, "*"), e.rtdsUser(t, pub.URL, qb, api.WSEventRFQQuote)
+
+	id := e.rfqAsk(buyer, rain.Tokens[market.Yes], market.Buy, 600_000, 10*share)
+	qid := e.rfqQuote(qa, id, "0.55")
+	qidB := e.rfqQuote(qb, id, "0.56")
+	e.mustJSON(http.MethodPost, "/rfq/request/accept", []byte(`{"request_id":"`+id+`","quote_id":"`+qid+`"}`), buyer, nil)
+	e.mustJSON(http.MethodPost, "/rfq/quote/approve", []byte(`{"quote_id":"`+qid+`"}`), qa, nil)
+
+	const n = 8 // quote CREATED, request and quote ACCEPTED, request and quote APPROVED, the trade ×3
+	frames, envs := ua.raw(n), ra.raw(n)
+	for i := range frames {
+		m, err := api.DecodeRTDSMessage(envs[i])
+		var head struct {
+			EventType string `json:"event_type"`
+		}
+		if err == nil {
+			err = json.Unmarshal(frames[i], &head)
+		}
+		if err != nil || m.Topic != api.RTDSTopicClobUser || m.Type != head.EventType || string(m.Payload) != string(frames[i]) {
+			t.Fatalf("envelope %d %s (%v), user frame %s", i, envs[i], err, frames[i])
+		}
+	}
+	for _, b := range rb.raw(2) {
+		m, err := api.DecodeRTDSMessage(b)
+		var q api.WSRFQQuote
+		if err == nil {
+			err = json.Unmarshal(m.Payload, &q)
+		}
+		if err != nil || m.Type != api.WSEventRFQQuote || q.QuoteID != qidB {
+			t.Fatalf("rfq_quote-only subscription got %s (%v)", b, err)
+		}
+	}
+	for _, c := range []*wsConn{ua, ra, rb} {
 		c.quiet()
 	}
 }

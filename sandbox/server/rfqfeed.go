@@ -127,6 +127,18 @@ func quoteFrame(q *rfq.Quote, r *rfq.Request, typ string, now int64) []byte {
 	return b
 }
 
+// requestEvent is r's user-channel event of type typ at now (Unix ms).
+func requestEvent(st *rfq.State, r *rfq.Request, typ string, now int64) ws.RFQEvent {
+	return ws.RFQEvent{Market: r.Market, To: requestTo(st, r), Frame: requestFrame(r, typ, now), Type: api.WSEventRFQRequest, Time: now}
+}
+
+// quoteEvent is q's user-channel event of type typ at now: to its quoter and the
+// requester.
+func quoteEvent(q *rfq.Quote, r *rfq.Request, typ string, now int64) ws.RFQEvent {
+	return ws.RFQEvent{Market: r.Market, To: []market.Address{q.Owner, r.Owner}, Frame: quoteFrame(q, r, typ, now),
+		Type: api.WSEventRFQQuote, Time: now}
+}
+
 // requestTo returns the addresses that see r's frames: its owner and the owner of
 // its accepted quote.
 func requestTo(st *rfq.State, r *rfq.Request) []market.Address {
@@ -154,7 +166,7 @@ func (s *Server) rfqPublish(st *rfq.State, d *rfqDone) {
 	var evs []ws.RFQEvent
 	items, closed := map[string]rfqOpen{}, []string(nil)
 	if p.Request != nil {
-		evs = append(evs, ws.RFQEvent{Market: req.Market, To: requestTo(st, &req), Frame: requestFrame(&req, rfqType(req.State), req.Updated)})
+		evs = append(evs, requestEvent(st, &req, rfqType(req.State), req.Updated))
 		if isOpen(req.State) {
 			items[req.ID] = rfqOpen{expiry: req.Expiry}
 		} else {
@@ -162,7 +174,7 @@ func (s *Server) rfqPublish(st *rfq.State, d *rfqDone) {
 		}
 	}
 	if q := p.Quote; q != nil {
-		evs = append(evs, ws.RFQEvent{Market: req.Market, To: []market.Address{q.Owner, req.Owner}, Frame: quoteFrame(q, &req, rfqType(q.State), q.Updated)})
+		evs = append(evs, quoteEvent(q, &req, rfqType(q.State), q.Updated))
 		if isOpen(q.State) {
 			items[q.ID] = rfqOpen{expiry: q.Expiry, quote: true}
 		} else {
@@ -172,7 +184,7 @@ func (s *Server) rfqPublish(st *rfq.State, d *rfqDone) {
 	for _, q := range p.Closed {
 		// The request's other quotes the write cancelled (losing quotes, or all of
 		// a cancelled request's): one terminal event each, to quoter and requester.
-		evs = append(evs, ws.RFQEvent{Market: req.Market, To: []market.Address{q.Owner, req.Owner}, Frame: quoteFrame(q, &req, api.WSRFQCanceled, q.Updated)})
+		evs = append(evs, quoteEvent(q, &req, api.WSRFQCanceled, q.Updated))
 		closed = append(closed, q.ID)
 	}
 	if d.swap.Kind == exchange.Swapped {
@@ -223,14 +235,14 @@ func (s *Server) sweepRFQ(ctx context.Context) error {
 		for i, id := range due {
 			if !kinds[i] {
 				if r, ok := st.Request(id); ok && r.StateAt(now) == rfq.StateExpired {
-					evs = append(evs, ws.RFQEvent{Market: r.Market, To: requestTo(st, &r), Frame: requestFrame(&r, api.WSRFQExpired, r.Expiry)})
+					evs = append(evs, requestEvent(st, &r, api.WSRFQExpired, r.Expiry))
 				}
 				continue
 			}
 			q, ok := st.Quote(id)
 			r, ok2 := st.Request(q.Request)
 			if ok && ok2 && q.StateAt(now) == rfq.StateExpired {
-				evs = append(evs, ws.RFQEvent{Market: r.Market, To: []market.Address{q.Owner, r.Owner}, Frame: quoteFrame(&q, &r, api.WSRFQExpired, q.Expiry)})
+				evs = append(evs, quoteEvent(&q, &r, api.WSRFQExpired, q.Expiry))
 			}
 		}
 	})

@@ -24,6 +24,12 @@ type wsConn struct {
 
 func (e *env) dialWS(t *testing.T, url, path string, sub api.WSSubscribe) *wsConn {
 	t.Helper()
+	return e.dialWSWith(t, url, path, sub)
+}
+
+// dialWSWith connects to path and sends first (any JSON message: an RTDS request).
+func (e *env) dialWSWith(t *testing.T, url, path string, first any) *wsConn {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	c, _, err := websocket.Dial(ctx, strings.Replace(url, "http://", "ws://", 1)+path, nil)
@@ -32,7 +38,7 @@ func (e *env) dialWS(t *testing.T, url, path string, sub api.WSSubscribe) *wsCon
 	}
 	c.SetReadLimit(1 << 20)
 	t.Cleanup(func() { c.CloseNow() })
-	if err := c.Write(ctx, websocket.MessageText, jsonOf(t, sub)); err != nil {
+	if err := c.Write(ctx, websocket.MessageText, jsonOf(t, first)); err != nil {
 		t.Fatal(err)
 	}
 	return &wsConn{t: t, c: c}
@@ -81,6 +87,7 @@ func (e *env) startHub(t *testing.T) *httptest.Server {
 	}
 	e.srv.Handle("/ws/user", hub.UserHandler())
 	e.srv.Handle("/ws/market", hub.MarketHandler())
+	e.srv.Handle("/ws/rtds", hub.RTDSHandler())
 	ctx, cancel := context.WithCancel(context.Background())
 	hubDone := make(chan error, 1)
 	go func() { hubDone <- hub.Run(ctx) }()

@@ -22,9 +22,15 @@ type RFQEvent struct {
 	// To are the addresses whose user connections get the event.
 	To []market.Address
 	// Frame is the encoded rfq_request or rfq_quote message (api.WSRFQRequest,
-	// api.WSRFQQuote), queued as is on every /ws/user connection of To (RTDS
-	// clob_user connections do not get it). May be nil.
+	// api.WSRFQQuote), queued as is on every /ws/user connection of To and, in an
+	// RTDS envelope of topic clob_user and type Type, on their RTDS clob_user
+	// subscriptions (as order and trade events are). May be nil.
 	Frame []byte
+	// Type is Frame's event type (api.WSEventRFQRequest, api.WSEventRFQQuote): an
+	// RTDS clob_user subscription's type filter applies.
+	Type string
+	// Time is the change's time (Unix ms), the RTDS envelope's timestamp.
+	Time int64
 	// Trade, when not nil, is the trade an approval settled: each participant gets
 	// it as trade events (MATCHED, MINED, CONFIRMED), as GET /data/trades shows it,
 	// on its user connections (RTDS clob_user included) whose open-order dump is
@@ -46,15 +52,21 @@ func (h *Hub) rfqFeed() RFQFeed {
 }
 
 // onRFQ is the RFQ feed's listener: it queues ev on its addresses' user
-// connections under the hub's lock (the frame is encoded already; a trade is
-// rendered once per API key, as the engine's trades are).
+// connections under the hub's lock (the frame is encoded already; an RTDS
+// clob_user connection gets it in its envelope; a trade is rendered once per API
+// key, as the engine's trades are).
 func (h *Hub) onRFQ(ev RFQEvent) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if ev.Frame != nil {
 		for _, a := range ev.To {
 			for c := range h.users[a] {
-				if c.kind == chUser && c.user.matches(ev.Market, api.WSEventRFQRequest) {
+				if !c.user.matches(ev.Market, ev.Type) {
+					continue
+				}
+				if c.kind == chRTDS {
+					c.enqueueLocked(rtdsEnvelope(api.RTDSTopicClobUser, ev.Type, ev.Time, ev.Frame, c.id))
+				} else {
 					c.enqueueLocked(ev.Frame)
 				}
 			}

@@ -283,7 +283,8 @@ func (c *conn) rtdsActivitySub(action string, s *api.RTDSSubscription) error {
 }
 
 func (c *conn) rtdsUserSub(action string, s *api.RTDSSubscription, addr market.Address, authErr error) error {
-	if s.Type != api.RTDSTypeAll && s.Type != api.WSEventOrder && s.Type != api.WSEventTrade {
+	if s.Type != api.RTDSTypeAll && s.Type != api.WSEventOrder && s.Type != api.WSEventTrade &&
+		s.Type != api.WSEventRFQRequest && s.Type != api.WSEventRFQQuote {
 		return unavailableType(s.Topic, s.Type)
 	}
 	h := c.h

@@ -19,7 +19,8 @@ type userSub struct {
 	all     bool
 	include map[market.ConditionID]struct{}
 	exclude map[market.ConditionID]struct{}
-	// types restricts the events (RTDS clob_user: "order", "trade"); nil means all.
+	// types restricts the events (RTDS clob_user: "order", "trade",
+	// "rfq_request", "rfq_quote"); nil means all.
 	types map[string]bool
 	// after is the engine seq of the open-order dump sent on subscribe: events up
 	// to it are in the dump (or before the subscription) and are not sent.
