@@ -4,24 +4,38 @@ import (
 	"github.com/pitbossdev/pitboss/market"
 )
 
-// One NATS identity per agent (docs/design/0149). An agent's connection may
-// publish only under its own name: its status, metrics, audit records and signals
-// (pitboss.agent.<id>.…, not its ctl and life subjects, which are the operators'),
-// its own budget grants (pitboss.budget.*.*.<id>), the fleet's market-data demand
-// and snapshot requests, and the JetStream API calls that read streams and buckets
-// (AgentDenyPublish still applies on top). It answers requests it received (a
-// control request's reply) through the server's response permission, not through
-// a publish right on inboxes.
+// One NATS identity per agent (docs/design/0149, 0154). An agent's connection
+// may publish only under its own name: its status, metrics, audit records and
+// signals (pitboss.agent.<id>.…, not its ctl and life subjects, which are the
+// operators'), its own budget grants (pitboss.budget.*.*.<id>), its own
+// checkpoint, the fleet's market-data demand and snapshot requests, and exactly
+// the JetStream API calls it makes (AgentJetStreamAllow; AgentDenyPublish still
+// applies on top). It answers requests it received (a control request's reply)
+// through the server's response permission, not through a publish right on
+// inboxes.
 
-// AgentPublishAllow returns the subjects agent id may publish to: its own
+// AgentScope is what one agent process's identity reaches besides its own
+// subjects: the lock of the wallet it trades (its supervisor took it for that
+// process) and the request budget it draws on.
+type AgentScope struct {
+	Agent market.AgentID
+	// Wallet is the wallet whose lock the agent checks (WalletLockKey). The zero
+	// address: none (the agent cannot read any lock).
+	Wallet market.Address
+	// Budget is the key of the fleet's request budget (BudgetConfig.Key; empty:
+	// the default key, as OpenBudget takes it).
+	Budget string
+}
+
+// AgentPublishAllow returns the subjects the agent of s may publish to: its own
 // identity's allow list. It fails for an invalid id. The deny list that goes with
 // it is AgentDenyPublish.
-func AgentPublishAllow(id market.AgentID) ([]string, error) {
-	if err := checkAgent(id); err != nil {
+func AgentPublishAllow(s AgentScope) ([]string, error) {
+	if err := checkAgent(s.Agent); err != nil {
 		return nil, err
 	}
-	a := string(id)
-	return []string{
+	a := string(s.Agent)
+	return append([]string{
 		Prefix + ".agent." + a + ".status",
 		Prefix + ".agent." + a + ".metrics",
 		Prefix + ".agent." + a + ".audit.*",
@@ -30,10 +44,52 @@ func AgentPublishAllow(id market.AgentID) ([]string, error) {
 		"$KV." + StateBucket + ".agent." + a, // its own checkpoint (docs/design/0142)
 		SubjectFeedDemand,
 		Prefix + ".feed.snap.*",
-		"$JS.API.>", // reads; AgentDenyPublish removes what changes streams
-		"$JS.ACK.>",
-		"$JS.FC.>",
-	}, nil
+	}, AgentJetStreamAllow(s)...), nil
+}
+
+// AgentJetStreamAllow returns the JetStream API subjects the agent of s may
+// publish to: exactly the calls an agent process makes (runtime/wire's
+// RunSupervised), each limited to the agent's own keys and subjects where the API
+// puts them in the subject (docs/design/0154):
+//
+//   - the information of the streams it binds to: AUDIT (the spool's probe), the
+//     lock, desired-state and checkpoint buckets, and the budget's two streams;
+//   - direct gets of its own keys: its wallet's lock, its own and the fleet's
+//     desired state, its own checkpoint (the server refuses a body that would ask
+//     for another message on these subjects);
+//   - consumers on AUDIT filtered on its own records (the spool's read-back: the
+//     server refuses a consumer whose configured filter is not the one in the
+//     subject), and the information, next-message and delete calls of AUDIT
+//     consumers, which need the consumer's name (random, never listed to it).
+//
+// Nothing else: no stream or consumer listing, no message get by sequence, no
+// other stream's consumers, no acknowledgements.
+func AgentJetStreamAllow(s AgentScope) []string {
+	a := string(s.Agent)
+	const api = "$JS.API."
+	get := func(bucket, key string) string { return api + "DIRECT.GET.KV_" + bucket + ".$KV." + bucket + "." + key }
+	cfg := BudgetConfig{Key: s.Budget}
+	cfg.defaults()
+	budget, _ := budgetName(cfg.Key)
+	out := []string{
+		api + "STREAM.INFO." + AuditStream,
+		api + "STREAM.INFO.KV_" + LockBucket,
+		api + "STREAM.INFO.KV_" + DesiredBucket,
+		api + "STREAM.INFO.KV_" + StateBucket,
+		api + "STREAM.INFO." + budget,
+		api + "STREAM.INFO." + budget + "_STD",
+		get(DesiredBucket, fleetKey),
+		get(DesiredBucket, "agent."+a),
+		get(StateBucket, "agent."+a),
+		api + "CONSUMER.CREATE." + AuditStream + ".*." + Prefix + ".agent." + a + ".audit.*",
+		api + "CONSUMER.INFO." + AuditStream + ".*",
+		api + "CONSUMER.MSG.NEXT." + AuditStream + ".*",
+		api + "CONSUMER.DELETE." + AuditStream + ".*",
+	}
+	if !s.Wallet.IsZero() {
+		out = append(out, get(LockBucket, WalletLockKey(s.Wallet)))
+	}
+	return out
 }
 
 // AgentSubscribeAllow returns the subjects agent id may subscribe to: its own

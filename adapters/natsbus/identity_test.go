@@ -37,10 +37,18 @@ func (v violations) waitSub(t *testing.T, subject string) {
 
 func (v violations) waitFor(t *testing.T, what, subject string) {
 	t.Helper()
-	waitFor(t, 5*time.Second, "a permissions violation for "+what+" to "+subject, func() bool {
+	v.waitLike(t, what, `"`+subject+`"`, "")
+}
+
+// waitLike waits until the server has refused a what to a subject quoted as
+// "<head>…<tail>" (head and tail include the quotes).
+func (v violations) waitLike(t *testing.T, what, head, tail string) {
+	t.Helper()
+	waitFor(t, 5*time.Second, "a permissions violation for "+what+" to "+head+"…"+tail, func() bool {
 		for _, e := range v.logs.FilterMessage("nats async error").All() {
 			if err, ok := e.ContextMap()["error"].(string); ok &&
-				strings.Contains(strings.ToLower(err), "permissions violation for "+what) && strings.Contains(err, `"`+subject+`"`) {
+				strings.Contains(strings.ToLower(err), "permissions violation for "+what) && strings.Contains(err, head) &&
+				strings.Contains(err[strings.Index(err, head)+len(head):], tail) {
 				return true
 			}
 		}
@@ -53,7 +61,8 @@ func (v violations) waitFor(t *testing.T, what, subject string) {
 // server refuses — a permissions violation — its publishes of a2's status,
 // metrics, audit records and budget grants, and a control request; nothing of it
 // reaches a2's subscribers or the streams. It reads only its own subjects
-// (checkReadsOnlyOwn).
+// (checkReadsOnlyOwn) and makes JetStream calls only on its own keys
+// (checkJetStreamOwnOnly).
 func TestAnAgentPublishesOnlyUnderItsOwnName(t *testing.T) {
 	s := startServer(t, "")
 	sup := connectRole(t, s, RoleSupervisor, "sup")
@@ -64,22 +73,135 @@ func TestAnAgentPublishesOnlyUnderItsOwnName(t *testing.T) {
 		t.Fatal(err)
 	}
 	log, v := observed()
-	a1, err := s.ConnectAgent(context.Background(), "a1", ConnectOptions{Name: "agent a1", Logger: log})
+	sc := AgentScope{Agent: "a1", Wallet: market.Address{1}, Budget: "egress"}
+	a1, err := s.ConnectAgent(context.Background(), sc, ConnectOptions{Name: "agent a1", Logger: log})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(a1.Close)
-	ep1, _ := s.AgentEndpoint("a1")
-	ep2, _ := s.AgentEndpoint("a2")
+	ep1, _ := s.AgentEndpoint(sc)
+	ep2, _ := s.AgentEndpoint(AgentScope{Agent: "a2"})
 	if ep1.User == ep2.User || ep1.Password == ep2.Password || ep1.User != UserAgent+".a1" {
 		t.Fatalf("identities not distinct: %v / %v", ep1, ep2)
 	}
-	if again, _ := s.AgentEndpoint("a1"); again.Password != ep1.Password {
+	if again, _ := s.AgentEndpoint(AgentScope{Agent: "a1", Wallet: market.Address{3}}); again.Password != ep1.Password {
 		t.Fatal("a second call made another password")
+	}
+	if _, err := s.AgentEndpoint(sc); err != nil { // back to a1's wallet for new connections
+		t.Fatal(err)
 	}
 
 	checkOwnNameOnly(t, a1, sup, v)
 	checkReadsOnlyOwn(t, a1, sup, v)
+	checkJetStreamOwnOnly(t, a1, sup, sc, v)
+}
+
+// checkJetStreamOwnOnly: a1 (the identity of sc, its violations in v) makes an
+// agent's JetStream calls on its own keys — its wallet's lock, its checkpoint
+// (written and read), its and the fleet's desired state, a read-back of its own
+// audit records — and is refused (a permissions violation) the same calls on
+// a2's: a2's lock, checkpoint and desired state, a consumer on a2's audit records
+// or on everyone's, and the calls that name no key (a get by sequence, a direct
+// get with a body, an unfiltered consumer, stream and consumer listings). sup
+// (unrestricted) writes a2's entries.
+func checkJetStreamOwnOnly(t *testing.T, a1, sup *Bus, sc AgentScope, v violations) {
+	t.Helper()
+	ctx := ctxT(t, 20*time.Second)
+	w2 := market.Address{2}
+	slocks, err := sup.EnsureLocks(ctx, LockConfig{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range []struct {
+		w market.Address
+		a market.AgentID
+	}{{sc.Wallet, sc.Agent}, {w2, "a2"}} {
+		if _, err := slocks.Acquire(ctx, WalletLockKey(l.w), Holder{Agent: l.a, Supervisor: "sup"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	sstate, err := sup.EnsureState(ctx, Replicas{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := sstate.Put(ctx, "a2", []byte("a2's positions"), 0); err != nil {
+		t.Fatal(err)
+	}
+	sdesired, err := sup.EnsureDesired(ctx, Replicas{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := sdesired.Set(ctx, "a2", Desired{State: DesiredKilled}); err != nil {
+		t.Fatal(err)
+	}
+	l2, _ := sup.AuditLog("a2", w2, "r")
+	if _, err := l2.Append(ctx, &AuditRecord{Kind: AuditIntent}); err != nil {
+		t.Fatal(err)
+	}
+
+	// Its own: allowed.
+	locks, err := a1.OpenLocks(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if h, held, err := locks.Holder(ctx, WalletLockKey(sc.Wallet)); err != nil || !held || h.Agent != sc.Agent {
+		t.Fatalf("its own wallet's lock: %v %v %v", h, held, err)
+	}
+	states, err := a1.OpenState(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := states.Put(ctx, sc.Agent, []byte("own positions"), 0); err != nil {
+		t.Fatal(err)
+	}
+	if b, _, err := states.Get(ctx, sc.Agent); err != nil || string(b) != "own positions" {
+		t.Fatalf("its own checkpoint: %q %v", b, err)
+	}
+	desired, err := a1.OpenDesired(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := desired.EffectiveFor(ctx, sc.Agent); err != nil {
+		t.Fatal(err)
+	}
+	own, _ := a1.AuditLog(sc.Agent, sc.Wallet, "js")
+	if _, err := own.Append(ctx, &AuditRecord{Kind: AuditIntent}); err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	if err := a1.TailAudit(ctx, AuditFilter{Agent: sc.Agent}, func(AuditEntry) error { n++; return nil }); err != nil || n == 0 {
+		t.Fatalf("reading back its own audit records: %d, %v", n, err)
+	}
+
+	// a2's, and calls that name no key: refused.
+	short := func() context.Context { return ctxT(t, 300*time.Millisecond) }
+	get := func(bucket, key string) string { return "$JS.API.DIRECT.GET.KV_" + bucket + ".$KV." + bucket + "." + key }
+	if _, _, err := locks.Holder(short(), WalletLockKey(w2)); err == nil {
+		t.Fatal("a1 read a2's wallet lock")
+	}
+	v.wait(t, get(LockBucket, WalletLockKey(w2)))
+	if b, _, err := states.Get(short(), "a2"); err == nil {
+		t.Fatalf("a1 read a2's checkpoint: %q", b)
+	}
+	v.wait(t, get(StateBucket, "agent.a2"))
+	if _, _, err := desired.Get(short(), "a2"); err == nil {
+		t.Fatal("a1 read a2's desired state")
+	}
+	v.wait(t, get(DesiredBucket, "agent.a2"))
+	for _, f := range []AuditFilter{{Agent: "a2"}, {}} {
+		if err := a1.TailAudit(short(), f, func(AuditEntry) error { return nil }); err == nil {
+			t.Fatalf("a1 read the audit records of %+v", f)
+		}
+		filter, _ := auditFilter(f.Agent, "")
+		v.waitLike(t, "publish", `"$JS.API.CONSUMER.CREATE.AUDIT.`, "."+filter+`"`)
+	}
+	for _, subj := range []string{"$JS.API.STREAM.MSG.GET.KV_" + StateBucket, "$JS.API.DIRECT.GET.KV_" + StateBucket,
+		"$JS.API.CONSUMER.CREATE.AUDIT.x", "$JS.API.STREAM.NAMES", "$JS.API.CONSUMER.LIST.AUDIT"} {
+		if _, err := a1.Conn().Request(subj, []byte(`{"last_by_subj":"$KV.PITBOSS_STATE.agent.a2"}`), 300*time.Millisecond); err == nil {
+			t.Fatalf("a1 was answered on %s", subj)
+		}
+		v.wait(t, subj)
+	}
 }
 
 // checkOwnNameOnly: a1 (agent a1's identity, its violations in v) publishes its
@@ -295,7 +417,7 @@ func TestTheReaderRoleOnlyLooks(t *testing.T) {
 	if err := r.js.DeleteStream(ctxT(t, 300*time.Millisecond), AuditStream); err == nil || !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("the reader deleted the audit stream, or failed otherwise: %v", err)
 	}
-	if _, err := s.AgentEndpoint(market.AgentID("bad.id")); err == nil {
+	if _, err := s.AgentEndpoint(AgentScope{Agent: "bad.id"}); err == nil {
 		t.Fatal("an identity for an invalid agent id")
 	}
 }

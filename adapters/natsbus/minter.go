@@ -11,8 +11,6 @@ import (
 	"github.com/nats-io/jwt/v2"
 	"github.com/nats-io/nkeys"
 	"go.uber.org/zap"
-
-	"github.com/pitbossdev/pitboss/market"
 )
 
 // Per-agent credentials on a cluster in operator mode (decentralized JWT
@@ -157,11 +155,11 @@ func (m *Minter) TTL() time.Duration { return m.ttl }
 // AgentCreds are one agent process's minted credentials: a user key of its own
 // and its current JWT. Seed is a secret.
 type AgentCreds struct {
-	Agent     market.AgentID
-	JWT       string
-	Seed      []byte // the user's nkey seed
-	IssuedAt  time.Time
-	ExpiresAt time.Time
+	AgentScope // whose they are, and what their JetStream calls reach
+	JWT        string
+	Seed       []byte // the user's nkey seed
+	IssuedAt   time.Time
+	ExpiresAt  time.Time
 }
 
 // RenewAt returns when the supervisor renews c: half its lifetime after it was
@@ -170,10 +168,10 @@ func (c AgentCreds) RenewAt() time.Time {
 	return c.IssuedAt.Add(c.ExpiresAt.Sub(c.IssuedAt) / 2)
 }
 
-// Mint makes credentials for a new process of agent id: a fresh user key, and a
-// JWT for it named UserAgent.<id>, limited to the agent's subjects, expiring
-// after the minter's TTL.
-func (m *Minter) Mint(id market.AgentID) (AgentCreds, error) {
+// Mint makes credentials for a new process of agent sc.Agent: a fresh user key,
+// and a JWT for it named UserAgent.<id>, limited to the agent's subjects and the
+// JetStream calls of sc (AgentPublishAllow), expiring after the minter's TTL.
+func (m *Minter) Mint(sc AgentScope) (AgentCreds, error) {
 	user, err := nkeys.CreateUser()
 	if err != nil {
 		return AgentCreds{}, fmt.Errorf("natsbus: user key: %w", err)
@@ -182,13 +180,13 @@ func (m *Minter) Mint(id market.AgentID) (AgentCreds, error) {
 	if err != nil {
 		return AgentCreds{}, fmt.Errorf("natsbus: user key: %w", err)
 	}
-	return m.Renew(AgentCreds{Agent: id, Seed: seed})
+	return m.Renew(AgentCreds{AgentScope: sc, Seed: seed})
 }
 
 // Renew returns c with a new JWT for the same user key, expiring the minter's
 // TTL from now.
 func (m *Minter) Renew(c AgentCreds) (AgentCreds, error) {
-	pubAllow, err := AgentPublishAllow(c.Agent)
+	pubAllow, err := AgentPublishAllow(c.AgentScope)
 	if err != nil {
 		return AgentCreds{}, err
 	}
@@ -316,7 +314,7 @@ func (b *Bus) refreshCreds(path string) {
 // signing key signs, before any agent depends on it. The probe's creds file is
 // written in dir (mode 0600) and removed.
 func ProbeMinted(ctx context.Context, m *Minter, ep Endpoint, dir string) error {
-	c, err := m.Mint("pitboss-probe")
+	c, err := m.Mint(AgentScope{Agent: "pitboss-probe"})
 	if err != nil {
 		return err
 	}

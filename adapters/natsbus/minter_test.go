@@ -65,7 +65,7 @@ func TestMintedCredentialsOnAnOperatorModeServer(t *testing.T) {
 
 	dir := t.TempDir()
 	connectMinted := func(id string, log *zap.Logger) (*Bus, string, AgentCreds) {
-		c, err := m.Mint(market.AgentID(id))
+		c, err := m.Mint(AgentScope{Agent: market.AgentID(id), Wallet: market.Address{1}, Budget: "egress"})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -123,6 +123,7 @@ func TestMintedCredentialsOnAnOperatorModeServer(t *testing.T) {
 
 	checkOwnNameOnly(t, a1, sup, v)
 	checkReadsOnlyOwn(t, a1, sup, v)
+	checkJetStreamOwnOnly(t, a1, sup, c1.AgentScope, v)
 
 	// Across more than two lifetimes a1 keeps publishing its status; a2's JWT
 	// expires and its connection ends.

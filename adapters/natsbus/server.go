@@ -132,7 +132,8 @@ type Server struct {
 	auth  *serverAuth
 
 	agentsMu sync.Mutex
-	agents   map[market.AgentID]Endpoint // identities made by AgentEndpoint
+	agents   map[market.AgentID]Endpoint   // identities made by AgentEndpoint
+	scopes   map[market.AgentID]AgentScope // and their scopes
 }
 
 // ErrNotLoopback is returned by StartServer for a Host that is not a loopback address.
@@ -243,7 +244,8 @@ func StartServer(ctx context.Context, cfg ServerConfig) (*Server, error) {
 		ns.WaitForShutdown()
 		return nil, errors.New("natsbus: embedded server started without JetStream (see its log)")
 	}
-	s := &Server{ns: ns, cfg: cfg, log: log, auth: auth, agents: map[market.AgentID]Endpoint{}}
+	s := &Server{ns: ns, cfg: cfg, log: log, auth: auth, agents: map[market.AgentID]Endpoint{},
+		scopes: map[market.AgentID]AgentScope{}}
 	if !cfg.InProcessOnly {
 		addr, ok := ns.Addr().(*net.TCPAddr)
 		if !ok {
@@ -282,27 +284,33 @@ func (s *Server) Endpoint(role Role) Endpoint {
 	return s.creds[role]
 }
 
-// AgentEndpoint returns the endpoint of agent id's own identity: user
+// AgentEndpoint returns the endpoint of the identity of agent sc.Agent: user
 // UserAgent.<id>, a password of its own (32 random bytes, made at the first call
 // and kept for the server's life), publish rights limited to the agent's own
-// subjects (AgentPublishAllow minus AgentDenyPublish) and subscribe rights to
-// what it reads (AgentSubscribeAllow: its connection must use AgentInboxPrefix).
-// Hand it to that agent's process only (Endpoint.Environ).
-func (s *Server) AgentEndpoint(id market.AgentID) (Endpoint, error) {
-	allow, err := AgentPublishAllow(id)
+// subjects and JetStream calls (AgentPublishAllow(sc) minus AgentDenyPublish) and
+// subscribe rights to what it reads (AgentSubscribeAllow: its connection must use
+// AgentInboxPrefix). A call with another scope for the same agent (its wallet
+// changed) replaces the rights of new connections. Hand it to that agent's
+// process only (Endpoint.Environ).
+func (s *Server) AgentEndpoint(sc AgentScope) (Endpoint, error) {
+	allow, err := AgentPublishAllow(sc)
 	if err != nil {
 		return Endpoint{}, err
 	}
-	subs, err := AgentSubscribeAllow(id)
+	subs, err := AgentSubscribeAllow(sc.Agent)
 	if err != nil {
 		return Endpoint{}, err
 	}
 	s.agentsMu.Lock()
 	defer s.agentsMu.Unlock()
-	if ep, ok := s.agents[id]; ok {
+	id := sc.Agent
+	ep, ok := s.agents[id]
+	if ok && s.scopes[id] == sc {
 		return ep, nil
 	}
-	ep := Endpoint{URL: s.url, User: UserAgent + "." + string(id), Password: randomSecret(32)}
+	if !ok {
+		ep = Endpoint{URL: s.url, User: UserAgent + "." + string(id), Password: randomSecret(32)}
+	}
 	if err := s.auth.add(ep.User, ep.Password, &server.Permissions{
 		Publish:   &server.SubjectPermission{Allow: allow, Deny: AgentDenyPublish},
 		Subscribe: &server.SubjectPermission{Allow: subs},
@@ -310,19 +318,19 @@ func (s *Server) AgentEndpoint(id market.AgentID) (Endpoint, error) {
 	}); err != nil {
 		return Endpoint{}, fmt.Errorf("natsbus: agent %s: %w", id, err)
 	}
-	s.agents[id] = ep
+	s.agents[id], s.scopes[id] = ep, sc
 	return ep, nil
 }
 
-// ConnectAgent opens an in-process connection with agent id's own identity (and,
-// unless opts says otherwise, its inbox prefix).
-func (s *Server) ConnectAgent(ctx context.Context, id market.AgentID, opts ConnectOptions) (*Bus, error) {
-	ep, err := s.AgentEndpoint(id)
+// ConnectAgent opens an in-process connection with the identity of agent
+// sc.Agent (and, unless opts says otherwise, its inbox prefix).
+func (s *Server) ConnectAgent(ctx context.Context, sc AgentScope, opts ConnectOptions) (*Bus, error) {
+	ep, err := s.AgentEndpoint(sc)
 	if err != nil {
 		return nil, err
 	}
 	if opts.InboxPrefix == "" {
-		opts.InboxPrefix = AgentInboxPrefix(id)
+		opts.InboxPrefix = AgentInboxPrefix(sc.Agent)
 	}
 	return connect(ctx, ep, s.ns, opts)
 }

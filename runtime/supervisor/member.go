@@ -421,6 +421,12 @@ func (m *member) backoff(ctx context.Context, why string) bool {
 	}
 }
 
+// scope returns what the agent's identity reaches: its wallet's lock and the
+// fleet's budget (natsbus.AgentScope).
+func (m *member) scope() natsbus.AgentScope {
+	return natsbus.AgentScope{Agent: m.a.ID, Wallet: m.a.Wallet, Budget: m.s.cfg.Budget.Key}
+}
+
 // spawn starts the agent's process.
 func (m *member) spawn() (*proc, error) {
 	m.mu.Lock()
@@ -430,7 +436,7 @@ func (m *member) spawn() (*proc, error) {
 		m.restarts++
 	}
 	m.mu.Unlock()
-	ep, err := m.s.processEndpoint(m.a.ID)
+	ep, err := m.s.processEndpoint(m.scope())
 	if err != nil {
 		return nil, err
 	}

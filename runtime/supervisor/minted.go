@@ -44,10 +44,11 @@ func (c *mintedCreds) path(id market.AgentID) string {
 	return filepath.Join(c.dir, string(id)+".creds")
 }
 
-// mint gives agent id's next process credentials of its own and returns their
-// file.
-func (c *mintedCreds) mint(id market.AgentID) (string, error) {
-	cr, err := c.m.Mint(id)
+// mint gives the next process of the agent of sc credentials of its own and
+// returns their file.
+func (c *mintedCreds) mint(sc natsbus.AgentScope) (string, error) {
+	id := sc.Agent
+	cr, err := c.m.Mint(sc)
 	if err != nil {
 		return "", err
 	}
@@ -60,15 +61,15 @@ func (c *mintedCreds) mint(id market.AgentID) (string, error) {
 	return c.path(id), nil
 }
 
-// current returns agent id's creds file, minting it the first time.
-func (c *mintedCreds) current(id market.AgentID) (string, error) {
+// current returns the creds file of the agent of sc, minting it the first time.
+func (c *mintedCreds) current(sc natsbus.AgentScope) (string, error) {
 	c.mu.Lock()
-	_, ok := c.cur[id]
+	_, ok := c.cur[sc.Agent]
 	c.mu.Unlock()
 	if ok {
-		return c.path(id), nil
+		return c.path(sc.Agent), nil
 	}
-	return c.mint(id)
+	return c.mint(sc)
 }
 
 // run renews credentials that are half through their lifetime, checking every

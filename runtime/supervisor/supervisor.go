@@ -392,29 +392,46 @@ func (s *Supervisor) AgentEndpoint() natsbus.Endpoint { return s.agentEP }
 
 // AgentEndpointOf returns the endpoint agent id's process gets (after Ready): on
 // the embedded server, an identity of its own that may publish only under its
-// name and read only its own subjects (natsbus.Server.AgentEndpoint); with a
-// signing key, the .creds file of its current minted credentials; otherwise
-// AgentEndpoint. It holds secrets.
+// name, make only its own JetStream calls and read only its own subjects
+// (natsbus.Server.AgentEndpoint, scoped to the agent's wallet and the fleet's
+// budget); with a signing key, the .creds file of its current minted
+// credentials; otherwise AgentEndpoint. It holds secrets.
 func (s *Supervisor) AgentEndpointOf(id market.AgentID) (natsbus.Endpoint, error) {
+	sc := s.scopeOf(id)
 	switch {
 	case s.server != nil:
-		return s.server.AgentEndpoint(id)
+		return s.server.AgentEndpoint(sc)
 	case s.minted != nil:
-		path, err := s.minted.current(id)
+		path, err := s.minted.current(sc)
 		return s.credsEndpoint(path), err
 	}
 	return s.agentEP, nil
 }
 
-// processEndpoint returns the endpoint of a new process of agent id: with a
-// signing key, newly minted credentials (a user key per process); otherwise
-// AgentEndpointOf.
-func (s *Supervisor) processEndpoint(id market.AgentID) (natsbus.Endpoint, error) {
-	if s.minted != nil {
-		path, err := s.minted.mint(id)
+// scopeOf returns what agent id's identity reaches: its wallet's lock (when the
+// supervisor runs it) and the fleet's budget.
+func (s *Supervisor) scopeOf(id market.AgentID) natsbus.AgentScope {
+	s.memMu.RLock()
+	m := s.byID[id]
+	s.memMu.RUnlock()
+	if m != nil {
+		return m.scope()
+	}
+	return natsbus.AgentScope{Agent: id, Budget: s.cfg.Budget.Key}
+}
+
+// processEndpoint returns the endpoint of a new process of the agent of sc: with
+// a signing key, newly minted credentials (a user key per process); otherwise
+// AgentEndpointOf's.
+func (s *Supervisor) processEndpoint(sc natsbus.AgentScope) (natsbus.Endpoint, error) {
+	switch {
+	case s.server != nil:
+		return s.server.AgentEndpoint(sc)
+	case s.minted != nil:
+		path, err := s.minted.mint(sc)
 		return s.credsEndpoint(path), err
 	}
-	return s.AgentEndpointOf(id)
+	return s.agentEP, nil
 }
 
 func (s *Supervisor) credsEndpoint(path string) natsbus.Endpoint {

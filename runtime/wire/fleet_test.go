@@ -78,7 +78,8 @@ func startFleetBus(t *testing.T) *fleetBus {
 // returns the environment of a child under that lock.
 func (f *fleetBus) lockFor(t *testing.T, spec *agents.Spec, id string) (map[string]string, *natsbus.Lease) {
 	t.Helper()
-	lease, err := f.locks.Acquire(context.Background(), natsbus.WalletLockKey(wire.PaperAddress(spec.Wallet)),
+	wallet := wire.PaperAddress(spec.Wallet)
+	lease, err := f.locks.Acquire(context.Background(), natsbus.WalletLockKey(wallet),
 		natsbus.Holder{Agent: market.AgentID(id), Supervisor: "test"})
 	if err != nil {
 		t.Fatal(err)
@@ -86,7 +87,7 @@ func (f *fleetBus) lockFor(t *testing.T, spec *agents.Spec, id string) (map[stri
 	env := map[string]string{"XDG_RUNTIME_DIR": t.TempDir()}
 	// The agent's own identity, as its supervisor hands it: everything the agent
 	// does in the fleet is allowed under its name.
-	ep, err := f.srv.AgentEndpoint(market.AgentID(id))
+	ep, err := f.srv.AgentEndpoint(natsbus.AgentScope{Agent: market.AgentID(id), Wallet: wallet})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -247,8 +248,8 @@ func TestRunSupervisedRefusesWithoutItsSupervisorsLock(t *testing.T) {
 		{"another lease", func(e map[string]string) { e[supervisor.EnvLease] = "not-mine" }, "is already held by agent quoter (supervisor test)"},
 		{"another agent", func(e map[string]string) {
 			// with its own identity, as its supervisor would hand it: an agent's
-			// identity reads only its own replies
-			ep, err := f.srv.AgentEndpoint("other")
+			// identity reads only its own replies, and its wallet's lock
+			ep, err := f.srv.AgentEndpoint(natsbus.AgentScope{Agent: "other", Wallet: wire.PaperAddress(spec.Wallet)})
 			if err != nil {
 				t.Fatal(err)
 			}
