@@ -175,7 +175,9 @@ func checkJetStreamOwnOnly(t *testing.T, a1, sup *Bus, sc AgentScope, v violatio
 
 	// a2's, and calls that name no key: refused.
 	short := func() context.Context { return ctxT(t, 300*time.Millisecond) }
-	get := func(bucket, key string) string { return "$JS.API.DIRECT.GET.KV_" + bucket + ".$KV." + bucket + "." + key }
+	get := func(bucket, key string) string {
+		return "$JS.API.DIRECT.GET.KV_" + bucket + ".$KV." + bucket + "." + key
+	}
 	if _, _, err := locks.Holder(short(), WalletLockKey(w2)); err == nil {
 		t.Fatal("a1 read a2's wallet lock")
 	}

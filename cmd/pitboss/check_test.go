@@ -207,11 +207,13 @@ func TestCheckUnderstandsFleetFiles(t *testing.T) {
 	// A signing key (docs/design/0154) is a setting like the others; with shared
 	// agent credentials beside it, the file contradicts itself.
 	nats := "nats: {url: 'nats://127.0.0.1:4222', credentials: sup.creds, signing_key: account.nk%s}\n"
+	// Its credentials' lifetime (nats.credentials_ttl) is bounded.
 	dir = writeFiles(t, map[string]string{
-		"s.yaml":          goodStrategy,
-		"agent.yaml":      "name: a\nwallet: keyring:a\nmarkets: [\"12345\"]\nstrategy: {file: s.yaml}\n",
-		"fleet.yaml":      "name: f\n" + fmt.Sprintf(nats, "") + "agents: [agent.yaml]\n",
-		"fleet-both.yaml": "name: f\n" + fmt.Sprintf(nats, ", agent_credentials: a.creds") + "agents: [agent.yaml]\n",
+		"s.yaml":           goodStrategy,
+		"agent.yaml":       "name: a\nwallet: keyring:a\nmarkets: [\"12345\"]\nstrategy: {file: s.yaml}\n",
+		"fleet.yaml":       "name: f\n" + fmt.Sprintf(nats, ", credentials_ttl: 2h") + "agents: [agent.yaml]\n",
+		"fleet-both.yaml":  "name: f\n" + fmt.Sprintf(nats, ", agent_credentials: a.creds") + "agents: [agent.yaml]\n",
+		"fleet-short.yaml": "name: f\n" + fmt.Sprintf(nats, ", credentials_ttl: 10s") + "agents: [agent.yaml]\n",
 	})
 	if code, out, errOut := runCLI(t, "check", filepath.Join(dir, "fleet.yaml")); code != 0 {
 		t.Fatalf("a fleet with a signing key: exit %d\n%s%s", code, out, errOut)
@@ -219,6 +221,10 @@ func TestCheckUnderstandsFleetFiles(t *testing.T) {
 	code, out, _ = runCLI(t, "check", filepath.Join(dir, "fleet-both.yaml"))
 	if code != 1 || !strings.Contains(out, "signing_key and agent_credentials contradict each other") {
 		t.Fatalf("a signing key and agent credentials: exit %d\n%s", code, out)
+	}
+	code, out, _ = runCLI(t, "check", filepath.Join(dir, "fleet-short.yaml"))
+	if code != 1 || !strings.Contains(out, "nats.credentials_ttl: 10s is out of range (1m to 24h)") {
+		t.Fatalf("a 10 s credentials lifetime: exit %d\n%s", code, out)
 	}
 }
 

@@ -160,7 +160,7 @@ func runSupervise(ctx context.Context, args []string, io stdio) error {
 		case f.NATS.SigningKey != "" && f.NATS.AgentCredentials != "":
 			return usagef("--agent-creds and the fleet file's nats.signing_key contradict each other: with a signing key every agent gets credentials of its own")
 		case f.NATS.SigningKey != "":
-			if cfg.NATS.Minter, err = fleetMinter(f.NATS.SigningKey, cfg.NATS.Endpoint); err != nil {
+			if cfg.NATS.Minter, err = fleetMinter(f.NATS.SigningKey, f.NATS.CredentialsTTL, cfg.NATS.Endpoint); err != nil {
 				return fmt.Errorf("%s: nats.signing_key: %w", f.Path, err)
 			}
 			if dir, err := wire.FleetRuntimeDir(io.getenv); err == nil {
@@ -325,10 +325,10 @@ func fleetEndpoint(url, path string) (natsbus.Endpoint, error) {
 }
 
 // fleetMinter reads the account signing key at path (mode 0600) and makes the
-// minter of the agents' credentials in the account of the supervisor's
-// credentials sup (a user JWT). The seed stays in the minter; its errors never
-// hold it.
-func fleetMinter(path string, sup natsbus.Endpoint) (*natsbus.Minter, error) {
+// minter of the agents' credentials, living ttl (zero: the default), in the
+// account of the supervisor's credentials sup (a user JWT). The seed stays in the
+// minter; its errors never hold it.
+func fleetMinter(path string, ttl time.Duration, sup natsbus.Endpoint) (*natsbus.Minter, error) {
 	seed, err := natsbus.ReadSigningKey(path)
 	if err != nil {
 		return nil, err
@@ -338,7 +338,7 @@ func fleetMinter(path string, sup natsbus.Endpoint) (*natsbus.Minter, error) {
 	if err != nil {
 		return nil, err
 	}
-	return natsbus.NewMinter(natsbus.MinterConfig{Seed: seed, Account: account})
+	return natsbus.NewMinter(natsbus.MinterConfig{Seed: seed, Account: account, TTL: ttl})
 }
 
 // supervisorLogger logs to w: a console line per record (text) or zap JSON.

@@ -5,6 +5,7 @@ package main
 import (
 	"bufio"
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"io"
@@ -754,11 +755,37 @@ func metricValue(body, name string) float64 {
 	return -1
 }
 
+// jwtTimes returns the issue and expiry times (Unix seconds) of the user JWT in
+// the .creds file at path (the claims are base64url JSON, the JWT's second part).
+func jwtTimes(t *testing.T, path string) (iat, exp int64) {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, rest, _ := strings.Cut(string(b), "-----BEGIN NATS USER JWT-----\n")
+	token, _, _ := strings.Cut(rest, "\n")
+	parts := strings.Split(token, ".")
+	if len(parts) != 3 {
+		t.Fatalf("no JWT in the creds file (%d parts)", len(parts))
+	}
+	claims, err := base64.RawURLEncoding.DecodeString(parts[1])
+	if err != nil {
+		t.Fatal(err)
+	}
+	var c struct{ Iat, Exp int64 }
+	if err := json.Unmarshal(claims, &c); err != nil {
+		t.Fatal(err)
+	}
+	return c.Iat, c.Exp
+}
+
 // TestSuperviseWithASigningKey runs `pitboss supervise` on a nats-server in
 // operator mode with the fleet file's nats.signing_key: the agent process gets
 // its own minted credentials (a creds file named in its environment, under the
-// runtime directory), heartbeats and obeys `ctl pause`; the signing key's seed is
-// in neither process's command line or environment, nor in the output.
+// runtime directory, whose JWT lives the file's nats.credentials_ttl), heartbeats
+// and obeys `ctl pause`; the signing key's seed is in neither process's command
+// line or environment, nor in the output.
 func TestSuperviseWithASigningKey(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the binary and runs a supervisor")
@@ -770,7 +797,7 @@ func TestSuperviseWithASigningKey(t *testing.T) {
 	dir := t.TempDir()
 	op := natsbustest.NewOperator(t)
 	natsURL := natsbustest.StartServer(t, op.Configure) // shut down after the supervisor
-	fleet := fleetFile(t, dir, "fleet-signed", "http_addr: off\nnats: {url: '"+natsURL+"', credentials: "+op.SupervisorCreds+", signing_key: "+op.SigningKey+"}\n",
+	fleet := fleetFile(t, dir, "fleet-signed", "http_addr: off\nnats: {url: '"+natsURL+"', credentials: "+op.SupervisorCreds+", signing_key: "+op.SigningKey+", credentials_ttl: 2m}\n",
 		"{file: "+agentFile(t, "signed1", "")+", args: [--speed, '20']}")
 	rt := t.TempDir()
 	p := startSupervise(t, bin, rt, fleet)
@@ -794,6 +821,9 @@ func TestSuperviseWithASigningKey(t *testing.T) {
 	}
 	if !strings.HasPrefix(creds, filepath.Join(rt, "pitboss")+"/") || filepath.Base(creds) != "signed1.creds" {
 		t.Fatalf("the agent's creds file: %q", creds)
+	}
+	if iat, exp := jwtTimes(t, creds); exp-iat != 120 {
+		t.Fatalf("the agent's JWT lives %d s (iat %d, exp %d), want credentials_ttl's 120", exp-iat, iat, exp)
 	}
 	for _, pid := range []int{m["signed1"].PID, p.cmd.Process.Pid} {
 		for _, f := range []string{"environ", "cmdline"} {

@@ -174,7 +174,20 @@ type NATSFile struct {
 	// empty, agents get AgentCredentials (shared by all of them). Not with
 	// AgentCredentials.
 	SigningKey string
+	// CredentialsTTL is the lifetime of the credentials minted with SigningKey
+	// (MinCredentialsTTL to MaxCredentialsTTL; renewed from half of it, design/0154).
+	// If zero, natsbus.DefaultAgentJWTTTL (1 h). Only with SigningKey.
+	CredentialsTTL time.Duration
 }
+
+// Bounds of nats.credentials_ttl: at least a minute (each agent reconnects once
+// per renewal, and a supervisor's clock must agree with the servers' to well
+// within a quarter of it), at most a day (a stolen creds file is good until it
+// expires).
+const (
+	MinCredentialsTTL = time.Minute
+	MaxCredentialsTTL = 24 * time.Hour
+)
 
 // TLSFiles are the PEM files of a TLS connection to NATS: the certificate
 // authorities to trust (CA) and, for mutual TLS, a client certificate and its key.
@@ -614,7 +627,7 @@ func (d *fdec) labels(n *yaml.Node, where string) map[string]string {
 }
 
 func (d *fdec) nats(n *yaml.Node, c *NATSFile) {
-	d.fields(n, "nats", []string{"url", "credentials", "agent_credentials", "store_dir", "port", "replicas", "tls", "signing_key"}, func(key string, v *yaml.Node) {
+	d.fields(n, "nats", []string{"url", "credentials", "agent_credentials", "store_dir", "port", "replicas", "tls", "signing_key", "credentials_ttl"}, func(key string, v *yaml.Node) {
 		switch key {
 		case "url":
 			d.str(v, "nats.url", &c.URL)
@@ -655,6 +668,11 @@ func (d *fdec) nats(n *yaml.Node, c *NATSFile) {
 			}
 		case "signing_key":
 			d.str(v, "nats.signing_key", &c.SigningKey)
+		case "credentials_ttl":
+			d.duration(v, "nats.credentials_ttl", &c.CredentialsTTL)
+			if c.CredentialsTTL != 0 && (c.CredentialsTTL < MinCredentialsTTL || c.CredentialsTTL > MaxCredentialsTTL) {
+				d.errorf(v, "nats.credentials_ttl: %s is out of range (1m to 24h)", c.CredentialsTTL)
+			}
 		}
 	})
 }
@@ -956,6 +974,8 @@ func (o Options) finish(d *fdec, root *yaml.Node, f *File) {
 		d.errorf(root, "nats: credentials are for an existing cluster (url); the embedded server makes its own")
 	case f.NATS.SigningKey != "" && f.NATS.AgentCredentials != "":
 		d.errorf(root, "nats: signing_key and agent_credentials contradict each other: with a signing key every agent gets credentials of its own; remove agent_credentials")
+	case f.NATS.CredentialsTTL != 0 && f.NATS.SigningKey == "":
+		d.errorf(root, "nats: credentials_ttl is the lifetime of credentials minted with signing_key; without a signing key nothing is minted")
 	case f.NATS.URL == "" && f.NATS.TLS != (TLSFiles{}):
 		d.errorf(root, "nats: tls is for an existing cluster (url); the embedded server listens on loopback only")
 	case f.NATS.URL == "" && f.NATS.Replicas > 1:

@@ -71,6 +71,7 @@ nats:
   url: tls://10.0.0.5:4222,tls://10.0.0.6:4222
   credentials: sup.creds
   signing_key: /keys/account.nk
+  credentials_ttl: 10m
   replicas: 3
   tls: {ca: ca.pem, cert: sup.pem, key: sup-key.pem}
 budget: {limit: 500, per_agent: 100}
@@ -84,7 +85,7 @@ agents:
 		t.Fatal(err)
 	}
 	want := TLSFiles{CA: "/etc/pitboss/ca.pem", Cert: "/etc/pitboss/sup.pem", Key: "/etc/pitboss/sup-key.pem"}
-	if f.NATS.Replicas != 3 || f.NATS.TLS != want || f.NATS.SigningKey != "/keys/account.nk" || f.Budget.PerAgent != 100 ||
+	if f.NATS.Replicas != 3 || f.NATS.TLS != want || f.NATS.SigningKey != "/keys/account.nk" || f.NATS.CredentialsTTL != 10*time.Minute || f.Budget.PerAgent != 100 ||
 		f.MaxAgents != 8 || f.Labels["region"] != "eu-west" || f.Labels["tier"] != "a.1" || f.Agents[0].Placement["region"] != "eu-west" ||
 		f.StateDir != "/state/pitboss/fleet/prod" {
 		t.Fatalf("%+v", f)
@@ -251,6 +252,9 @@ func TestParseReportsEveryProblemWithItsPosition(t *testing.T) {
 		{"signing key without url", "name: f\nnats: {signing_key: k.nk}\nagents: [a]\n", "credentials are for an existing cluster", 1, 1},
 		{"signing key and agent credentials", "name: f\nnats: {url: 'nats://h:1', signing_key: k.nk, agent_credentials: a.creds}\nagents: [a]\n",
 			"signing_key and agent_credentials contradict each other", 1, 1},
+		{"credentials ttl without a signing key", "name: f\nnats: {url: 'nats://h:1', credentials_ttl: 1h}\nagents: [a]\n", "credentials_ttl is the lifetime of credentials minted with signing_key", 1, 1},
+		{"credentials ttl too short", "name: f\nnats: {url: 'nats://h:1', signing_key: k.nk, credentials_ttl: 30s}\nagents: [a]\n", "nats.credentials_ttl: 30s is out of range (1m to 24h)", 2, 63},
+		{"credentials ttl too long", "name: f\nnats: {url: 'nats://h:1', signing_key: k.nk, credentials_ttl: 25h}\nagents: [a]\n", "nats.credentials_ttl: 25h0m0s is out of range (1m to 24h)", 2, 63},
 		{"bad label", "name: f\nlabels: {'a b': x}\nagents: [a]\n", `labels: "a b" is not a label name`, 2, 10},
 		{"bad placement value", "name: f\nagents: [{file: a, placement: {region: 'e u'}}]\n", `agents[0].placement.region: "e u" is not a label value`, 2, 40},
 		{"max agents", "name: f\nmax_agents: 0\nagents: [a]\n", "max_agents: must be a whole number from 1 to 1000", 2, 13},
