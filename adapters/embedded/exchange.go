@@ -42,6 +42,11 @@ type Config struct {
 	// symbol every sim.PriceStep of event time from Start. If empty, none.
 	Prices    []market.FeedSymbol
 	PriceSeed uint64
+	// UpDown lists rolling up/down markets of sim.DefaultUpDownSymbol (BTC) with
+	// windows of this length from Start and resolves each at its end from the same
+	// price process (sim.UpDown, seeded with PriceSeed): window 0 is listed by New,
+	// after the flow's markets. If zero, none.
+	UpDown time.Duration
 }
 
 // Exchange is an in-process exchange: a sandbox/exchange.Engine with a Flow of other
@@ -63,6 +68,7 @@ type Exchange struct {
 	cmds      []exchange.Command
 	prices    *sim.Prices // nil without Config.Prices
 	priceEvs  []market.Event
+	updown    *sim.UpDown // nil without Config.UpDown
 }
 
 type tokenInfo struct {
@@ -103,6 +109,14 @@ func New(cfg Config, flow Flow) (*Exchange, error) {
 		if _, err := x.apply(&c); err != nil {
 			return nil, fmt.Errorf("embedded: flow setup: %s: %w", c.Kind, err)
 		}
+	}
+	if cfg.UpDown != 0 {
+		u, err := sim.NewUpDown(cfg.PriceSeed, cfg.Start, sim.DefaultUpDownSymbol, cfg.UpDown)
+		if err != nil {
+			return nil, fmt.Errorf("embedded: %w", err)
+		}
+		x.updown = u
+		x.stepUpDown(u.Next())
 	}
 	return x, nil
 }
@@ -221,6 +235,7 @@ func (x *Exchange) step(t int64) error {
 			}
 		}
 	}
+	x.stepUpDown(t)
 	n := x.eng.Seq()
 	for range maxActionsPerStep {
 		due := x.flow.Next()
@@ -242,6 +257,30 @@ func (x *Exchange) step(t int64) error {
 		x.apply(&exchange.Command{Kind: exchange.AdvanceTime, Time: t})
 	}
 	return nil
+}
+
+// stepUpDown performs the up/down boundaries due by t, before the flow acts at t
+// (the lock held).
+func (x *Exchange) stepUpDown(t int64) {
+	for x.updown != nil && x.updown.Next() <= t {
+		x.cmds = x.updown.Step(x.eng, x.cmds[:0])
+		for i := range x.cmds {
+			x.apply(&x.cmds[i]) // a listing or resolution the engine refuses has nothing to undo
+		}
+	}
+}
+
+// next returns the event time of the next thing due: the flow's action, a price,
+// an up/down boundary (the lock held).
+func (x *Exchange) next() int64 {
+	next := x.flow.Next()
+	if x.prices != nil {
+		next = min(next, x.prices.Next())
+	}
+	if x.updown != nil {
+		next = min(next, x.updown.Next())
+	}
+	return next
 }
 
 // poke wakes the feed after a venue call produced events.

@@ -184,10 +184,7 @@ func (f *Feed) Run(ctx context.Context, emit func(*market.Event) bool) error {
 			return nil
 		}
 		x.mu.Lock()
-		next := x.flow.Next()
-		if x.prices != nil {
-			next = min(next, x.prices.Next())
-		}
+		next := x.next()
 		if x.cfg.End > 0 && (next >= x.cfg.End || x.now() >= x.cfg.End) {
 			x.mu.Unlock()
 			if err := f.flush(emit); err != nil {

@@ -95,6 +95,11 @@ type Options struct {
 	// Flow replaces the embedded market's flow (tests). If nil, sandbox/sim's
 	// participants on four synthetic markets (embedded.NewSimFlow).
 	Flow embedded.Flow
+	// UpDown is the window of the embedded market's rolling BTC up/down markets
+	// (embedded.Config.UpDown; docs/strategies.md, "Up/down markets"). If zero,
+	// sim.DefaultUpDownWindow (15 minutes) with the default flow and none with
+	// Flow; negative: none.
+	UpDown time.Duration
 	// Upstream replaces the venue of the wallet on the embedded market (tests): in
 	// a live run the agent trades on it; in a dry run the paper venue only reads
 	// market metadata from it (Markets) and nothing else is ever called. If nil,
@@ -311,7 +316,11 @@ func BuildContext(ctx context.Context, spec *agents.Spec, opt Options) (*Runnabl
 	flow := opt.Flow
 	if flow == nil {
 		flow = embedded.NewSimFlow(opt.Seed, 0, xc.Start, sim.Config{})
+		if opt.UpDown == 0 {
+			opt.UpDown = sim.DefaultUpDownWindow
+		}
 	}
+	xc.UpDown = max(opt.UpDown, 0)
 	x, err := embedded.New(xc, flow)
 	if err != nil {
 		return nil, err
