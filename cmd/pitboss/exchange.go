@@ -134,6 +134,7 @@ type exchangeFlags struct {
 	simSeed                                       uint64
 	simConfig, logLevel, syncMode                 string
 	simPricesOrigin                               string
+	simUpDown                                     time.Duration
 	rateLimit                                     int
 	snapshotEvery                                 int
 	trustedProxies                                string
@@ -165,6 +166,7 @@ func runExchange(ctx context.Context, args []string, io stdio) error {
 	fs.Uint64Var(&f.simSeed, "sim-seed", 1, "seed of the synthetic flow (with --sim)")
 	fs.StringVar(&f.simConfig, "sim-config", "", "YAML parameters of the synthetic flow (with --sim; see docs/sim.md)")
 	fs.StringVar(&f.simPricesOrigin, "sim-prices-origin", "", "with --sim: the time the synthetic prices of /ws/rtds start from (Unix ms or RFC 3339; default: when the exchange starts); the same seed and origin give the same prices as the embedded venue started then")
+	fs.DurationVar(&f.simUpDown, "sim-updown-window", sim.DefaultUpDownWindow, "with --sim: list rolling BTC up/down markets with windows of this length from the prices' origin, each resolved at its end from the /ws/rtds price process (a whole number of seconds; 0: none)")
 	fs.StringVar(&f.logLevel, "log-level", "info", "log level: debug, info, warn or error (logs go to stderr)")
 	fs.StringVar(&f.syncMode, "sync", "data", "journal sync: data (fdatasync), full (fsync) or none (survives a process crash only)")
 	fs.IntVar(&f.rateLimit, "rate-limit", server.DefaultRateLimit, "requests per client IP per 60 s (negative disables)")
@@ -394,6 +396,7 @@ func serveExchange(ctx context.Context, io stdio, f exchangeFlags, parts exchang
 	wcfg := ws.Config{Source: h, Credentials: srv, TradeID: srv.TradeID, Orders: srv.OrderMeta, Describe: describeMarket(cfg.Catalog),
 		ClientKey: srv.ClientKey, Logger: log.Named("ws")}
 	var prices *sim.PriceService
+	var updown *sim.UpDown
 	if f.sim {
 		origin, err := parseOrigin(f.simPricesOrigin, clock())
 		if err != nil {
@@ -402,6 +405,12 @@ func serveExchange(ctx context.Context, io stdio, f exchangeFlags, parts exchang
 		}
 		prices = sim.NewPriceService(f.simSeed, origin)
 		wcfg.Prices = prices
+		if f.simUpDown != 0 {
+			if updown, err = sim.NewUpDown(f.simSeed, origin, sim.DefaultUpDownSymbol, f.simUpDown); err != nil {
+				h.Close(context.Background())
+				return usagef("--sim-updown-window: %v", err)
+			}
+		}
 	}
 	hub, err := ws.New(wcfg)
 	if err != nil {
@@ -540,6 +549,14 @@ func serveExchange(ctx context.Context, io stdio, f exchangeFlags, parts exchang
 		fmt.Fprintf(io.stdout, "pitboss exchange: synthetic flow      seed %d\n", f.simSeed)
 		fmt.Fprintf(io.stdout, "pitboss exchange: synthetic prices    from %d (%s) on /ws/rtds\n", prices.Origin(),
 			time.UnixMilli(prices.Origin()).UTC().Format(time.RFC3339Nano))
+		if updown != nil {
+			// The up/down markets resolve on the host's clock, as the prices of
+			// /ws/rtds follow it: REST, WebSockets and prices agree.
+			goServe("up/down markets", func(ctx context.Context) error {
+				return updown.Run(ctx, simhost.Venue(h), clock, nil)
+			})
+			fmt.Fprintf(io.stdout, "pitboss exchange: up/down markets     %s every %v\n", sim.DefaultUpDownSymbol, f.simUpDown)
+		}
 	}
 
 	<-runCtx.Done()

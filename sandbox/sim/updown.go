@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"context"
 	"encoding/hex"
 	"fmt"
 	"math/big"
@@ -153,4 +154,43 @@ func windowName(w time.Duration) string {
 		return fmt.Sprintf("%dm", w/time.Minute)
 	}
 	return fmt.Sprintf("%ds", w/time.Second)
+}
+
+// Run performs the boundaries against v on clock (Unix ms) until ctx ends (then it
+// returns nil) or v fails (then it returns the failure): what `pitboss exchange
+// --sim` runs beside its Driver. It first skips to the window containing the
+// clock's now (SkipTo), then sleeps until each boundary (at most maxSleep at a
+// time, so a clock that is not the wall clock is looked at often) and applies its
+// commands in one Exec; onCommand, if set, sees each with its events. It runs on the
+// caller's goroutine.
+func (u *UpDown) Run(ctx context.Context, v Venue, clock func() int64, onCommand func(c *exchange.Command, evs []exchange.Event)) error {
+	u.SkipTo(clock())
+	timer := time.NewTimer(time.Hour)
+	timer.Stop()
+	defer timer.Stop()
+	var cmds []exchange.Command
+	for ctx.Err() == nil {
+		if due, now := u.Next(), clock(); due > now {
+			timer.Reset(min(time.Duration(due-now)*time.Millisecond, maxSleep))
+			select {
+			case <-ctx.Done():
+			case <-timer.C:
+			}
+			continue
+		}
+		err := v.Exec(ctx, func(e Engine) error {
+			cmds = u.Step(e, cmds[:0])
+			for i := range cmds {
+				evs, _ := e.Apply(&cmds[i]) // a refused listing or resolution changed nothing
+				if onCommand != nil {
+					onCommand(&cmds[i], evs)
+				}
+			}
+			return nil
+		})
+		if err != nil && ctx.Err() == nil {
+			return fmt.Errorf("sim: up/down markets: %w", err)
+		}
+	}
+	return nil
 }
