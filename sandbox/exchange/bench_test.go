@@ -70,6 +70,7 @@ type benchMarket struct {
 
 func newBenchVenue(tb testing.TB, nMarkets, nMakers, nTakers, orders int) *benchVenue {
 	v := &benchVenue{e: New(Config{FeeAccount: feeAcct, Orders: orders, Accounts: nMakers + nTakers + 1, Markets: nMarkets}), now: 1_700_000_000_000}
+	v.e.SetAdmitted(true) // as the server runs it: its admission refuses duplicate ids (docs/design/0169)
 	for i := 0; i < nMarkets; i++ {
 		tick, fee := d("0.01"), uint32(0)
 		if i%4 == 3 {
@@ -282,7 +283,8 @@ const flowWarm, flowDeep = 20_000, 12_000
 // passive placements near the top of the book (some post-only), 35% cancellations of
 // resting orders, 15% marketable orders (GTC, FAK, FOK) that take 1–3 levels, all
 // through the ledger and with every event produced; every accepted id is remembered,
-// as on the server. The command stream is generated ahead of the timer (flowGen), the
+// as on the server, whose admission layer refuses a duplicate id before the engine
+// (the engine is admitted: docs/design/0169). The command stream is generated ahead of the timer (flowGen), the
 // same for every run and for BenchmarkLadderReference. One op is one command;
 // orders/s is commands per second; cpu-orders/s is commands per second of the
 // thread's CPU time (what the neighbours of a shared machine distort least: compare

@@ -144,12 +144,16 @@ func (e *Engine) Check() error {
 			return violation("position %d reserves %d tokens, its orders need %d", i, e.pos[i].res, posRes[i])
 		}
 	}
+	deferred, err := e.deferredIDs()
+	if err != nil {
+		return err
+	}
 	for i := range e.markets {
 		for _, oi := range e.marketOrders(int32(i), nil) {
 			if e.liveOrder(e.orders[oi].id) != oi || e.orders[oi].fp != e.index.fingerprint(e.orders[oi].id) {
 				return violation("order %q is not indexed", e.orders[oi].id)
 			}
-			if o := &e.orders[oi]; !e.cfg.ForgetFinal && (e.index.find(o.id) != o.ref || e.index.state(o.ref) != market.StatusLive) {
+			if o := &e.orders[oi]; !e.cfg.ForgetFinal && (e.findRecorded(o.id, deferred) != o.ref || e.index.state(o.ref) != market.StatusLive) {
 				return violation("open order %q is not live in the id index", o.id)
 			}
 		}
@@ -309,9 +313,45 @@ func (e *Engine) checkBook(m *mkt, mi int32, acctRes []market.Micros, acctOpen [
 	return gtd, nil
 }
 
-// checkIndex verifies that every recorded id can be found at its own reference (in
+// deferredIDs maps the ids an admitted engine recorded without indexing them to
+// their references, and verifies that they are unique: among themselves and against
+// the indexed ids. It indexes nothing.
+func (e *Engine) deferredIDs() (map[market.OrderID]int32, error) {
+	x := &e.index
+	if x.indexed >= x.n {
+		return nil, nil
+	}
+	if !e.admitted {
+		return nil, violation("%d ids not indexed by an engine that is not admitted", x.n-x.indexed)
+	}
+	m := make(map[market.OrderID]int32, x.n-x.indexed)
+	for ref := int32(x.indexed); int(ref) < x.n; ref++ {
+		id := x.id(ref)
+		if _, dup := m[id]; dup || x.findIndexed(id, x.fingerprint(id)) >= 0 {
+			return nil, violation("id %q was accepted twice", id)
+		}
+		m[id] = ref
+	}
+	return m, nil
+}
+
+// findRecorded is the index's find without indexing anything: deferred holds the
+// references not indexed yet (deferredIDs).
+func (e *Engine) findRecorded(id market.OrderID, deferred map[market.OrderID]int32) int32 {
+	if r := e.index.findIndexed(id, e.index.fingerprint(id)); r >= 0 {
+		return r
+	}
+	if r, ok := deferred[id]; ok {
+		return r
+	}
+	return -1
+}
+
+// checkIndex verifies that every indexed id can be found at its own reference (in
 // the pending batch or the table, and through the filter), that the table and the
-// batch hold exactly the recorded ids, and that as many are live as orders are open.
+// batch hold exactly the indexed ids, that the ids an admitted engine recorded
+// without indexing them are unique, and that as many are live as orders are open.
+// It indexes nothing.
 func (e *Engine) checkIndex(open int) error {
 	x := &e.index
 	if e.cfg.ForgetFinal {
@@ -320,9 +360,10 @@ func (e *Engine) checkIndex(open int) error {
 		}
 		return nil
 	}
-	if x.count+len(x.pending) != x.n || len(x.pending) != len(x.pendingFP) || len(x.pending) >= pendingBatch {
-		return violation("id table holds %d slots and %d pending for %d ids", x.count, len(x.pending), x.n)
+	if x.count+len(x.pending) != x.indexed || x.indexed > x.n || len(x.pending) != len(x.pendingFP) || len(x.pending) >= pendingBatch {
+		return violation("id table holds %d slots and %d pending for %d indexed ids", x.count, len(x.pending), x.indexed)
 	}
+
 	pending := make([]bool, x.n)
 	for i, ref := range x.pending {
 		if ref < 0 || int(ref) >= x.n || pending[ref] || x.pendingFP[i] != x.fingerprint(x.id(ref)) {
@@ -340,6 +381,9 @@ func (e *Engine) checkIndex(open int) error {
 			return violation("id %q has state %d", id, st)
 		}
 		fp := x.fingerprint(id)
+		if int(ref) >= x.indexed {
+			continue // deferredIDs checked it
+		}
 		if !x.mayContain(fp) {
 			return violation("id %q is missing from the filter", id)
 		}

@@ -57,7 +57,10 @@ type Engine struct {
 	free   int32     // head of the free list of order slots (linked by next)
 	live   liveTable // open orders (and the taker in flight) → slot
 	index  idIndex   // every accepted id and its state (unless ForgetFinal)
-	expiry []heapEntry
+	// admitted: Place trusts its caller to have refused every id accepted before
+	// (SetAdmitted); not state, not in the snapshot.
+	admitted bool
+	expiry   []heapEntry
 
 	events   []Event
 	dirtyBal []balRef
@@ -343,6 +346,61 @@ func (e *Engine) Apply(c *Command) ([]Event, error) {
 	}
 	e.flush()
 	return e.events[:len(e.events):len(e.events)], nil // capped: a caller's append cannot write into the free slots
+}
+
+// SetAdmitted sets whether the engine's caller has already refused every Place whose
+// id the engine accepted before: the admission layer of a server, which checks each
+// signed order's id against the set of every accepted id in its own goroutines,
+// beside the signature's recovery, before the command reaches the engine
+// (docs/design/0169). An admitted engine then keeps the duplicate check of open ids
+// only (a probe of the small table of open orders) and records a new id in
+// acceptance order without indexing it; the index of every id is brought up to date
+// when something looks a final id up (a Cancel of an order that is not open,
+// OrderStatus, Check). Nothing else changes: for a command stream without such
+// duplicates, every event, error, view and snapshot is byte for byte what the engine
+// produces with the check. A duplicate of a final id that reaches an admitted engine
+// is accepted — a breach of this contract, which a later Restore of its snapshot
+// refuses. Replays (a journal that may hold duplicates refused by the engine) must
+// run with the check, i.e. not admitted, which is how New and Restore return an
+// engine. Without Config.ForgetFinal only; with it, the setting has no effect.
+func (e *Engine) SetAdmitted(on bool) {
+	if !on {
+		e.index.catchUp() // place reads the filter before any lookup: it must be complete
+	}
+	e.admitted = on && !e.cfg.ForgetFinal
+}
+
+// Admitted reports whether the engine is admitted (SetAdmitted).
+func (e *Engine) Admitted() bool { return e.admitted }
+
+// AdmissionError returns the error Apply returns, at the engine's current state,
+// for c, a Place whose id the engine accepted before: the first of the checks that
+// precede the duplicate check that fails (the owner's account mode, the market, the
+// order's price, size, expiration against the engine clock, fee rate, nonce), else
+// Duplicated. An admission layer answers a refused duplicate with it, so that the
+// answer is the one the engine would give. It changes nothing.
+func (e *Engine) AdmissionError(c *Command) *market.Error {
+	if _, _, _, err := e.placeCheck(c); err != nil {
+		return err
+	}
+	return market.Errorf(market.CodeDuplicated, string(c.Order))
+}
+
+// AcceptedIDs calls fn with every order id the engine accepted, open or final, in
+// acceptance order (with Config.ForgetFinal: the open orders' ids, in no particular
+// order). An admission layer builds its set of ids from it.
+func (e *Engine) AcceptedIDs(fn func(market.OrderID)) {
+	if e.cfg.ForgetFinal {
+		for i := range e.orders {
+			if e.orders[i].id != "" {
+				fn(e.orders[i].id)
+			}
+		}
+		return
+	}
+	for ref := int32(0); int(ref) < e.index.n; ref++ {
+		fn(e.index.id(ref))
+	}
 }
 
 // Time returns the engine clock, Unix milliseconds.

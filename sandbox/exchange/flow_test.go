@@ -59,9 +59,11 @@ func newFlowGen(tb testing.TB, deep int) *flowGen {
 }
 
 // newFlowEngine returns an engine with the generator's setup applied, configured as
-// the server is (every id remembered).
+// the server is (every id remembered; admitted: the server's admission refuses
+// duplicate ids before the engine, docs/design/0169).
 func (g *flowGen) newFlowEngine(tb testing.TB) *Engine {
 	e := New(Config{FeeAccount: feeAcct, Orders: 16_384, Accounts: flowMakers + flowTakers + 1, Markets: flowMarkets})
+	e.SetAdmitted(true) // the stream's ids are unique, as the server's admission makes them
 	for i := range g.setup {
 		if _, err := e.Apply(&g.setup[i]); err != nil {
 			tb.Fatalf("setup %d (%s): %v", i, g.setup[i].Kind, err)

@@ -33,6 +33,10 @@ type idIndex struct {
 	k      hashSeed // the inline hash of short ids, drawn from seed
 	chunks []*idChunk
 	n      int // references handed out
+	// indexed: references below it are in the table (or pending); those from it to n
+	// were recorded by record (an admitted engine, docs/design/0169) and enter the
+	// table only when a lookup needs them (catchUp).
+	indexed int
 
 	tab   []uint64 // 0: empty; else fingerprint<<32 | (ref+1)
 	count int      // slots used in tab
@@ -127,6 +131,12 @@ func (x *idIndex) find(id market.OrderID) int32 { return x.findFP(id, x.fingerpr
 
 // findFP is find for an id whose fingerprint is known.
 func (x *idIndex) findFP(id market.OrderID, fp uint32) int32 {
+	x.catchUp()
+	return x.findIndexed(id, fp)
+}
+
+// findIndexed is findFP among the indexed references only.
+func (x *idIndex) findIndexed(id market.OrderID, fp uint32) int32 {
 	if !x.mayContain(fp) {
 		return -1
 	}
@@ -169,6 +179,18 @@ func (x *idIndex) add(id market.OrderID, st market.OrderStatus) int32 {
 
 // addFP is add for an id whose fingerprint is known.
 func (x *idIndex) addFP(id market.OrderID, fp uint32, st market.OrderStatus) int32 {
+	x.catchUp()
+	ref := x.record(id, st)
+	x.indexed = x.n
+	x.insert(ref, fp)
+	return ref
+}
+
+// record stores a new id with state st in acceptance order and returns its
+// reference, without indexing it: two sequential writes, no hashing. The id enters
+// the table at the next lookup (catchUp). The caller guarantees that id is not known
+// (an admitted engine: the host's admission checked it, docs/design/0169).
+func (x *idIndex) record(id market.OrderID, st market.OrderStatus) int32 {
 	ref := int32(x.n)
 	if x.n>>idChunkBits == len(x.chunks) {
 		x.chunks = append(x.chunks, new(idChunk))
@@ -177,6 +199,21 @@ func (x *idIndex) addFP(id market.OrderID, fp uint32, st market.OrderStatus) int
 	c.ids[x.n&(1<<idChunkBits-1)] = id
 	c.state[x.n&(1<<idChunkBits-1)] = st
 	x.n++
+	return ref
+}
+
+// catchUp indexes the references recorded but not yet indexed, in acceptance order
+// through the batched inserts.
+func (x *idIndex) catchUp() {
+	for x.indexed < x.n {
+		ref := int32(x.indexed)
+		x.indexed++
+		x.insert(ref, x.fingerprint(x.id(ref)))
+	}
+}
+
+// insert enters reference ref (fingerprint fp) into the filter and the pending batch.
+func (x *idIndex) insert(ref int32, fp uint32) {
 	bloomSet(x.bloom, fp)
 	if x.oldBloom != nil {
 		bloomSet(x.oldBloom, fp)
@@ -186,7 +223,6 @@ func (x *idIndex) addFP(id market.OrderID, fp uint32, st market.OrderStatus) int
 	if len(x.pending) == pendingBatch {
 		x.flush()
 	}
-	return ref
 }
 
 // flush moves the pending batch into the table, migrating old slots at four per id.

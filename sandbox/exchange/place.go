@@ -72,62 +72,19 @@ func crossing(os uint8, px, limit market.Micros) bool {
 }
 
 func (e *Engine) place(c *Command) *market.Error {
-	if c.Owner.IsZero() || c.Order == "" || !c.Side.Valid() || !c.Type.Valid() {
-		return market.Errorf(market.CodeInvalidOrderPayload)
-	}
 	fp := e.index.fingerprint(c.Order)
 	// The Bloom filter is read here, long before its answer is needed, so that its
 	// cache miss (a new id's word is anywhere in a filter of megabytes) overlaps the
-	// lookups and checks below.
-	seen := !e.cfg.ForgetFinal && e.index.mayContain(fp)
-	a, hasAcct := e.lookupAccount(c.Owner)
-	if hasAcct {
-		switch e.accts[a].mode {
-		case market.ModeBanned:
-			return market.Errorf(market.CodeAddressBanned, c.Owner.String())
-		case market.ModeCloseOnly:
-			if c.Side == market.Buy {
-				return market.Errorf(market.CodeAddressCloseOnly, c.Owner.String())
-			}
-		}
-	}
-	tok, ok := e.lookupToken(c.Token)
-	if !ok {
-		return market.Errorf(market.CodeNoOrderbook)
+	// lookups and checks below. An admitted engine skips it: its caller checked the
+	// id against every accepted id before the command came (docs/design/0169).
+	seen := !e.cfg.ForgetFinal && !e.admitted && e.index.mayContain(fp)
+	a, hasAcct, tok, err := e.placeCheck(c)
+	if err != nil {
+		return err
 	}
 	mi := tok >> 1
 	m := &e.markets[mi]
-	switch {
-	case c.Market != "" && c.Market != m.id:
-		return market.Errorf(market.CodeInvalidOrderPayload)
-	case m.resolved:
-		return market.Errorf(market.CodeMarketResolved)
-	case !m.tradable():
-		return market.Errorf(market.CodeMarketNotAccepting)
-	case c.PostOnly && !c.Type.Rests():
-		return market.Errorf(market.CodeInvalidOrderPayload)
-	case c.Price <= 0 || c.Price >= market.One || !onTick(c.Price, m.tick):
-		return market.Errorf(market.CodeTickSize, string(c.Order), c.Price.String(), m.tick.String())
-	case c.Size <= 0 || c.Size > market.MaxMicros:
-		return market.Errorf(market.CodeInvalidAmount)
-	case c.Size%market.Lot != 0:
-		return market.Errorf(market.CodeAmountNotExact, c.Size.String())
-	case c.Type.Rests() && c.Size < m.minSize:
-		return market.Errorf(market.CodeMinSize, string(c.Order), c.Size.String(), m.minSize.String())
-	case c.Type == market.GTD && (c.Expiration <= 0 || c.Expiration > maxExpiration || c.Expiration*1000 < e.now),
-		c.Type != market.GTD && c.Expiration != 0:
-		return market.Errorf(market.CodeInvalidExpiration)
-	case c.FeeRateBps < m.feeBps:
-		return market.Errorf(market.CodeInvalidFeeRate, string(c.Order), c.FeeRateBps, m.feeBps)
-	}
-	var nonce uint64
-	if hasAcct {
-		nonce = e.accts[a].nonce
-	}
-	if c.Nonce != nonce {
-		return market.Errorf(market.CodeInvalidNonce)
-	}
-	if dup := e.cfg.ForgetFinal && e.live.find(e.orders, c.Order, fp) >= 0 || seen && e.index.findFP(c.Order, fp) >= 0; dup {
+	if dup := (e.cfg.ForgetFinal || e.admitted) && e.live.find(e.orders, c.Order, fp) >= 0 || seen && e.index.findFP(c.Order, fp) >= 0; dup {
 		return market.Errorf(market.CodeDuplicated, string(c.Order))
 	}
 	ref := int32(-1)
@@ -190,7 +147,10 @@ func (e *Engine) place(c *Command) *market.Error {
 		ps.res += need
 		e.touchPosition(p)
 	}
-	if !e.cfg.ForgetFinal {
+	switch {
+	case e.admitted:
+		ref = e.index.record(c.Order, market.StatusLive)
+	case !e.cfg.ForgetFinal:
 		ref = e.index.addFP(c.Order, fp, market.StatusLive)
 	}
 	oi := e.alloc()
@@ -401,6 +361,63 @@ func (e *Engine) finishTaker(ti int32, m *mkt, tr *tradeSum) {
 		ev.Matched, ev.Remaining, ev.Reason, ev.Status = t.filled, rem, ReasonUnfilled, market.StatusCanceled
 		e.retire(ti, market.StatusCanceled)
 	}
+}
+
+// placeCheck makes the checks of a Place that come before its duplicate check, in
+// their order: the payload's required fields, the owner's account mode, the token, the market's state, the order's
+// price, size, expiration, fee rate and nonce. It returns the owner's account (if it
+// has one) and the token's index. It changes nothing.
+func (e *Engine) placeCheck(c *Command) (a int32, hasAcct bool, tok int32, _ *market.Error) {
+	if c.Owner.IsZero() || c.Order == "" || !c.Side.Valid() || !c.Type.Valid() {
+		return 0, false, 0, market.Errorf(market.CodeInvalidOrderPayload)
+	}
+	a, hasAcct = e.lookupAccount(c.Owner)
+	if hasAcct {
+		switch e.accts[a].mode {
+		case market.ModeBanned:
+			return 0, false, 0, market.Errorf(market.CodeAddressBanned, c.Owner.String())
+		case market.ModeCloseOnly:
+			if c.Side == market.Buy {
+				return 0, false, 0, market.Errorf(market.CodeAddressCloseOnly, c.Owner.String())
+			}
+		}
+	}
+	tok, ok := e.lookupToken(c.Token)
+	if !ok {
+		return 0, false, 0, market.Errorf(market.CodeNoOrderbook)
+	}
+	m := &e.markets[tok>>1]
+	switch {
+	case c.Market != "" && c.Market != m.id:
+		return 0, false, 0, market.Errorf(market.CodeInvalidOrderPayload)
+	case m.resolved:
+		return 0, false, 0, market.Errorf(market.CodeMarketResolved)
+	case !m.tradable():
+		return 0, false, 0, market.Errorf(market.CodeMarketNotAccepting)
+	case c.PostOnly && !c.Type.Rests():
+		return 0, false, 0, market.Errorf(market.CodeInvalidOrderPayload)
+	case c.Price <= 0 || c.Price >= market.One || !onTick(c.Price, m.tick):
+		return 0, false, 0, market.Errorf(market.CodeTickSize, string(c.Order), c.Price.String(), m.tick.String())
+	case c.Size <= 0 || c.Size > market.MaxMicros:
+		return 0, false, 0, market.Errorf(market.CodeInvalidAmount)
+	case c.Size%market.Lot != 0:
+		return 0, false, 0, market.Errorf(market.CodeAmountNotExact, c.Size.String())
+	case c.Type.Rests() && c.Size < m.minSize:
+		return 0, false, 0, market.Errorf(market.CodeMinSize, string(c.Order), c.Size.String(), m.minSize.String())
+	case c.Type == market.GTD && (c.Expiration <= 0 || c.Expiration > maxExpiration || c.Expiration*1000 < e.now),
+		c.Type != market.GTD && c.Expiration != 0:
+		return 0, false, 0, market.Errorf(market.CodeInvalidExpiration)
+	case c.FeeRateBps < m.feeBps:
+		return 0, false, 0, market.Errorf(market.CodeInvalidFeeRate, string(c.Order), c.FeeRateBps, m.feeBps)
+	}
+	var nonce uint64
+	if hasAcct {
+		nonce = e.accts[a].nonce
+	}
+	if c.Nonce != nonce {
+		return 0, false, 0, market.Errorf(market.CodeInvalidNonce)
+	}
+	return a, hasAcct, tok, nil
 }
 
 // describeOrder fills the fields every order event shares.
