@@ -383,6 +383,7 @@ func serveExchange(ctx context.Context, io stdio, f exchangeFlags, parts exchang
 			hcfg.Extensions = append(hcfg.Extensions, hk.Extensions()...)
 		}
 	}
+	hcfg.AdmittedIDs = true // the server's admission refuses duplicate order ids before the engine (docs/design/0169)
 	h, err := host.Open(ctx, hcfg)
 	if err != nil {
 		return err

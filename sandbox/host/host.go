@@ -83,6 +83,14 @@ type Config struct {
 	// ExpireEvery is how often Run checks whether a GTD order is due to expire (see
 	// Expire). If zero, DefaultExpireEvery; negative disables the check.
 	ExpireEvery time.Duration
+	// AdmittedIDs says that every Place submitted live carries an id that its
+	// submitter checked against every id the engine accepted, refusing duplicates
+	// itself (the server's admission layer, docs/design/0169): the live engine is then
+	// admitted (exchange.Engine.SetAdmitted) and skips that check on its single
+	// thread. Replays (Open's recovery, a rollback) run the engine's own check, so a
+	// journal written before, whose duplicates the engine refused, replays as it did.
+	// Engine.AcceptedIDs lists the ids an admission layer starts from.
+	AdmittedIDs bool
 	// FailStep, if set, is called before every step (Tx.Apply or Tx.Record) of a
 	// transaction with the step's index in it (0 for the first); an error fails that
 	// step and the whole transaction, which is rolled back as after an error of its
@@ -271,6 +279,7 @@ func Open(ctx context.Context, cfg Config) (*Host, error) {
 		}
 	}
 	h.rebuildGTD()
+	h.eng.SetAdmitted(cfg.AdmittedIDs) // after recovery and genesis: replays checked every id
 	h.lastSeq.Store(h.eng.Seq())
 	h.pubSeq.Store(h.eng.Seq())
 	return h, nil

@@ -141,5 +141,6 @@ func (h *Host) reloadFrom(data []byte, after uint64, replay func(after uint64, f
 	}
 	h.gtd = map[market.OrderID]int64{}
 	h.rebuildGTD()
+	h.eng.SetAdmitted(h.cfg.AdmittedIDs) // the replay above checked every id
 	return nil
 }

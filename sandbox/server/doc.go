@@ -5,7 +5,7 @@
 // # Wiring
 //
 //	st := server.NewState(server.StateConfig{})
-//	h, _ := host.Open(ctx, host.Config{Dir: dir, Extensions: []host.Extension{st.Extension()}, Genesis: ...})
+//	h, _ := host.Open(ctx, host.Config{Dir: dir, Extensions: []host.Extension{st.Extension()}, Genesis: ..., AdmittedIDs: true})
 //	srv, _ := server.New(h, st, server.Config{Catalog: cat, Clock: clock})
 //	go h.Run(hostCtx)
 //	go srv.Run(ctx)                       // heartbeat deadlines, rate-limit housekeeping
@@ -29,7 +29,9 @@
 // body, a ±300 s window, constant-time comparisons, the address header must own the
 // key) for everything private. Order signatures are verified in the handler's
 // goroutine — in parallel across requests — before the order reaches the single
-// engine goroutine; the order id is the order's EIP-712 digest.
+// engine goroutine; the order id is the order's EIP-712 digest. The duplicate check
+// of that id runs there too (admission.go, docs/design/0169): open the host with
+// AdmittedIDs so that the engine leaves it to the server.
 //
 // # State
 //

@@ -139,7 +139,7 @@ func newEnvState(t testing.TB, scfg StateConfig, opts ...envOpt) *env {
 	e.qs = qs
 	e.rfq = rfq.New()
 	cfg := Config{Catalog: e.cat, Clock: e.clock.now, Rand: seeded(1), Logger: log, RateLimit: -1, Questions: qs, RFQ: e.rfq}
-	hcfg := host.Config{Clock: e.clock.now, Logger: log, Sync: journal.SyncNone, ExpireEvery: -1,
+	hcfg := host.Config{Clock: e.clock.now, Logger: log, Sync: journal.SyncNone, ExpireEvery: -1, AdmittedIDs: true,
 		Genesis: catalog.Genesis(e.cat, 0), Extensions: []host.Extension{e.st.Extension(), qs, e.rfq}}
 	for _, o := range opts {
 		o(&cfg, &hcfg)

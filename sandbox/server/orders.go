@@ -140,21 +140,25 @@ func (s *Server) finishPrepare(r *http.Request, c caller, so *auth.SignedOrder, 
 	}}, nil
 }
 
-// submit places prepared orders in one host request (each preceded by its meta
-// record), and waits once for their durability. builder is recorded on each.
+// submit places prepared orders through the admission (admit: duplicate ids are
+// refused before the engine), each admitted round in one host request (each order
+// preceded by its meta record), waiting once per round for durability. builder is
+// recorded on each.
 func (s *Server) submit(ctx context.Context, ps []prepared, builder string) ([]host.Result, error) {
-	out := make([]host.Result, len(ps))
-	err := s.h.Exec(ctx, func(tx *host.Tx) error {
-		var rec [160]byte
-		for i := range ps {
-			if err := tx.Record(extName, metaRecord(rec[:0], ps[i].cmd.Order, ps[i].key, builder)); err != nil {
-				return err
+	return s.admit(ctx, ps, func(ps []prepared) ([]host.Result, error) {
+		out := make([]host.Result, len(ps))
+		err := s.h.Exec(ctx, func(tx *host.Tx) error {
+			var rec [160]byte
+			for i := range ps {
+				if err := tx.Record(extName, metaRecord(rec[:0], ps[i].cmd.Order, ps[i].key, builder)); err != nil {
+					return err
+				}
+				out[i] = tx.Apply(ps[i].cmd)
 			}
-			out[i] = tx.Apply(ps[i].cmd)
-		}
-		return nil
+			return nil
+		})
+		return out, err
 	})
-	return out, err
 }
 
 // response renders the engine's answer to a placed order (dialect §3.6): status
@@ -495,15 +499,18 @@ func (s *Server) builderOrder(w http.ResponseWriter, r *http.Request) {
 		s.writeErr(w, err)
 		return
 	}
-	var res []host.Result
-	err = s.h.Exec(r.Context(), func(tx *host.Tx) error {
-		p.cmd.Nonce = tx.Engine().Nonce(c.owner)
-		var rec [160]byte
-		if err := tx.Record(extName, metaRecord(rec[:0], p.cmd.Order, p.key, bid)); err != nil {
-			return err
-		}
-		res = append(res, tx.Apply(p.cmd))
-		return nil
+	res, err := s.admit(r.Context(), []prepared{p}, func(round []prepared) ([]host.Result, error) {
+		var res []host.Result
+		err := s.h.Exec(r.Context(), func(tx *host.Tx) error {
+			round[0].cmd.Nonce = tx.Engine().Nonce(c.owner)
+			var rec [160]byte
+			if err := tx.Record(extName, metaRecord(rec[:0], round[0].cmd.Order, round[0].key, bid)); err != nil {
+				return err
+			}
+			res = append(res, tx.Apply(round[0].cmd))
+			return nil
+		})
+		return res, err
 	})
 	if err != nil {
 		s.writeErr(w, hostErr(err))

@@ -243,6 +243,7 @@ type Server struct {
 	domains  [2]auth.Domain // normal, neg-risk
 	limiter  *limiter
 	replay   *replayCache
+	adm      lazyAdmission // duplicate ids, refused before the engine (admission.go)
 	caps     struct{ wallets, waitlist, invitations capPerIP }
 	trust    trust
 	geo      geo
