@@ -25,7 +25,7 @@ const (
 const (
 	RTDSTopicActivity   = "activity"    // types: trades, orders_matched
 	RTDSTopicClobMarket = "clob_market" // types: price_change, agg_orderbook, last_trade_price, tick_size_change, market_created, market_resolved
-	RTDSTopicClobUser   = "clob_user"   // types: order, trade (needs clob_auth)
+	RTDSTopicClobUser   = "clob_user"   // types: order, trade, rfq_request, rfq_quote (needs clob_auth)
 	RTDSTopicComments   = "comments"    // types: comment_created, comment_removed, reaction_created, reaction_removed
 	// RTDSTopicSubscription is the topic of the local exchange's answers about
 	// subscriptions themselves: type "error" when one is refused.

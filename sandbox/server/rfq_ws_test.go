@@ -343,3 +343,108 @@ func TestRFQFramesOnRTDSClobUser(t *testing.T) {
 		c.quiet()
 	}
 }
+
+// rtdsRFQ opens an RTDS connection subscribed to the rfq topic with filters.
+func (e *env) rtdsRFQ(t *testing.T, url, filters string) *wsConn {
+	t.Helper()
+	c := e.dialWSWith(t, url, "/ws/rtds", api.RTDSRequest{Action: api.RTDSSubscribe, Subscriptions: []api.RTDSSubscription{{
+		Topic: api.RTDSTopicRFQ, Type: api.RTDSTypeAll, Filters: filters}}})
+	c.quiet()
+	return c
+}
+
+// expectPublic reads one rfq-topic message on c and checks its type, request and
+// state, that it names nobody (no requester address), and that it is the request
+// as GET /rfq/data/requests shows it to viewer when the request is open.
+func (e *env) expectPublic(c *wsConn, typ, id, state string, requester, viewer *wallet) {
+	e.t.Helper()
+	b := c.raw(1)[0]
+	m, err := api.DecodeRTDSMessage(b)
+	var p api.RTDSRFQRequest
+	if err == nil {
+		err = json.Unmarshal(m.Payload, &p)
+	}
+	if err != nil || m.Topic != api.RTDSTopicRFQ || m.Type != typ || p.RequestID != id || p.State != state {
+		e.t.Fatalf("rfq topic %s (%v), want %s of %s %s", b, err, typ, id, state)
+	}
+	if strings.Contains(strings.ToLower(string(b)), strings.ToLower(requester.addr.String()[2:])) {
+		e.t.Fatalf("rfq topic names the requester: %s", b)
+	}
+	if state == "ACTIVE" {
+		var listed api.Page[api.RFQRequest]
+		e.mustJSON(http.MethodGet, "/rfq/data/requests?request_ids="+id, nil, viewer, &listed)
+		if len(listed.Data) != 1 || api.NewRTDSRFQRequest(&listed.Data[0]) != p || m.Timestamp != e.clock.now() {
+			e.t.Fatalf("rfq topic %+v at %d, listed %+v at %d", p, m.Timestamp, listed.Data, e.clock.now())
+		}
+	}
+}
+
+// TestRFQRequestsBroadcastOnRTDS: would-be quoters learn of requests without
+// polling, on the RTDS rfq topic over real WebSockets on loopback: a subscriber of
+// the request's market (or token) gets request_created as soon as the request is
+// acknowledged — the request as the open listing shows it, without the requester's
+// address — then its departure from the listing once (request_accepted,
+// request_canceled, request_expired), nothing at the approval or at the expiry of
+// an accepted request; a subscriber of another market gets nothing; bad filters
+// and unknown types are refused with an error message.
+func TestRFQRequestsBroadcastOnRTDS(t *testing.T) {
+	e := newEnv(t)
+	pub := e.startHub(t)
+	rain, btc := e.mkt("rain-in-lisbon-tomorrow"), e.mkt("btc-above-100k")
+	yes := rain.Tokens[market.Yes]
+	buyer, q := e.register(newWallet(t, "rfqbc-b")), e.register(newWallet(t, "rfqbc-q"))
+	e.split(q, rain, 30*share)
+	e.split(buyer, rain, 1*share)
+	byMarket := e.rtdsRFQ(t, pub.URL, `{"market":"`+string(rain.Condition)+`"}`)
+	byToken := e.rtdsRFQ(t, pub.URL, `{"tokens":["`+string(yes)+`"]}`)
+	bystander := e.rtdsRFQ(t, pub.URL, `{"markets":["`+string(btc.Condition)+`"]}`)
+	watchers := []*wsConn{byMarket, byToken}
+
+	// Created, then accepted (it leaves the listing); the approval is private.
+	id := e.rfqAsk(buyer, yes, market.Buy, 600_000, 10*share)
+	for _, c := range watchers {
+		e.expectPublic(c, api.RTDSTypeRequestCreated, id, "ACTIVE", buyer, q)
+	}
+	qid := e.rfqQuote(q, id, "0.55")
+	e.mustJSON(http.MethodPost, "/rfq/request/accept", []byte(`{"request_id":"`+id+`"}`), buyer, nil)
+	for _, c := range watchers {
+		e.expectPublic(c, api.RTDSTypeRequestAccepted, id, "ACCEPTED", buyer, q)
+	}
+	e.mustJSON(http.MethodPost, "/rfq/quote/approve", []byte(`{"quote_id":"`+qid+`"}`), q, nil)
+
+	// Cancelled while open.
+	id2 := e.rfqAsk(buyer, yes, market.Buy, 600_000, 5*share)
+	e.expectPublic(byMarket, api.RTDSTypeRequestCreated, id2, "ACTIVE", buyer, q)
+	e.mustJSON(http.MethodDelete, "/rfq/request", []byte(`{"request_id":"`+id2+`"}`), buyer, nil)
+	e.expectPublic(byMarket, api.RTDSTypeRequestCanceled, id2, "CANCELED", buyer, q)
+
+	// Expired while open: once; an accepted request's expiry is not announced.
+	id3 := e.rfqAsk(buyer, yes, market.Buy, 600_000, 4*share)
+	id4 := e.rfqAsk(buyer, yes, market.Buy, 600_000, 3*share)
+	e.expectPublic(byMarket, api.RTDSTypeRequestCreated, id3, "ACTIVE", buyer, q)
+	e.expectPublic(byMarket, api.RTDSTypeRequestCreated, id4, "ACTIVE", buyer, q)
+	e.rfqQuote(q, id4, "0.5")
+	e.mustJSON(http.MethodPost, "/rfq/request/accept", []byte(`{"request_id":"`+id4+`"}`), buyer, nil)
+	e.expectPublic(byMarket, api.RTDSTypeRequestAccepted, id4, "ACCEPTED", buyer, q)
+	e.clock.advance(6 * time.Minute)
+	for range 2 {
+		if err := e.srv.sweepRFQ(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	e.expectPublic(byMarket, api.RTDSTypeRequestExpired, id3, "EXPIRED", buyer, q)
+	byMarket.quiet()
+	bystander.quiet()
+
+	// Refusals name the topic and type.
+	for _, s := range []api.RTDSSubscription{
+		{Topic: api.RTDSTopicRFQ, Type: "quote_created"},
+		{Topic: api.RTDSTopicRFQ, Type: api.RTDSTypeAll, Filters: `{"market_slug":"rain"}`},
+	} {
+		c := e.dialWSWith(t, pub.URL, "/ws/rtds", api.RTDSRequest{Action: api.RTDSSubscribe, Subscriptions: []api.RTDSSubscription{s}})
+		m, err := api.DecodeRTDSMessage(c.raw(1)[0])
+		if err != nil || m.Topic != api.RTDSTopicSubscription || m.Type != api.RTDSTypeError || !strings.Contains(string(m.Payload), `"topic":"rfq"`) {
+			t.Fatalf("%+v: %+v %v", s, m, err)
+		}
+	}
+}

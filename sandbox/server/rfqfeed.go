@@ -19,7 +19,9 @@ import (
 // on the engine goroutine so that a write committed before the expiry is seen
 // first. Request frames go to the requester and to the owner of the accepted
 // quote; quote frames to the quoter and the requester; an approval's trade to
-// both (the hub renders it per key, as the engine's trades).
+// both (the hub renders it per key, as the engine's trades). A request's
+// appearance in and departure from everyone's open listing also goes to the RTDS
+// rfq topic, naming nobody (docs/design/0166-rfq-broadcast-and-losing-quotes.md).
 
 // rfqFeed is the server's ws.RFQFeed state.
 type rfqFeed struct {
@@ -139,6 +141,30 @@ func quoteEvent(q *rfq.Quote, r *rfq.Request, typ string, now int64) ws.RFQEvent
 		Type: api.WSEventRFQQuote, Time: now}
 }
 
+// publicType is the RTDS rfq-topic type of a write that left r as it is: a
+// request appears in everyone's open listing when created and leaves it when
+// accepted or cancelled while open; "" for the writes that others cannot see
+// (approval, cancel after an accept).
+func publicType(r *rfq.Request) string {
+	switch {
+	case r.State == rfq.StateActive:
+		return api.RTDSTypeRequestCreated
+	case r.State == rfq.StateAccepted:
+		return api.RTDSTypeRequestAccepted
+	case r.State == rfq.StateCanceled && r.Accepted == "":
+		return api.RTDSTypeRequestCanceled
+	}
+	return ""
+}
+
+// publicEvent is r's rfq-topic message of type typ at now (Unix ms): the request
+// as the open listing shows it to others, without the requester's address.
+func publicEvent(r *rfq.Request, typ string, now int64) ws.RFQEvent {
+	out := requestOut(r, now)
+	b, _ := api.MarshalWSFrame(api.NewRTDSRFQRequest(&out))
+	return ws.RFQEvent{Market: r.Market, Token: r.Token, Public: b, PublicType: typ, Time: now}
+}
+
 // requestTo returns the addresses that see r's frames: its owner and the owner of
 // its accepted quote.
 func requestTo(st *rfq.State, r *rfq.Request) []market.Address {
@@ -167,6 +193,9 @@ func (s *Server) rfqPublish(st *rfq.State, d *rfqDone) {
 	items, closed := map[string]rfqOpen{}, []string(nil)
 	if p.Request != nil {
 		evs = append(evs, requestEvent(st, &req, rfqType(req.State), req.Updated))
+		if typ := publicType(&req); typ != "" {
+			evs = append(evs, publicEvent(&req, typ, req.Updated))
+		}
 		if isOpen(req.State) {
 			items[req.ID] = rfqOpen{expiry: req.Expiry}
 		} else {
@@ -236,6 +265,9 @@ func (s *Server) sweepRFQ(ctx context.Context) error {
 			if !kinds[i] {
 				if r, ok := st.Request(id); ok && r.StateAt(now) == rfq.StateExpired {
 					evs = append(evs, requestEvent(st, &r, api.WSRFQExpired, r.Expiry))
+					if r.State == rfq.StateActive { // still in the open listing until now
+						evs = append(evs, publicEvent(&r, api.RTDSTypeRequestExpired, r.Expiry))
+					}
 				}
 				continue
 			}

@@ -1,6 +1,9 @@
 package ws
 
 import (
+	"maps"
+	"strings"
+
 	"github.com/pitbossdev/pitboss/api"
 	"github.com/pitbossdev/pitboss/market"
 )
@@ -39,6 +42,99 @@ type RFQEvent struct {
 	Seq   uint64
 	// Keys are the API keys of the trade's participants (maker_orders[].owner).
 	Keys map[market.Address]string
+
+	// Public, when not nil, is the encoded payload (api.RTDSRFQRequest) of an RTDS
+	// rfq-topic message of type PublicType about a request of Token in Market,
+	// queued on every RTDS connection whose rfq subscriptions select it: what
+	// would-be quoters learn without polling. It names nobody.
+	Public     []byte
+	PublicType string
+	Token      market.TokenID
+}
+
+// rfqSub is one RTDS rfq subscription of a connection: a type ("*" or one) and
+// the markets and tokens it selects (both empty: every request).
+type rfqSub struct {
+	typ     string
+	markets map[market.ConditionID]struct{}
+	tokens  map[market.TokenID]struct{}
+}
+
+// selects reports whether s selects a message of type typ about a request of
+// token t in market m.
+func (s *rfqSub) selects(typ string, m market.ConditionID, t market.TokenID) bool {
+	if s.typ != api.RTDSTypeAll && s.typ != typ {
+		return false
+	}
+	if len(s.markets) == 0 && len(s.tokens) == 0 {
+		return true
+	}
+	_, inM := s.markets[m]
+	_, inT := s.tokens[t]
+	return inM || inT
+}
+
+// maxRFQSubs bounds the rfq subscriptions of one connection.
+const maxRFQSubs = 64
+
+// rtdsRFQSub applies an rfq-topic subscription (hub.mu held). Subscribe adds one
+// (type and filters); unsubscribe removes every one of the type ("*": all) when
+// no filters are given, else those with exactly these filters.
+func (c *conn) rtdsRFQSub(action string, s *api.RTDSSubscription) error {
+	if !api.ValidRTDSRFQType(s.Type) {
+		return unavailableType(s.Topic, s.Type)
+	}
+	f, err := api.DecodeRTDSRFQFilters(s.Filters)
+	if err != nil {
+		return err
+	}
+	if len(f.Markets)+len(f.Tokens) > c.h.cfg.MaxAssets {
+		return market.Errorf(market.CodePayloadTooLarge)
+	}
+	sub := rfqSub{typ: s.Type, markets: map[market.ConditionID]struct{}{}, tokens: map[market.TokenID]struct{}{}}
+	for _, m := range f.Markets {
+		sub.markets[m] = struct{}{}
+	}
+	for _, t := range f.Tokens {
+		sub.tokens[t] = struct{}{}
+	}
+	r := c.rtds
+	if action == api.RTDSUnsubscribe {
+		kept := r.rfq[:0]
+		for _, x := range r.rfq {
+			sameType := sub.typ == api.RTDSTypeAll || x.typ == sub.typ
+			sameFilters := strings.TrimSpace(s.Filters) == "" || maps.Equal(x.markets, sub.markets) && maps.Equal(x.tokens, sub.tokens)
+			if !(sameType && sameFilters) {
+				kept = append(kept, x)
+			}
+		}
+		clear(r.rfq[len(kept):])
+		r.rfq = kept
+		return nil
+	}
+	if len(r.rfq) >= maxRFQSubs {
+		return market.Errorf(market.CodePayloadTooLarge)
+	}
+	r.rfq = append(r.rfq, sub)
+	return nil
+}
+
+// rtdsRFQ queues an rfq-topic message on the RTDS connections that select it
+// (hub.mu held): the payload is encoded already, only the envelope is built per
+// connection (it carries the connection id).
+func (h *Hub) rtdsRFQ(ev *RFQEvent) {
+	for c := range h.rtdsAll {
+		r := c.rtds
+		if r == nil || len(r.rfq) == 0 {
+			continue
+		}
+		for i := range r.rfq {
+			if r.rfq[i].selects(ev.PublicType, ev.Market, ev.Token) {
+				c.enqueueLocked(rtdsEnvelope(api.RTDSTopicRFQ, ev.PublicType, ev.Time, ev.Public, c.id))
+				break
+			}
+		}
+	}
 }
 
 // rfqFeed returns Config.RFQ, or the Credentials when they are a feed too (as the
@@ -71,6 +167,9 @@ func (h *Hub) onRFQ(ev RFQEvent) {
 				}
 			}
 		}
+	}
+	if ev.Public != nil {
+		h.rtdsRFQ(&ev)
 	}
 	if ev.Trade != nil && len(h.users) > 0 {
 		h.st.tradeToUsers(ev.Trade, ev.Seq, 0, ev.Keys)

@@ -24,6 +24,8 @@ type rtdsState struct {
 	commentT map[string]bool
 	// price topics: the symbols subscribed (prices.go).
 	prices map[market.FeedSymbol]struct{}
+	// rfq subscriptions (rfq.go).
+	rfq []rfqSub
 }
 
 type activitySub struct {
@@ -92,7 +94,8 @@ func (c *conn) rtdsErrorLocked(err error, topic, typ string) {
 // Topics the local exchange feeds: clob_market (filters: a JSON array of token ids,
 // required for the per-token types), activity (filters: optional JSON object with
 // market, market_slug or event_slug), clob_user (clob_auth required) and comments
-// (filters: optional JSON object with parentEntityType and parentEntityID) and,
+// (filters: optional JSON object with parentEntityType and parentEntityID), rfq
+// (filters: optional JSON object with market(s) and token(s); rfq.go) and,
 // with Config.Prices, the price topics (prices.go). Every
 // other topic, type or malformed filter is refused with an error message naming it;
 // the other subscriptions of the request still apply.
@@ -141,6 +144,8 @@ func (c *conn) onRTDSMessage(b []byte) {
 			err = c.rtdsUserSub(req.Action, s, auths[i].addr, auths[i].err)
 		case api.RTDSTopicComments:
 			err = c.rtdsCommentsSub(req.Action, s)
+		case api.RTDSTopicRFQ:
+			err = c.rtdsRFQSub(req.Action, s)
 		case api.RTDSTopicCryptoPrices, api.RTDSTopicChainlinkPrices, api.RTDSTopicEquityPrices:
 			err = c.rtdsPricesSub(req.Action, s)
 		default:
