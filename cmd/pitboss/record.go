@@ -3,17 +3,27 @@ package main
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
+	goio "io"
 	"net/url"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"time"
 
+	"go.uber.org/zap"
+
 	"github.com/pitbossdev/pitboss/adapters/clob"
+	"github.com/pitbossdev/pitboss/adapters/natsbus"
+	"github.com/pitbossdev/pitboss/adapters/signals"
 	"github.com/pitbossdev/pitboss/adapters/wsfeed"
+	"github.com/pitbossdev/pitboss/agents"
 	"github.com/pitbossdev/pitboss/market"
+	"github.com/pitbossdev/pitboss/runtime/agent"
 	"github.com/pitbossdev/pitboss/runtime/tape"
+	"github.com/pitbossdev/pitboss/runtime/wire"
 )
 
 func init() {
@@ -21,6 +31,7 @@ func init() {
 }
 
 const recordUsage = `[flags] --out FILE|PREFIX [MARKET...]
+       pitboss record [flags] --agent AGENT.yaml --out FILE|PREFIX [MARKET...]
 
 Subscribes to the market channel of a venue (the service, or a local
 pitboss exchange) for the given markets — condition ids (0x…) or token ids; both
@@ -33,6 +44,16 @@ time, after each market's metadata. Runs until Ctrl-C (or --duration, --events).
 price with its time (or the stream's last event time, when later), keyed by the
 symbol an agent file's feeds: binds, so pitboss backtest replays them to a
 strategy that reads feeds.NAME. A local exchange serves them with --sim.
+
+--agent records what that agent file's run would see: its feeds (beside --feeds),
+its signals from the sources it binds — file and command signals polled on their
+interval, http signals on the file's signal_http endpoint (its token from the
+variable signal_http.token names; the endpoint's URL is printed; --signal-addr
+moves it, so that the agent keeps its own address), nats signals on
+pitboss.agent.<name>.signal.<signal> of the --nats server — each value stamped
+with its receive time as the agent stamps it, in receive order beside the books —
+and, without MARKET arguments, the markets the file names (tokens, conditions or
+slots), on its venue (remote: its clob URL, unless --venue is given).
 
 FILE is created, or continued with a new session when it exists (a torn tail left by
 a killed recorder is cut first). Recording is safe to kill at any moment: at most the
@@ -54,6 +75,7 @@ pitboss backtest --data DIR (or a glob, or several --data).
   pitboss exchange --sim &                       # a local venue with live flow
   pitboss record --venue http://127.0.0.1:8080 --out rec.tape 0x…
   pitboss record --feeds crypto:btcusdt,crypto:ethusdt --out rec.tape 0x…
+  PITBOSS_SIGNAL_TOKEN=… pitboss record --agent agent.yaml --out rec.tape
   pitboss record --out recs/rain --rotate-every 1h --rotate-size 256MiB --keep 168 0x…`
 
 var conditionRE = regexp.MustCompile(`^0x[0-9a-fA-F]{64}$`)
@@ -72,6 +94,10 @@ func runRecord(ctx context.Context, args []string, io stdio) error {
 	keep := fs.Int("keep", 0, "with rotation: after each cut, delete the oldest files beyond this many; 0: keep all")
 	quiet := fs.Bool("q", false, "no status line")
 	feedList := fs.String("feeds", "", "comma-separated feed symbols (crypto:btcusdt, chainlink:btc/usd, equity:aapl) whose prices to record from the venue's /ws/rtds")
+	agentFile := fs.String("agent", "", "record what this agent file's run sees: its feeds, its signals (from their sources) and, without MARKET arguments, its markets")
+	natsURL := fs.String("nats", "", "with --agent: take its nats signals from this NATS server (nats://host:4222)")
+	natsCreds := fs.String("nats-creds", "", "with --nats: credentials, a pitboss endpoint file or a NATS .creds file (0600)")
+	signalAddr := fs.String("signal-addr", "", "with --agent: serve its http signals on this loopback HOST:PORT instead of the file's signal_http.addr (127.0.0.1:0: a free port; the agent may hold its own)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -82,7 +108,42 @@ func runRecord(ctx context.Context, args []string, io stdio) error {
 	if err != nil {
 		return usagef("--feeds: %v", err)
 	}
-	if fs.NArg() == 0 && len(feeds) == 0 {
+	ids := fs.Args()
+	var spec *agents.Spec
+	if *agentFile != "" {
+		if spec, err = loadRecordedAgent(io, *agentFile); err != nil {
+			return err
+		}
+		for _, f := range spec.FeedSymbols() {
+			if !slices.Contains(feeds, f) {
+				feeds = append(feeds, f)
+			}
+		}
+		if len(ids) == 0 {
+			if ids, err = agentMarkets(spec); err != nil {
+				return usagef("--agent: %v", err)
+			}
+		}
+		if !flagSet(fs, "venue") && spec.Venue.Kind == agents.VenueRemote && spec.Venue.CLOB != "" {
+			*venue = spec.Venue.CLOB
+		}
+		if *signalAddr != "" {
+			if !spec.Signals.Has(agents.SignalHTTP) {
+				return usagef("--signal-addr: %s has no http signal", *agentFile)
+			}
+			spec.SignalHTTP.Addr = *signalAddr
+		}
+		if spec.Signals.Has(agents.SignalNATS) && *natsURL == "" && *natsCreds == "" {
+			return usagef("--agent: %s has nats signals: give --nats URL (and --nats-creds)", *agentFile)
+		}
+	}
+	if (*natsURL != "" || *natsCreds != "") && (spec == nil || !spec.Signals.Has(agents.SignalNATS)) {
+		return usagef("--nats is for the nats signals of an --agent file")
+	}
+	if *signalAddr != "" && spec == nil {
+		return usagef("--signal-addr is for the http signals of an --agent file")
+	}
+	if len(ids) == 0 && len(feeds) == 0 {
 		return usagef("name at least one market (a condition id or a token id), or --feeds")
 	}
 	if *duration < 0 || *events < 0 || *span <= 0 {
@@ -115,7 +176,6 @@ func runRecord(ctx context.Context, args []string, io stdio) error {
 		u.Scheme = map[string]string{"http": "ws", "https": "wss"}[base.Scheme]
 		ws = u.String()
 	}
-	ids := fs.Args()
 	for _, id := range ids {
 		if !conditionRE.MatchString(id) && strings.Trim(id, "0123456789") != "" {
 			return usagef("%q is neither a condition id (0x + 64 hex digits) nor a token id (digits)", id)
@@ -141,13 +201,47 @@ func runRecord(ctx context.Context, args []string, io stdio) error {
 	for _, f := range feeds {
 		sess.Feeds = append(sess.Feeds, f.String())
 	}
+	if spec != nil {
+		for _, g := range spec.Signals {
+			sess.Signals = append(sess.Signals, g.Name)
+		}
+	}
 	wopts := tape.WriterOptions{BlockSpan: *span, NoSync: *noSync}
-	// The status lines come from the recorder's and the feed's goroutines.
-	var sayMu sync.Mutex
-	say := func(format string, args ...any) {
-		sayMu.Lock()
-		defer sayMu.Unlock()
-		fmt.Fprintf(io.stderr, format, args...)
+	// The status lines come from the recorder's, the feed's and the signal
+	// sources' goroutines.
+	stderr := &lockedWriter{w: io.stderr}
+	say := func(format string, args ...any) { fmt.Fprintf(stderr, format, args...) }
+	// The agent's signals, from their sources, before anything is written: a
+	// missing token or a busy endpoint address is refused with the file untouched.
+	var hub *signals.Hub
+	if spec != nil {
+		log, err := supervisorLogger(stderr, "text")
+		if err != nil {
+			return err
+		}
+		var ep *signals.Endpoint
+		hub, ep, err = wire.NewSignals(spec, io.getenv, now, log.Named("signals").WithOptions(zap.IncreaseLevel(zap.WarnLevel)))
+		if err != nil {
+			return fmt.Errorf("--agent %s: %w", *agentFile, err)
+		}
+		if ep != nil {
+			defer ep.Close()
+			say("pitboss record: signal endpoint %s\n", ep.URL())
+		}
+		if spec.Signals.Has(agents.SignalNATS) {
+			ep, err := natsEndpoint(io, *natsURL, *natsCreds)
+			if err != nil {
+				return usagef("--nats: %v", err)
+			}
+			bus, err := natsbus.Connect(ctx, ep, natsbus.ConnectOptions{Name: "pitboss record", Logger: log})
+			if err != nil {
+				return err
+			}
+			defer bus.Close()
+			if err := wire.SubscribeSignals(bus, market.AgentID(spec.Name), spec, hub, log.Named("signals")); err != nil {
+				return err
+			}
+		}
 	}
 	var rec *tape.Recorder
 	if rotating {
@@ -198,43 +292,63 @@ func runRecord(ctx context.Context, args []string, io stdio) error {
 		rec.Market(&infos[i])
 	}
 	var n int64
-	feed, err := wsfeed.New(wsfeed.Config{URL: ws, BookURL: *venue, Assets: tokens, CustomFeatures: true, Prices: feeds,
-		Handler: func(ev *market.Event) {
-			switch ev.Kind {
-			case market.EventBook, market.EventPriceChange, market.EventLastTrade, market.EventTickSize, market.EventResolved, market.EventFeed:
-			default:
-				return
-			}
-			if !rec.Event(ev) {
-				cancel()
-				return
-			}
-			n++
-			if *events > 0 && n >= *events {
-				cancel()
-			}
-		},
-		OnState: func(ch wsfeed.Channel, s wsfeed.State, err error) {
-			if s == wsfeed.Disconnected && ch == wsfeed.MarketChannel && ctx.Err() == nil { // not the shutdown's own; a price channel's loss is no gap of the books
-				reason := "disconnected"
-				if err != nil {
-					reason += ": " + err.Error()
+	// The stream is the agent's: the market and price channels, and the signals
+	// delivered between their events through the hub's lock (so their order in the
+	// file is the order an agent would have consumed them).
+	var emit func(*market.Event) bool // set before the channels run
+	var stream agent.Feed = feedFunc(func(ctx context.Context, e func(*market.Event) bool) error {
+		<-ctx.Done() // signals alone
+		return nil
+	})
+	if len(tokens) > 0 || len(feeds) > 0 {
+		feed, err := wsfeed.New(wsfeed.Config{URL: ws, BookURL: *venue, Assets: tokens, CustomFeatures: true, Prices: feeds,
+			Handler: func(ev *market.Event) {
+				switch ev.Kind {
+				case market.EventBook, market.EventPriceChange, market.EventLastTrade, market.EventTickSize, market.EventResolved, market.EventFeed:
+				default:
+					return
 				}
-				rec.Gap(reason)
-			}
-			if !*quiet {
-				say("pitboss record: %s channel %s\n", ch, s)
-			}
-		}})
-	if err != nil {
-		cancel()
-		wg.Wait()
-		return err
+				emit(ev)
+			},
+			OnState: func(ch wsfeed.Channel, s wsfeed.State, err error) {
+				if s == wsfeed.Disconnected && ch == wsfeed.MarketChannel && ctx.Err() == nil { // not the shutdown's own; a price channel's loss is no gap of the books
+					reason := "disconnected"
+					if err != nil {
+						reason += ": " + err.Error()
+					}
+					rec.Gap(reason)
+				}
+				if !*quiet {
+					say("pitboss record: %s channel %s\n", ch, s)
+				}
+			}})
+		if err != nil {
+			cancel()
+			wg.Wait()
+			return err
+		}
+		stream = feedFunc(func(ctx context.Context, e func(*market.Event) bool) error {
+			emit = e
+			return feed.Run(ctx)
+		})
+	}
+	if hub != nil {
+		stream = hub.Feed(stream)
 	}
 	if !*quiet {
-		say("pitboss record: recording %d market(s), %d token(s), %d feed(s) from %s to %s\n", len(infos), len(tokens), len(feeds), redact(ws), *out)
+		say("pitboss record: recording %d market(s), %d token(s), %d feed(s), %d signal(s) from %s to %s\n", len(infos), len(tokens), len(feeds), len(sess.Signals), redact(ws), *out)
 	}
-	ferr := feed.Run(ctx)
+	ferr := stream.Run(ctx, func(ev *market.Event) bool {
+		if !rec.Event(ev) {
+			cancel()
+			return false
+		}
+		n++
+		if *events > 0 && n >= *events {
+			cancel()
+		}
+		return true
+	})
 	cancel()
 	wg.Wait()
 	rerr := <-recErr
@@ -244,6 +358,69 @@ func runRecord(ctx context.Context, args []string, io stdio) error {
 		return ferr
 	}
 	return rerr
+}
+
+// feedFunc is a function as an agent.Feed.
+type feedFunc func(ctx context.Context, emit func(*market.Event) bool) error
+
+func (f feedFunc) Run(ctx context.Context, emit func(*market.Event) bool) error { return f(ctx, emit) }
+
+// lockedWriter serializes writes to w (status lines and log lines of several
+// goroutines).
+type lockedWriter struct {
+	mu sync.Mutex
+	w  goio.Writer
+}
+
+func (l *lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
+}
+
+// loadRecordedAgent loads the agent file of record --agent, printing its problems
+// as pitboss run does.
+func loadRecordedAgent(io stdio, path string) (*agents.Spec, error) {
+	spec, err := agents.Options{Getenv: io.getenv}.Load(path)
+	var probs agents.Problems
+	if errors.As(err, &probs) {
+		for _, p := range probs {
+			fmt.Fprintln(io.stderr, p.String())
+		}
+		fmt.Fprintf(io.stderr, "pitboss record: %d problem(s) in %s (see pitboss check)\n", len(probs), path)
+		return nil, &exitError{code: 1}
+	}
+	return spec, err
+}
+
+// agentMarkets returns the markets an agent file names: its tokens, conditions or
+// slots' ids. A file that selects its markets by an expression names none.
+func agentMarkets(spec *agents.Spec) ([]string, error) {
+	var ids []string
+	for _, t := range spec.Markets.Tokens {
+		ids = append(ids, string(t))
+	}
+	for _, c := range spec.Markets.Conditions {
+		ids = append(ids, string(c))
+	}
+	for _, sl := range spec.Markets.Slots {
+		if sl.Token != "" {
+			ids = append(ids, string(sl.Token))
+		} else {
+			ids = append(ids, string(sl.Condition))
+		}
+	}
+	if len(ids) == 0 {
+		return nil, errors.New("the agent file selects its markets (select:): name the markets to record as MARKET arguments")
+	}
+	return ids, nil
+}
+
+// flagSet reports whether the flag name was given.
+func flagSet(fs *flag.FlagSet, name string) bool {
+	set := false
+	fs.Visit(func(f *flag.Flag) { set = set || f.Name == name })
+	return set
 }
 
 // parseFeedList parses --feeds: comma-separated feed symbols, each once.

@@ -302,7 +302,7 @@ func RunSupervised(ctx context.Context, spec *agents.Spec, opt Options) error {
 	}
 	defer r.Close()
 	sink.dry = r.DryRun
-	if err := subscribeSignals(bus, id, spec, r.Signals, log); err != nil {
+	if err := SubscribeSignals(bus, id, spec, r.Signals, log); err != nil {
 		return err
 	}
 	if r.Wallet != wallet {

@@ -2,6 +2,7 @@ package wire
 
 import (
 	"fmt"
+	"os"
 	"time"
 
 	"go.uber.org/zap"
@@ -14,26 +15,46 @@ import (
 	"github.com/pitbossdev/pitboss/runtime/agent"
 )
 
-// withSignals wraps feed with the agent file's signals (adapters/signals): the
-// file and command pollers, the HTTP endpoint (its token read from the
-// environment variable signal_http.token names) and, for nats signals, the hub
-// r.Signals that a supervised run subscribes (RunSupervised). Values are stamped
-// with the stream's time, or the wall clock's when it is later on a wall-clock run.
-// Without signals it returns feed as it is.
+// withSignals wraps feed with the agent file's signals (NewSignals) and, for
+// nats signals, keeps the hub as r.Signals for a supervised run to subscribe
+// (RunSupervised). Values are stamped with the stream's time, or the wall clock's
+// when it is later on a wall-clock run. Without signals it returns feed as it is.
 func (r *Runnable) withSignals(spec *agents.Spec, opt Options, wall bool, feed agent.Feed) (agent.Feed, error) {
-	if len(spec.Signals) == 0 {
-		return feed, nil
-	}
 	log := opt.Logger
 	if log == nil {
 		log = zap.NewNop()
 	}
-	cfg := signals.Config{Logger: log.Named("signals")}
+	var now func() int64
+	if wall {
+		now = func() int64 { return time.Now().UnixMilli() }
+	}
+	hub, ep, err := NewSignals(spec, opt.Getenv, now, log.Named("signals"))
+	if err != nil || hub == nil {
+		return feed, err
+	}
+	if ep != nil {
+		r.release = append(r.release, func() { _ = ep.Close() })
+		r.SignalURL = ep.URL()
+		log.Info("signal endpoint", zap.String("url", ep.URL()))
+	}
+	r.Signals = hub
+	return hub.Feed(feed), nil
+}
+
+// NewSignals returns the hub of the agent file's signals (adapters/signals) with
+// the sources an agent takes them from — the file and command pollers and, for
+// http signals, the loopback endpoint, its token read with getenv from the
+// variable signal_http.token names — which run while the hub's feed runs. now
+// stamps values (signals.Config.Now; nil: the stream's time alone). nats signals
+// need SubscribeSignals as well. Without signals it returns nil, nil, nil. The
+// token is kept by the endpoint only: no error or log line carries it.
+func NewSignals(spec *agents.Spec, getenv func(string) string, now func() int64, log *zap.Logger) (*signals.Hub, *signals.Endpoint, error) {
+	if len(spec.Signals) == 0 {
+		return nil, nil, nil
+	}
+	cfg := signals.Config{Logger: log, Now: now}
 	for _, s := range spec.Signals {
 		cfg.Names = append(cfg.Names, s.Name)
-	}
-	if wall {
-		cfg.Now = func() int64 { return time.Now().UnixMilli() }
 	}
 	hub := signals.NewHub(cfg)
 	for _, s := range spec.Signals {
@@ -44,31 +65,32 @@ func (r *Runnable) withSignals(spec *agents.Spec, opt Options, wall bool, feed a
 			hub.Poll(s.Name, s.Every, signals.RunCommand(s.Command, s.Every))
 		}
 	}
-	if spec.Signals.Has(agents.SignalHTTP) {
-		ref := spec.SignalHTTP.Token
-		if ref.Scheme != agents.WalletEnv {
-			return nil, fmt.Errorf("signal_http.token: use env:VAR")
-		}
-		tok := opt.Getenv(ref.Value)
-		if tok == "" {
-			return nil, fmt.Errorf("signal_http.token: $%s is empty: set it to the bearer token the signal endpoint requires", ref.Value)
-		}
-		ep, err := signals.Listen(hub, spec.SignalHTTP.Addr, []byte(tok))
-		if err != nil {
-			return nil, err
-		}
-		r.release = append(r.release, func() { _ = ep.Close() })
-		r.SignalURL = ep.URL()
-		log.Info("signal endpoint", zap.String("url", ep.URL()))
+	if !spec.Signals.Has(agents.SignalHTTP) {
+		return hub, nil, nil
 	}
-	r.Signals = hub
-	return hub.Feed(feed), nil
+	ref := spec.SignalHTTP.Token
+	if ref.Scheme != agents.WalletEnv {
+		return nil, nil, fmt.Errorf("signal_http.token: use env:VAR")
+	}
+	if getenv == nil {
+		getenv = os.Getenv
+	}
+	tok := getenv(ref.Value)
+	if tok == "" {
+		return nil, nil, fmt.Errorf("signal_http.token: $%s is empty: set it to the bearer token the signal endpoint requires", ref.Value)
+	}
+	ep, err := signals.Listen(hub, spec.SignalHTTP.Addr, []byte(tok))
+	if err != nil {
+		return nil, nil, err
+	}
+	return hub, ep, nil
 }
 
-// subscribeSignals subscribes the nats signals of spec on the fleet's bus
+// SubscribeSignals subscribes the nats signals of spec on the fleet's bus
 // (natsbus.SignalSubject: pitboss.agent.<id>.signal.<name>); each message's body
 // is {"value": NUMBER} (signals.ParseBody). The subscriptions end with the bus.
-func subscribeSignals(bus *natsbus.Bus, id market.AgentID, spec *agents.Spec, hub *signals.Hub, log *zap.Logger) error {
+// With a nil hub (no signals) it does nothing.
+func SubscribeSignals(bus *natsbus.Bus, id market.AgentID, spec *agents.Spec, hub *signals.Hub, log *zap.Logger) error {
 	if hub == nil {
 		return nil
 	}
