@@ -162,6 +162,10 @@ func connect(ctx context.Context, ep Endpoint, inproc nats.InProcessConnProvider
 	if inproc != nil {
 		nopts = append(nopts, nats.InProcessServer(inproc))
 		url = "" // ignored by nats.go for in-process connections
+	} else {
+		// Reads that do not wake the runtime's system monitor for every message
+		// (design/0164).
+		nopts = append(nopts, nats.SetCustomDialer(newQuietDialer(timeout)))
 	}
 	nc, err := nats.Connect(url, nopts...)
 	if err != nil {
