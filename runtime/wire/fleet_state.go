@@ -1,7 +1,6 @@
 package wire
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -32,9 +31,8 @@ type fleetStore struct {
 
 	mu      sync.Mutex
 	rev     uint64
-	fenced  bool   // the bucket is no longer written
-	written bool   // Load ran: rev is known
-	pending []byte // the last write that failed without an answer
+	fenced  bool // the bucket is no longer written
+	written bool // Load ran: rev is known
 }
 
 // stateTimeout bounds one request to the state bucket.
@@ -106,15 +104,10 @@ func (s *fleetStore) Save(c *agent.Checkpoint) error {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), stateTimeout)
 	defer cancel()
+	// A write of this process whose answer was lost (a leader change) and that
+	// was stored after all is recognized by Put as its own: only another
+	// process's write refuses this one.
 	rev, err := s.kv.Put(ctx, s.id, data, s.rev)
-	if errors.Is(err, market.ErrLockLost) && s.pending != nil {
-		// The last write that failed (a timeout) may have been stored after all:
-		// then the bucket holds it, and it is ours.
-		if cur, crev, gerr := s.kv.Get(ctx, s.id); gerr == nil && bytes.Equal(cur, s.pending) {
-			rev, err = s.kv.Put(ctx, s.id, data, crev)
-		}
-	}
-	s.pending = nil
 	switch {
 	case err == nil:
 		s.rev = rev
@@ -124,7 +117,6 @@ func (s *fleetStore) Save(c *agent.Checkpoint) error {
 		s.lost(err)
 	default:
 		// Kept on disk; the next save tries again.
-		s.pending = data
 		s.log.Warn("the fleet's copy of the agent's state not written", zap.Error(err))
 	}
 	return nil

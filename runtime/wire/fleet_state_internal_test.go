@@ -41,6 +41,10 @@ func TestFleetStateFollowsTheAgent(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		kv, err := bus.OpenState(ctx) // a writer of its own, as each process is
+		if err != nil {
+			t.Fatal(err)
+		}
 		var lost []error
 		return &fleetStore{file: f, kv: kv, id: "a1", check: func() error { return nil }, log: zap.NewNop(),
 			lost: func(err error) { lost = append(lost, err) }}, &lost
