@@ -83,11 +83,11 @@ type Config struct {
 	// ExpireEvery is how often Run checks whether a GTD order is due to expire (see
 	// Expire). If zero, DefaultExpireEvery; negative disables the check.
 	ExpireEvery time.Duration
-	// AdmittedIDs says that every Place submitted live carries an id that its
-	// submitter checked against every id the engine accepted, refusing duplicates
-	// itself (the server's admission layer, docs/design/0169): the live engine is then
-	// admitted (exchange.Engine.SetAdmitted) and skips that check on its single
-	// thread. Replays (Open's recovery, a rollback) run the engine's own check, so a
+	// AdmittedIDs lets Places applied with Tx.ApplyAdmitted — whose ids the caller
+	// checked against every id the engine accepted, refusing duplicates itself (the
+	// server's admission layer, docs/design/0169) — skip that check on the engine's
+	// single thread (exchange.Engine.SetAdmitted); Places applied otherwise (Tx.Apply,
+	// Submit) are still checked by the engine. Replays (Open's recovery, a rollback) run the engine's own check, so a
 	// journal written before, whose duplicates the engine refused, replays as it did.
 	// Engine.AcceptedIDs lists the ids an admission layer starts from.
 	AdmittedIDs bool

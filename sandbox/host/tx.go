@@ -46,7 +46,17 @@ func (tx *Tx) Now() int64 { return tx.h.clock() }
 // an error. After a journal failure, or once a step of this transaction failed, it
 // applies nothing and returns an empty Result (Err set when the transaction failed);
 // the enclosing Exec then returns the failure.
-func (tx *Tx) Apply(cmd exchange.Command) Result {
+func (tx *Tx) Apply(cmd exchange.Command) Result { return tx.apply(cmd, false) }
+
+// ApplyAdmitted is Apply for a Place whose id the caller checked against every id
+// the engine accepted, refusing duplicates itself (the server's admission,
+// docs/design/0169). On a host with Config.AdmittedIDs the engine then skips that
+// check; Apply of a Place on such a host makes the engine check the id itself (so
+// Places from elsewhere — a sim driver, a tool — stay safe, at the cost of indexing
+// the ids recorded since the last check). Without Config.AdmittedIDs it is Apply.
+func (tx *Tx) ApplyAdmitted(cmd exchange.Command) Result { return tx.apply(cmd, true) }
+
+func (tx *Tx) apply(cmd exchange.Command, admitted bool) Result {
 	h := tx.h
 	if h.failed != nil {
 		return Result{}
@@ -64,7 +74,14 @@ func (tx *Tx) Apply(cmd exchange.Command) Result {
 		return Result{Err: market.Errorf(market.CodeDatabase)}
 	}
 	tx.add(h.buf)
+	checked := h.cfg.AdmittedIDs && !admitted && cmd.Kind == exchange.Place
+	if checked {
+		h.eng.SetAdmitted(false)
+	}
 	evs, err := h.eng.Apply(&cmd)
+	if checked {
+		h.eng.SetAdmitted(true)
+	}
 	h.applied.Add(1)
 	for _, x := range h.exts {
 		x.Observe(&cmd, evs)

@@ -153,7 +153,7 @@ func (s *Server) submit(ctx context.Context, ps []prepared, builder string) ([]h
 				if err := tx.Record(extName, metaRecord(rec[:0], ps[i].cmd.Order, ps[i].key, builder)); err != nil {
 					return err
 				}
-				out[i] = tx.Apply(ps[i].cmd)
+				out[i] = tx.ApplyAdmitted(ps[i].cmd)
 			}
 			return nil
 		})
@@ -507,7 +507,7 @@ func (s *Server) builderOrder(w http.ResponseWriter, r *http.Request) {
 			if err := tx.Record(extName, metaRecord(rec[:0], round[0].cmd.Order, round[0].key, bid)); err != nil {
 				return err
 			}
-			res = append(res, tx.Apply(round[0].cmd))
+			res = append(res, tx.ApplyAdmitted(round[0].cmd))
 			return nil
 		})
 		return res, err
