@@ -52,6 +52,7 @@ var rfqSubs = []subcommand{
 	{"approve", synRFQApprove, "approve the wallet's accepted quote: the trade settles at once", runRFQApprove},
 	{"cancel-request", synRFQCancelR, "cancel the wallet's open or accepted request", runRFQCancel("request")},
 	{"cancel-quote", synRFQCancelQ, "cancel the wallet's pending quote", runRFQCancel("quote")},
+	{"watch", synRFQWatch, "print requests as they appear and leave the open listing (the venue's RTDS rfq topic; no wallet)", runRFQWatch},
 }
 
 func runRFQ(ctx context.Context, args []string, io stdio) error {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -243,4 +244,53 @@ func otherToken(t *testing.T, c *venueCLI, yes market.TokenID) market.TokenID {
 	}
 	t.Fatal("no NO token")
 	return ""
+}
+
+// TestRFQWatchSeesRequests: `pitboss rfq watch`, with no wallet, prints a
+// request for quote of the watched market as soon as `pitboss rfq request` makes
+// it, from `pitboss exchange`'s RTDS rfq topic, and stops by itself after
+// --count. The watch subscribes asynchronously, so requests are made until one is
+// seen (a bounded loop).
+func TestRFQWatchSeesRequests(t *testing.T) {
+	lv := startLocalVenue(t)
+	c := newVenueCLI(t, lv)
+	req := orderTrader{c: c, wallet: []string{"--wallet", "env:BOT_KEY"}}
+	req.must("keys", "create", "--store", "file")
+	type result struct {
+		code     int
+		out, err string
+	}
+	done := make(chan result, 1)
+	go func() {
+		code, out, errOut := c.cli.run("", "rfq", "watch", "--market", fedSlug, "--count", "1", "--for", "30s")
+		done <- result{code, out, errOut}
+	}()
+	var ids []string
+	var res result
+	for i := 0; ; i++ {
+		if i == 40 {
+			t.Fatal("the watch saw no request in 40 tries")
+		}
+		// Sizes differ so that no two requests are the same signed body (replay
+		// protection refuses one within the same second).
+		ids = append(ids, jsonInto[api.RFQAck](t, req.must("rfq", "request", "--market", fedSlug, "--outcome", "yes", "--side", "buy",
+			"--size", fmt.Sprint(10+i), "--price", "0.5", "--json")).RequestID)
+		select {
+		case res = <-done:
+		case <-time.After(250 * time.Millisecond):
+			continue
+		}
+		break
+	}
+	if res.code != 0 {
+		t.Fatalf("rfq watch: exit %d\n%s%s", res.code, res.out, res.err)
+	}
+	seen := false
+	for i, id := range ids {
+		seen = seen || strings.Contains(res.out, fmt.Sprintf(" new       %s: BUY %d Yes of %s, limit 0.5 (%s collateral), expires ",
+			id, 10+i, fedSlug, api.Decimal(market.Micros(10+i)*500_000)))
+	}
+	if !seen || strings.Count(res.out, "\n") != 1 {
+		t.Fatalf("rfq watch printed\n%s\nwant one new request of %v", res.out, ids)
+	}
 }

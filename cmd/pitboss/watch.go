@@ -53,15 +53,9 @@ func runWatch(ctx context.Context, args []string, io stdio) error {
 		return err
 	}
 	defer c.Close()
-	u := *url
-	if u == "" {
-		u = v.urls[svcCLOB]
-	}
-	switch {
-	case strings.HasPrefix(u, "http://"), strings.HasPrefix(u, "https://"):
-		u = "ws" + strings.TrimPrefix(u, "http")
-	case !strings.HasPrefix(u, "ws://") && !strings.HasPrefix(u, "wss://"):
-		return usagef("--url must be a ws://, wss://, http:// or https:// URL")
+	u, err := wsBase(*url, v)
+	if err != nil {
+		return err
 	}
 	if *bookURL == "" && *url == "" {
 		*bookURL = v.urls[svcCLOB]
@@ -81,6 +75,22 @@ func runWatch(ctx context.Context, args []string, io stdio) error {
 		return usagef("%v", err)
 	}
 	return f.Run(ctx)
+}
+
+// wsBase is the WebSocket base URL of --url, or of the venue's CLOB URL when it
+// is empty (http:// and https:// become ws:// and wss://).
+func wsBase(url string, v *venue) (string, error) {
+	u := url
+	if u == "" {
+		u = v.urls[svcCLOB]
+	}
+	switch {
+	case strings.HasPrefix(u, "http://"), strings.HasPrefix(u, "https://"):
+		u = "ws" + strings.TrimPrefix(u, "http")
+	case !strings.HasPrefix(u, "ws://") && !strings.HasPrefix(u, "wss://"):
+		return "", usagef("--url must be a ws://, wss://, http:// or https:// URL")
+	}
+	return u, nil
 }
 
 // resolve turns the MARKET arguments into the tokens to subscribe to, and names
