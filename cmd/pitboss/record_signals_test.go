@@ -4,12 +4,14 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -18,6 +20,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pitbossdev/pitboss/adapters/natsbus"
 	"github.com/pitbossdev/pitboss/api"
 	"github.com/pitbossdev/pitboss/market"
 	"github.com/pitbossdev/pitboss/runtime/report"
@@ -47,8 +50,9 @@ rules:
 
 // sigAgentFile writes the agent file of sigStrategy on the venue at base, market
 // cond, its signal model pushed over HTTP (token in $PITBOSS_TEST_SIGNAL_TOKEN)
-// and stale after 3 s.
-func sigAgentFile(t *testing.T, dir, base, cond string) string {
+// and stale after 3 s, beat likewise (stale after 5 s), and the signals of the
+// YAML lines more.
+func sigAgentFile(t *testing.T, dir, base, cond, more string) string {
 	t.Helper()
 	if err := os.WriteFile(filepath.Join(dir, "strategy.yaml"), []byte(sigStrategy), 0o600); err != nil {
 		t.Fatal(err)
@@ -69,7 +73,7 @@ feeds:
 signals:
   model: {source: http, stale: 3s}
   beat: {source: http, stale: 5s}
-signal_http:
+%[3]ssignal_http:
   token: env:PITBOSS_TEST_SIGNAL_TOKEN
 strategy: strategy.yaml
 state_dir: state
@@ -78,7 +82,7 @@ guards:
   max_order_notional: 15
   max_open_orders: 6
   max_orders_per_minute: 600
-`, base, cond)
+`, base, cond, more)
 	path := filepath.Join(dir, "agent.yaml")
 	if err := os.WriteFile(path, []byte(src), 0o600); err != nil {
 		t.Fatal(err)
@@ -103,7 +107,7 @@ func staticVenue(t *testing.T, bin string, origin int64) (string, string) {
 	if err := os.WriteFile(flow, []byte(still), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	x := startExchangeProcess(t, bin, "--markets", cat, "--sim-seed", "4", "--sim-config", flow,
+	x := startExchangeProcess(t, bin, "--markets", cat, "--sim-seed", "4", "--sim-config", flow, "--sim-updown-window", "0",
 		"--sim-prices-origin", strconv.FormatInt(origin, 10))
 	var page api.Page[api.SimplifiedMarket]
 	_, b := get(t, x.clob+"/simplified-markets", nil)
@@ -241,7 +245,7 @@ func TestRecordedSignalsBacktestToTheDryRun(t *testing.T) {
 	origin := time.Now().Add(-time.Minute).UnixMilli() / 1000 * 1000
 	base, cond := staticVenue(t, bin, origin)
 	dir := t.TempDir()
-	agentPath := sigAgentFile(t, dir, base, cond)
+	agentPath := sigAgentFile(t, dir, base, cond, "")
 	tok := make([]byte, 16)
 	rand.Read(tok)
 	token := "sigtok-" + hex.EncodeToString(tok)
@@ -382,4 +386,141 @@ func TestRecordedSignalsBacktestToTheDryRun(t *testing.T) {
 		}
 	}
 	t.Logf("4 identical fills; recorded %v events by kind; signals at %d, %d, %d", kinds, sigs[0].Time, sigs[1].Time, sigs[2].Time)
+}
+
+// TestRecordSignalsFromEverySource: pitboss record --agent takes each kind of
+// signal source an agent file binds — a NATS subject of the --nats server, the
+// HTTP endpoint (a malformed body and a wrong token are refused and recorded
+// nowhere), a file and a command polled on their interval — and records every
+// value under its name in receive order; pitboss tape info lists the signals and
+// pitboss tape verify counts their values.
+func TestRecordSignalsFromEverySource(t *testing.T) {
+	bin := buildPitboss(t)
+	base, cond := recordVenue(t)
+	dir := t.TempDir()
+	score := filepath.Join(dir, "score.txt")
+	if err := os.WriteFile(score, []byte("0.5\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	echo, err := exec.LookPath("echo")
+	if err != nil {
+		t.Skip("no echo command")
+	}
+	agentPath := sigAgentFile(t, dir, base, cond, fmt.Sprintf(`  view: {source: nats, stale: 1m}
+  score: {source: file, path: score.txt, every: 100ms, stale: 1m}
+  odds: {source: command, command: [%s, "0.25"], every: 100ms, stale: 1m}
+`, echo))
+	srv := startNATS(t, filepath.Join(dir, "nats"))
+	creds := filepath.Join(dir, "nats.creds")
+	if err := srv.Endpoint(natsbus.RoleSupervisor).WriteFile(creds); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	pub, err := srv.Connect(ctx, natsbus.RoleSupervisor, natsbus.ConnectOptions{Name: "publisher"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pub.Close()
+	token := "sigtok-every-source-0123456789"
+	env := append(os.Environ(), "PITBOSS_TEST_SIGNAL_TOKEN="+token)
+	out := filepath.Join(dir, "rec.tape")
+	rec := startProcess(t, bin, env, func(p *process) {
+		p.cmd.Process.Signal(syscall.SIGINT)
+		p.cmd.Wait()
+	}, "record", "--agent", agentPath, "--out", out, "--no-sync", "--nats", srv.URL(), "--nats-creds", creds)
+	var url string
+	waitText(t, rec, "the recorder's signal endpoint", 30*time.Second, func(s string) bool {
+		if m := signalURLRE.FindStringSubmatch(s); m != nil {
+			url = m[1]
+		}
+		return url != "" && strings.Contains(s, "market channel connected")
+	})
+
+	subj, err := natsbus.SignalSubject("sigrec", "view")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, v := range []string{"1", "2", "not json", "3"} {
+		if err := pub.Conn().Publish(subj, []byte(`{"value": `+v+`}`)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := pub.Conn().Flush(); err != nil {
+		t.Fatal(err)
+	}
+	if code := pushSignal(t, url, "model", token, 0.7); code != http.StatusNoContent {
+		t.Fatalf("push: %d", code)
+	}
+	if code := pushSignal(t, url, "model", "wrong", 0.1); code != http.StatusUnauthorized {
+		t.Fatalf("a wrong token: %d", code)
+	}
+	req, _ := http.NewRequest(http.MethodPost, url+"model", strings.NewReader(`{"value": "0.2"}`))
+	req.Header.Set("Authorization", "Bearer "+token)
+	if resp, err := http.DefaultClient.Do(req); err != nil || resp.StatusCode != http.StatusBadRequest {
+		t.Fatalf("a malformed body: %v %v", resp, err)
+	} else {
+		resp.Body.Close()
+	}
+	time.Sleep(500 * time.Millisecond)
+	if err := os.WriteFile(score, []byte("0.75\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(700 * time.Millisecond)
+	rec.cmd.Process.Signal(syscall.SIGINT)
+	if code := rec.wait(); code != 0 {
+		t.Fatalf("record: exit %d\n%s", code, rec.text())
+	}
+
+	r, err := tape.Open(out, tape.ReaderOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	values := map[string][]float64{}
+	var lastRecv, lastSignal int64
+	if err := tape.ReadAll(r, func(x *tape.Record) error {
+		if x.Type != tape.RecordEvent {
+			return nil
+		}
+		if x.Recv < lastRecv {
+			t.Fatalf("receive times go back: %d after %d", x.Recv, lastRecv)
+		}
+		lastRecv = x.Recv
+		if x.Event.Kind == market.EventSignal {
+			if x.Event.Time < lastSignal {
+				t.Fatalf("signal times go back: %d after %d", x.Event.Time, lastSignal)
+			}
+			lastSignal = x.Event.Time
+			values[x.Event.Name] = append(values[x.Event.Name], x.Event.Value)
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	r.Close()
+	sc := values["score"]
+	if fmt.Sprint(values["view"]) != "[1 2 3]" || fmt.Sprint(values["model"]) != "[0.7]" || len(values["odds"]) < 3 ||
+		len(sc) < 4 || sc[0] != 0.5 || sc[len(sc)-1] != 0.75 || len(values["beat"]) != 0 {
+		t.Fatalf("recorded %v", values)
+	}
+	for _, v := range values["odds"] {
+		if v != 0.25 {
+			t.Fatalf("odds %v", values["odds"])
+		}
+	}
+
+	code, stdout, _ := runCLI(t, "tape", "info", out)
+	if code != 0 || !strings.Contains(stdout, "signals    model, beat, view, score, odds\n") || !strings.Contains(stdout, "feeds      crypto:btcusdt\n") {
+		t.Fatalf("tape info: %d\n%s", code, stdout)
+	}
+	code, stdout, _ = runCLI(t, "tape", "verify", out)
+	want := fmt.Sprintf("signal values: model 1, odds %d, score %d, view 3\n", len(values["odds"]), len(sc))
+	if code != 0 || !strings.Contains(stdout, want) {
+		t.Fatalf("tape verify: %d\n%s\nwant %q", code, stdout, want)
+	}
+	b, _ := os.ReadFile(out)
+	if bytes.Contains(b, []byte(token)) || strings.Contains(rec.text(), token) {
+		t.Fatal("the token leaked into the recording or the output")
+	}
+	t.Logf("recorded %d odds, %d score values", len(values["odds"]), len(sc))
 }

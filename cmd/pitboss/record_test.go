@@ -30,7 +30,7 @@ func recordVenue(t *testing.T, extra ...string) (string, string) {
 		t.Fatal(err)
 	}
 	r := startExchange(t, append([]string{"--addr", "127.0.0.1:0", "--ephemeral", "--sync", "none", "--markets", cat,
-		"--sim", "--sim-seed", "4", "--sim-config", flow}, extra...)...)
+		"--sim", "--sim-seed", "4", "--sim-config", flow, "--sim-updown-window", "0"}, extra...)...)
 	base := r.url(t, "CLOB service")
 	var page api.Page[api.SimplifiedMarket]
 	_, b := get(t, base+"/simplified-markets", nil)

@@ -11,8 +11,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -240,20 +242,24 @@ type fileInfoJSON struct {
 	Continues       string       `json:"continues,omitempty"`
 	Snapshots       int          `json:"snapshots,omitempty"`
 	Markets         []marketJSON `json:"markets"`
-	FirstTime       string       `json:"first_time,omitempty"`
-	LastTime        string       `json:"last_time,omitempty"`
-	FirstMs         int64        `json:"first_time_ms,omitempty"`
-	LastMs          int64        `json:"last_time_ms,omitempty"`
-	Duration        string       `json:"duration,omitempty"`
-	DurationMs      int64        `json:"duration_ms"`
-	Records         int64        `json:"records"`
-	Blocks          int          `json:"blocks"`
-	Bytes           int64        `json:"bytes"`
-	ValidBytes      int64        `json:"valid_bytes"`
-	RawBytes        int64        `json:"raw_bytes"`
-	Ratio           float64      `json:"compression_ratio"`
-	BytesPerRecord  float64      `json:"bytes_per_record"`
-	Torn            *tornJSON    `json:"torn,omitempty"`
+	// Feeds and Signals are the feeds (symbols) and signals (names) the sessions
+	// declare, in order of first declaration (tape version 2).
+	Feeds          []string  `json:"feeds,omitempty"`
+	Signals        []string  `json:"signals,omitempty"`
+	FirstTime      string    `json:"first_time,omitempty"`
+	LastTime       string    `json:"last_time,omitempty"`
+	FirstMs        int64     `json:"first_time_ms,omitempty"`
+	LastMs         int64     `json:"last_time_ms,omitempty"`
+	Duration       string    `json:"duration,omitempty"`
+	DurationMs     int64     `json:"duration_ms"`
+	Records        int64     `json:"records"`
+	Blocks         int       `json:"blocks"`
+	Bytes          int64     `json:"bytes"`
+	ValidBytes     int64     `json:"valid_bytes"`
+	RawBytes       int64     `json:"raw_bytes"`
+	Ratio          float64   `json:"compression_ratio"`
+	BytesPerRecord float64   `json:"bytes_per_record"`
+	Torn           *tornJSON `json:"torn,omitempty"`
 }
 
 type marketJSON struct {
@@ -298,12 +304,24 @@ func fileInfo(path string, sum *tape.Summary, size int64) fileInfoJSON {
 		if s.Resumed {
 			f.ResumedSessions++
 		}
+		f.Feeds = appendNew(f.Feeds, s.Feeds)
+		f.Signals = appendNew(f.Signals, s.Signals)
 	}
 	for _, m := range sum.Markets {
 		f.Markets = append(f.Markets, marketJSON{Condition: m.Condition, Slug: m.Slug, Question: m.Question,
 			Yes: m.Tokens[market.Yes], No: m.Tokens[market.No]})
 	}
 	return f
+}
+
+// appendNew appends the elements of add that dst does not hold yet.
+func appendNew(dst, add []string) []string {
+	for _, a := range add {
+		if !slices.Contains(dst, a) {
+			dst = append(dst, a)
+		}
+	}
+	return dst
 }
 
 func runTapeInfo(ctx context.Context, args []string, io stdio) error {
@@ -432,6 +450,12 @@ func printTapeInfo(w io.Writer, out *tapeInfoJSON) {
 		if f.Continues != "" {
 			fmt.Fprintf(w, "  continues  %s (a rotation's cut), opening with %s\n", f.Continues, plural(f.Snapshots, "book snapshot"))
 		}
+		if len(f.Feeds) > 0 {
+			fmt.Fprintf(w, "  feeds      %s\n", strings.Join(f.Feeds, ", "))
+		}
+		if len(f.Signals) > 0 {
+			fmt.Fprintf(w, "  signals    %s\n", strings.Join(f.Signals, ", "))
+		}
 		fmt.Fprintf(w, "  markets    %d\n", len(f.Markets))
 		for _, m := range f.Markets {
 			name := m.Slug
@@ -514,6 +538,9 @@ type fileVerifyJSON struct {
 	Events   int64 `json:"events"`
 	Gaps     int64 `json:"gaps"`
 	Blocks   int   `json:"blocks"`
+	// Feeds and Signals count the values decoded per feed symbol and signal name.
+	Feeds   map[string]int64 `json:"feeds,omitempty"`
+	Signals map[string]int64 `json:"signals,omitempty"`
 }
 
 // damageOffset returns the offset an error of the tape or journal packages names.
@@ -569,6 +596,12 @@ func verifyFile(ctx context.Context, path string) fileVerifyJSON {
 			known[rec.Market.Condition] = true
 		case tape.RecordEvent:
 			v.Events++
+			switch rec.Event.Kind {
+			case market.EventFeed:
+				v.Feeds = countInput(v.Feeds, rec.Event.Name)
+			case market.EventSignal:
+				v.Signals = countInput(v.Signals, rec.Event.Name)
+			}
 			if rec.Event.Market != "" && !known[rec.Event.Market] {
 				if orphans == 0 {
 					orphan = rec.Event.Market
@@ -594,6 +627,24 @@ func verifyFile(ctx context.Context, path string) fileVerifyJSON {
 	}
 	v.OK = true
 	return v
+}
+
+// countInput adds one value of name to m (made on first use).
+func countInput(m map[string]int64, name string) map[string]int64 {
+	if m == nil {
+		m = map[string]int64{}
+	}
+	m[name]++
+	return m
+}
+
+// inputCounts spells counts as "name n, name n" in name order.
+func inputCounts(m map[string]int64) string {
+	var parts []string
+	for _, k := range slices.Sorted(maps.Keys(m)) {
+		parts = append(parts, fmt.Sprintf("%s %d", k, m[k]))
+	}
+	return strings.Join(parts, ", ")
 }
 
 func runTapeVerify(ctx context.Context, args []string, io stdio) error {
@@ -644,6 +695,12 @@ func printTapeVerify(w io.Writer, out *tapeVerifyJSON) {
 		}
 		fmt.Fprintf(w, "OK       %s: %d events, %s in %s; %s, %d market frames\n", f.Path, f.Events, plural(int(f.Gaps), "gap"),
 			plural(f.Blocks, "block"), plural(int(f.Sessions), "session"), f.Markets)
+		if len(f.Feeds) > 0 {
+			fmt.Fprintf(w, "         feed values: %s\n", inputCounts(f.Feeds))
+		}
+		if len(f.Signals) > 0 {
+			fmt.Fprintf(w, "         signal values: %s\n", inputCounts(f.Signals))
+		}
 		for _, warn := range f.Warnings {
 			warned++
 			fmt.Fprintf(w, "WARNING  %s: %s\n", f.Path, warn)
