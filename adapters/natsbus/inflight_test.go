@@ -113,3 +113,58 @@ func isolateLeader(t *testing.T, c *natsbustest.Cluster, stream string) (*Bus, f
 		}
 	}
 }
+
+// TestLeaseRenewalsSurviveARenewalInFlight: as for checkpoints, a renewal left in
+// flight by a leader without quorum, and the 10164 refusal of the next one, do not
+// lose the lease; once the quorum is back the lease renews (taking the stored
+// renewal as its own), and a lock written by someone else still loses it.
+func TestLeaseRenewalsSurviveARenewalInFlight(t *testing.T) {
+	c := natsbustest.StartCluster(t, natsbustest.ClusterConfig{})
+	sup := clusterBus(t, c, "sup")
+	cfg := LockConfig{TTL: time.Minute, Replicas: Replicas{N: 3}}
+	if _, err := sup.EnsureLocks(ctxT(t, 10*time.Second), cfg); err != nil {
+		t.Fatal(err)
+	}
+	b, restart := isolateLeader(t, c, "KV_"+LockBucket)
+	locks, err := b.EnsureLocks(ctxT(t, 10*time.Second), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	key := WalletLockKey(wallet1)
+	lease, err := locks.Acquire(ctxT(t, 5*time.Second), key, Holder{Agent: "alpha"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	renew := func(d time.Duration) error {
+		ctx, cancel := context.WithTimeout(context.Background(), d)
+		defer cancel()
+		return lease.Renew(ctx)
+	}
+	restart(false)
+	for _, what := range []string{"a renewal without a quorum", "the next renewal"} {
+		if err := renew(time.Second); err == nil || errors.Is(err, market.ErrLockLost) {
+			t.Fatalf("%s: %v, want a transient error", what, err)
+		} else {
+			t.Logf("%s: %v", what, err)
+		}
+	}
+	restart(true)
+	deadline := time.Now().Add(20 * time.Second)
+	for err := renew(3 * time.Second); err != nil; err = renew(3 * time.Second) {
+		if errors.Is(err, market.ErrLockLost) || time.Now().After(deadline) {
+			t.Fatalf("the renewal after the quorum came back: %v", err)
+		}
+	}
+
+	// Someone else's lock loses the lease.
+	kv, err := sup.js.KeyValue(ctxT(t, 5*time.Second), LockBucket)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := kv.Put(ctxT(t, 5*time.Second), key, mustJSON(Holder{Agent: "beta", Lease: "other"})); err != nil {
+		t.Fatal(err)
+	}
+	if err := renew(5 * time.Second); !errors.Is(err, market.ErrLockLost) {
+		t.Fatalf("a renewal after someone else's write: %v, want market.ErrLockLost", err)
+	}
+}

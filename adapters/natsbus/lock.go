@@ -125,6 +125,7 @@ func lockHeld(key string, h Holder) *LockHeldError {
 // Locks is the fleet's lock bucket: exclusive, expiring leases on wallets, agent ids
 // and feeds, held across processes and machines. Safe for concurrent use.
 type Locks struct {
+	bus *Bus
 	kv  jetstream.KeyValue
 	ttl time.Duration
 	log *zap.Logger
@@ -152,7 +153,7 @@ func (b *Bus) EnsureLocks(ctx context.Context, cfg LockConfig) (*Locks, error) {
 	if err != nil {
 		return nil, fmt.Errorf("natsbus: lock bucket: %w", err)
 	}
-	return &Locks{kv: kv, ttl: cfg.TTL, log: b.log, now: time.Now}, nil
+	return &Locks{bus: b, kv: kv, ttl: cfg.TTL, log: b.log, now: time.Now}, nil
 }
 
 // OpenLocks binds to an existing lock bucket (read-only for the agent role).
@@ -167,7 +168,7 @@ func (b *Bus) OpenLocks(ctx context.Context) (*Locks, error) {
 	if err != nil {
 		return nil, fmt.Errorf("natsbus: lock bucket: %w", err)
 	}
-	return &Locks{kv: kv, ttl: st.TTL(), log: b.log, now: time.Now}, nil
+	return &Locks{bus: b, kv: kv, ttl: st.TTL(), log: b.log, now: time.Now}, nil
 }
 
 // TTL returns the bucket's lock lifetime.
@@ -263,33 +264,37 @@ func (l *Lease) lostErr() error {
 // Renew extends the lease by one TTL with a compare-and-set on the revision this
 // lease wrote last. It fails with an error matching market.ErrLockLost when the lock
 // expired or changed hands; then the caller must stop what the lock protects. Other
-// errors (a timeout, a disconnection) are transient. A renewal whose acknowledgement
-// was lost is recognized by the lease id stored in the lock, so it does not count as
-// a loss.
+// errors (a timeout, a disconnection) are transient. A refused compare-and-set is
+// decided by the lock as its stream's leader holds it (settle): a renewal whose
+// acknowledgement was lost is recognized by the lease id stored in the lock, so it
+// does not count as a loss, and neither does a refusal while nothing newer than
+// the lease's revision is stored (a renewal still in flight after a leader change:
+// transient).
 func (l *Lease) Renew(ctx context.Context) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.lost {
 		return l.lostErr()
 	}
-	sent := l.locks.now()
-	rev, err := l.locks.kv.Update(ctx, l.key, l.val, l.rev)
-	if errors.Is(err, jetstream.ErrKeyRevisionMismatch) && l.adoptRevision(ctx) {
-		// The write that was lost was sent before sent: the lock's life counts
-		// from the earlier of the two, which we do not know; count from the
-		// retry's, sent again now.
-		sent = l.locks.now()
-		rev, err = l.locks.kv.Update(ctx, l.key, l.val, l.rev)
-	}
-	if err != nil {
-		if errors.Is(err, jetstream.ErrKeyRevisionMismatch) || errors.Is(err, jetstream.ErrKeyNotFound) {
-			l.lost = true
-			return l.lostErr()
+	for attempt := 1; ; attempt++ {
+		// After a lost acknowledgement the lock's life counts from the earlier
+		// of the two writes, which we do not know: count from the retry's.
+		sent := l.locks.now()
+		rev, err := l.locks.kv.Update(ctx, l.key, l.val, l.rev)
+		if err == nil {
+			l.rev, l.renewed = rev, sent
+			return nil
 		}
-		return fmt.Errorf("natsbus: renew %s: %w", l.key, err)
+		if !errors.Is(err, jetstream.ErrKeyRevisionMismatch) {
+			return fmt.Errorf("natsbus: renew %s: %w", l.key, err)
+		}
+		if err := l.settle(ctx, err); err != nil {
+			return err
+		}
+		if attempt == 3 {
+			return fmt.Errorf("natsbus: renew %s: refused %d times, each time after a write of this lease", l.key, attempt)
+		}
 	}
-	l.rev, l.renewed = rev, sent
-	return nil
 }
 
 // ValidUntil returns when the lock may expire at the earliest, on this process's
@@ -307,19 +312,29 @@ func (l *Lease) ValidUntil() time.Time {
 	return l.renewed.Add(l.locks.ttl)
 }
 
-// adoptRevision reads the lock and, if it still holds this lease (an earlier write of
-// ours succeeded but its acknowledgement was lost), takes its revision as ours.
-func (l *Lease) adoptRevision(ctx context.Context) bool {
-	e, err := l.locks.kv.Get(ctx, l.key)
+// settle decides a refused compare-and-set (refused) on the lock from the entry
+// its stream's leader holds — not a KV Get, which a replica still catching up
+// after a leader change may answer. A newer entry holding this lease (an earlier
+// write of ours succeeded but its acknowledgement was lost) gives its revision to
+// the lease: nil, try again. Nothing newer than the lease's revision (the server
+// refused while a write on the key was still in flight, 10164): a transient
+// error. Anything else — someone else's entry, a deletion, no entry — loses the
+// lease: an error matching market.ErrLockLost.
+func (l *Lease) settle(ctx context.Context, refused error) error {
+	m, err := l.locks.bus.lastMsg(ctx, "KV_"+LockBucket, "$KV."+LockBucket+"."+l.key)
 	if err != nil {
-		return false
+		return fmt.Errorf("natsbus: %s: %w (reading the lock after: %w)", l.key, refused, err)
+	}
+	if m != nil && m.Seq <= l.rev {
+		return fmt.Errorf("natsbus: %s: %w, with nothing newer than revision %d stored (a write still in flight)", l.key, refused, l.rev)
 	}
 	var h Holder
-	if json.Unmarshal(e.Value(), &h) != nil || h.Lease != l.holder.Lease {
-		return false
+	if m != nil && !deleted(m) && json.Unmarshal(m.Data, &h) == nil && h.Lease == l.holder.Lease {
+		l.rev = m.Seq
+		return nil
 	}
-	l.rev = e.Revision()
-	return true
+	l.lost = true
+	return l.lostErr()
 }
 
 // Run renews the lease every TTL/3 until ctx ends (it returns nil, keeping the lock:
@@ -379,7 +394,10 @@ func (l *Lease) Release(ctx context.Context) error {
 		return l.lostErr()
 	}
 	err := l.locks.kv.Delete(ctx, l.key, jetstream.LastRevision(l.rev))
-	if errors.Is(err, jetstream.ErrKeyRevisionMismatch) && l.adoptRevision(ctx) {
+	if errors.Is(err, jetstream.ErrKeyRevisionMismatch) {
+		if err := l.settle(ctx, err); err != nil {
+			return err
+		}
 		err = l.locks.kv.Delete(ctx, l.key, jetstream.LastRevision(l.rev))
 	}
 	if err != nil {
