@@ -46,15 +46,11 @@ after --for.`, io)
 	if *count < 0 || *dur < 0 {
 		return usagef("--count and --for must not be negative")
 	}
-	v, c, err := readVenue(&vf, io)
+	v, c, u, err := readWSVenue(&vf, *url, io)
 	if err != nil {
 		return err
 	}
 	defer c.Close()
-	u, err := wsBase(*url, v)
-	if err != nil {
-		return err
-	}
 	mc := newMarketCache(c, v)
 	var filters struct {
 		Markets []market.ConditionID `json:"markets,omitempty"`

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/pitbossdev/pitboss/adapters/clob"
 	"github.com/pitbossdev/pitboss/adapters/wsfeed"
 	"github.com/pitbossdev/pitboss/api"
 	"github.com/pitbossdev/pitboss/market"
@@ -48,15 +49,11 @@ func runWatch(ctx context.Context, args []string, io stdio) error {
 	if *depth < 0 {
 		return usagef("--depth must not be negative")
 	}
-	v, c, err := readVenue(&vf, io)
+	v, c, u, err := readWSVenue(&vf, *url, io)
 	if err != nil {
 		return err
 	}
 	defer c.Close()
-	u, err := wsBase(*url, v)
-	if err != nil {
-		return err
-	}
 	if *bookURL == "" && *url == "" {
 		*bookURL = v.urls[svcCLOB]
 	}
@@ -75,6 +72,21 @@ func runWatch(ctx context.Context, args []string, io stdio) error {
 		return usagef("%v", err)
 	}
 	return f.Run(ctx)
+}
+
+// readWSVenue reads the venue flags (readVenue) and the WebSocket base URL of
+// --url (wsBase); the caller closes the client.
+func readWSVenue(vf *venueFlags, url string, io stdio) (*venue, *clob.Client, string, error) {
+	v, c, err := readVenue(vf, io)
+	if err != nil {
+		return nil, nil, "", err
+	}
+	u, err := wsBase(url, v)
+	if err != nil {
+		c.Close()
+		return nil, nil, "", err
+	}
+	return v, c, u, nil
 }
 
 // wsBase is the WebSocket base URL of --url, or of the venue's CLOB URL when it

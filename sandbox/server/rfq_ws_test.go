@@ -42,6 +42,16 @@ func (w *wsConn) quiet() {
 	}
 }
 
+// userWS opens w's user-channel connection (every market) and waits until it is
+// subscribed.
+func (e *env) userWS(t *testing.T, url string, w *wallet) *wsConn {
+	t.Helper()
+	c := e.dialWS(t, url, "/ws/user", api.WSSubscribe{Type: api.WSChannelUser,
+		Auth: &api.APIKeyCreds{APIKey: w.creds.APIKey, Secret: w.creds.Secret, Passphrase: w.creds.Passphrase}})
+	c.quiet()
+	return c
+}
+
 // rfqSummary names a user-channel message by what the RFQ test checks.
 func rfqSummary(m *api.WSMessage) string {
 	switch {
@@ -84,12 +94,7 @@ func TestRFQEventsOnTheUserChannel(t *testing.T) {
 	buyer, q, other := e.register(newWallet(t, "rfqws-b")), e.register(newWallet(t, "rfqws-q")), e.register(newWallet(t, "rfqws-o"))
 	e.split(q, rain, 30*share)
 	e.split(buyer, rain, 1*share)
-	user := func(w *wallet) *wsConn {
-		c := e.dialWS(t, pub.URL, "/ws/user", api.WSSubscribe{Type: api.WSChannelUser,
-			Auth: &api.APIKeyCreds{APIKey: w.creds.APIKey, Secret: w.creds.Secret, Passphrase: w.creds.Passphrase}})
-		c.quiet()
-		return c
-	}
+	user := func(w *wallet) *wsConn { return e.userWS(t, pub.URL, w) }
 	bu, qu, ou := user(buyer), user(q), user(other)
 	// The requester's other connection follows another market only: it gets none.
 	elsewhere := e.dialWS(t, pub.URL, "/ws/user", api.WSSubscribe{Type: api.WSChannelUser, Markets: []market.ConditionID{e.mkt("btc-above-100k").Condition},
@@ -211,12 +216,7 @@ func TestRFQLosingQuotesAreClosed(t *testing.T) {
 		e.split(q, rain, 30*share)
 	}
 	e.split(buyer, rain, 1*share)
-	user := func(w *wallet) *wsConn {
-		c := e.dialWS(t, pub.URL, "/ws/user", api.WSSubscribe{Type: api.WSChannelUser,
-			Auth: &api.APIKeyCreds{APIKey: w.creds.APIKey, Secret: w.creds.Secret, Passphrase: w.creds.Passphrase}})
-		c.quiet()
-		return c
-	}
+	user := func(w *wallet) *wsConn { return e.userWS(t, pub.URL, w) }
 	conns := []*wsConn{user(qs[0]), user(qs[1]), user(qs[2])}
 	quoteAll := func(id string, prices ...string) []string {
 		ids := make([]string, len(prices))
@@ -304,9 +304,7 @@ func TestRFQFramesOnRTDSClobUser(t *testing.T) {
 	e.split(qa, rain, 30*share)
 	e.split(qb, rain, 30*share)
 	e.split(buyer, rain, 1*share)
-	ua := e.dialWS(t, pub.URL, "/ws/user", api.WSSubscribe{Type: api.WSChannelUser,
-		Auth: &api.APIKeyCreds{APIKey: qa.creds.APIKey, Secret: qa.creds.Secret, Passphrase: qa.creds.Passphrase}})
-	ua.quiet()
+	ua := e.userWS(t, pub.URL, qa)
 	ra, rb := e.rtdsUser(t, pub.URL, qa, "*"), e.rtdsUser(t, pub.URL, qb, api.WSEventRFQQuote)
 
 	id := e.rfqAsk(buyer, rain.Tokens[market.Yes], market.Buy, 600_000, 10*share)
@@ -433,6 +431,19 @@ func TestRFQRequestsBroadcastOnRTDS(t *testing.T) {
 		}
 	}
 	e.expectPublic(byMarket, api.RTDSTypeRequestExpired, id3, "EXPIRED", buyer, q)
+	byMarket.quiet()
+	bystander.quiet()
+
+	// Unsubscribed, a connection gets no more: a fresh subscriber sees the next
+	// request (queued in the same step as every other's), the former one nothing.
+	if err := byMarket.c.Write(context.Background(), websocket.MessageText, jsonOf(t, api.RTDSRequest{Action: api.RTDSUnsubscribe,
+		Subscriptions: []api.RTDSSubscription{{Topic: api.RTDSTopicRFQ, Type: api.RTDSTypeAll}}})); err != nil {
+		t.Fatal(err)
+	}
+	byMarket.quiet()
+	fresh := e.rtdsRFQ(t, pub.URL, "")
+	id5 := e.rfqAsk(buyer, yes, market.Buy, 600_000, 2*share)
+	e.expectPublic(fresh, api.RTDSTypeRequestCreated, id5, "ACTIVE", buyer, q)
 	byMarket.quiet()
 	bystander.quiet()
 
