@@ -43,6 +43,8 @@ func startExchangeProcess(t *testing.T, bin string, extra ...string) *exchangePr
 	x := &exchangeProcess{out: &lockedBuffer{}}
 	x.cmd = exec.Command(bin, append([]string{"exchange", "--addr", "127.0.0.1:0", "--internal-addr", "127.0.0.1:0", "--ephemeral",
 		"--sync", "none", "--sim", "--rate-limit", "-1", "--log-level", "warn",
+		// Only the catalogue's markets (no up/down windows): tests count them.
+		"--sim-updown-window", "0",
 		// A restart of a SIGKILLed agent adopts its orders only if it comes back
 		// within the dead man's switch: on a loaded machine that can take more
 		// than the default 10 s.
