@@ -106,6 +106,7 @@ func TestRFQCrashRecovery(t *testing.T) {
 	var filled market.Micros     // YES the acknowledged approvals gave the buyer
 	var inflight market.Micros   // YES of the approval sent last, unacknowledged
 	inflightID := ""
+	losers := map[string]string{} // request id → its acknowledged losing quote
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
@@ -128,6 +129,10 @@ func TestRFQCrashRecovery(t *testing.T) {
 				return
 			}
 			qid := ack.QuoteID
+			if !step(quoter, http.MethodPost, "/rfq/quote", `{"request_id":"`+id+`","price":"0.65"}`) {
+				return
+			}
+			losers[id] = ack.QuoteID // the worse quote: the accept closes it
 			if !step(buyer, http.MethodPost, "/rfq/request/accept", `{"request_id":"`+id+`"}`) {
 				return
 			}
@@ -196,6 +201,15 @@ func TestRFQCrashRecovery(t *testing.T) {
 	}
 	if fills < 3 {
 		t.Fatalf("only %d fills acknowledged before the kill", fills)
+	}
+	// A losing quote is closed by the very record that accepted its request.
+	for id, lq := range losers {
+		r, _ := desk.Request(id)
+		q, ok := desk.Quote(lq)
+		if closed := q.State == rfq.StateCanceled && q.Reason == rfq.ReasonOtherAccepted; !ok ||
+			r.State == rfq.StateActive && q.State != rfq.StatePending || r.State != rfq.StateActive && !closed {
+			t.Errorf("request %s recovered %s with its losing quote %+v", id, r.State, q)
+		}
 	}
 	// The recovered trades listing agrees with the desk: each filled request is
 	// one trade of both parties (the requester's taker order), no other.
