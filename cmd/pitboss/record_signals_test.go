@@ -524,3 +524,52 @@ func TestRecordSignalsFromEverySource(t *testing.T) {
 	}
 	t.Logf("recorded %d odds, %d score values", len(values["odds"]), len(sc))
 }
+
+// TestRecordAgentRefusals: what pitboss record --agent refuses before it writes
+// anything, and that a missing token leaves no recording behind.
+func TestRecordAgentRefusals(t *testing.T) {
+	base, cond := recordVenue(t)
+	dir := t.TempDir()
+	agentPath := sigAgentFile(t, dir, base, cond, "")
+	natsDir := t.TempDir()
+	natsAgent := sigAgentFile(t, natsDir, base, cond, "  view: {source: nats, stale: 1m}\n")
+	src, err := os.ReadFile(agentPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	selDir := t.TempDir()
+	selAgent := filepath.Join(selDir, "agent.yaml")
+	sel := strings.Replace(string(src), "conditions: ["+cond+"]", "select: accepting_orders", 1)
+	if err := os.WriteFile(selAgent, []byte(sel), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(selDir, "strategy.yaml"), []byte(sigStrategy), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(t.TempDir(), "rec.tape")
+	for _, tc := range []struct {
+		args  []string
+		code  int
+		want  string
+		token string
+	}{
+		{[]string{"--nats", "nats://127.0.0.1:4222", cond}, 2, "--nats is for the nats signals of an --agent file", ""},
+		{[]string{"--signal-addr", "127.0.0.1:0", cond}, 2, "--signal-addr is for the http signals of an --agent file", ""},
+		{[]string{"--agent", selAgent}, 2, "selects its markets (select:): name the markets to record", ""},
+		{[]string{"--agent", natsAgent}, 2, "has nats signals: give --nats URL", ""},
+		{[]string{"--agent", agentPath, "--signal-addr", "192.0.2.1:80"}, 1, "is not a loopback address", "secret-token"},
+		{[]string{"--agent", agentPath}, 1, "signal_http.token: $PITBOSS_TEST_SIGNAL_TOKEN is empty", ""},
+	} {
+		code, stdout, stderr := runCLIEnv(t, map[string]string{"PITBOSS_TEST_WALLET": walletKey("sigrec"), "PITBOSS_TEST_SIGNAL_TOKEN": tc.token},
+			append([]string{"record", "-q", "--venue", base, "--out", out, "--duration", "1s"}, tc.args...)...)
+		if code != tc.code || !strings.Contains(stderr, tc.want) {
+			t.Fatalf("%v: code %d, stderr %q, stdout %q; want %d and %q", tc.args, code, stderr, stdout, tc.code, tc.want)
+		}
+		if tc.token != "" && strings.Contains(stderr+stdout, tc.token) {
+			t.Fatalf("%v: the token is in the output", tc.args)
+		}
+		if _, err := os.Stat(out); !os.IsNotExist(err) {
+			t.Fatalf("%v: the recording was created (%v)", tc.args, err)
+		}
+	}
+}
