@@ -120,7 +120,8 @@ func TestRFQCrashRecovery(t *testing.T) {
 				}
 				return json.Unmarshal(b, &ack) == nil
 			}
-			if !step(buyer, http.MethodPost, "/rfq/request", fmt.Sprintf(`{"asset_in":%q,"asset_out":"0","amount_in":"%d","amount_out":"%d"}`, yes, size, size*7/10)) {
+			if !step(buyer, http.MethodPost, "/rfq/request", fmt.Sprintf(`{"asset_in":%q,"asset_out":"0","amount_in":"%d","amount_out":"%d","expiry":%d}`, yes, size, size*7/10,
+				time.Now().Unix()+600+int64(i))) { // a distinct body each time: replay protection refuses a repeat within the second
 				return
 			}
 			id := ack.RequestID
