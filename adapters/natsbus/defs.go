@@ -25,6 +25,8 @@ const (
 // Records is a KV bucket of JSON records under "<prefix>.<name>" keys: the agent
 // definitions or the supervisors' entries. Safe for concurrent use.
 type Records struct {
+	bus    *Bus
+	bucket string
 	kv     jetstream.KeyValue
 	prefix string
 }
@@ -40,7 +42,7 @@ func (b *Bus) EnsureRecords(ctx context.Context, bucket string, rp Replicas) (*R
 	if err != nil {
 		return nil, err
 	}
-	return &Records{kv: kv, prefix: prefix}, nil
+	return &Records{bus: b, bucket: bucket, kv: kv, prefix: prefix}, nil
 }
 
 // OpenRecords binds to an existing bucket of records.
@@ -53,7 +55,7 @@ func (b *Bus) OpenRecords(ctx context.Context, bucket string) (*Records, error) 
 	if err != nil {
 		return nil, err
 	}
-	return &Records{kv: kv, prefix: prefix}, nil
+	return &Records{bus: b, bucket: bucket, kv: kv, prefix: prefix}, nil
 }
 
 func recordPrefix(bucket string) (string, error) {
@@ -95,6 +97,23 @@ func (r *Records) Delete(ctx context.Context, name string) error {
 		return fmt.Errorf("natsbus: %s: %w", key, err)
 	}
 	return nil
+}
+
+// Deleted reports whether name's record was deleted: the newest entry of its key,
+// as the bucket's stream leader holds it, is a deletion (or purge) marker. A
+// record that is there, or whose key holds nothing at all, is not deleted. A
+// record missing from one All — a listing after a leader change may lack one
+// the cluster has — is stopped for only when Deleted confirms it.
+func (r *Records) Deleted(ctx context.Context, name string) (bool, error) {
+	key, err := r.key(name)
+	if err != nil {
+		return false, err
+	}
+	m, err := r.bus.lastMsg(ctx, "KV_"+r.bucket, "$KV."+r.bucket+"."+key)
+	if err != nil {
+		return false, fmt.Errorf("natsbus: %s: %w", key, err)
+	}
+	return m != nil && deleted(m), nil
 }
 
 // Record is one record with the server's time of its last write (Unix ms).

@@ -168,3 +168,37 @@ func TestLeaseRenewalsSurviveARenewalInFlight(t *testing.T) {
 		t.Fatalf("a renewal after someone else's write: %v, want market.ErrLockLost", err)
 	}
 }
+
+// TestRecordsDeletedOnlyAfterADeletion: a definition is deleted for Deleted only
+// when its key's newest entry is a deletion — not while it is stored, and not
+// when its key never held anything.
+func TestRecordsDeletedOnlyAfterADeletion(t *testing.T) {
+	s := startServer(t, "")
+	recs, err := connectRole(t, s, RoleSupervisor, "sup").EnsureRecords(ctxT(t, 5*time.Second), AgentsBucket, Replicas{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	deleted := func(name string) bool {
+		t.Helper()
+		gone, err := recs.Deleted(ctxT(t, 5*time.Second), name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return gone
+	}
+	if deleted("d1") {
+		t.Fatal("a definition never written is deleted")
+	}
+	if err := recs.Put(ctxT(t, 5*time.Second), "d1", []byte(`{}`)); err != nil {
+		t.Fatal(err)
+	}
+	if deleted("d1") {
+		t.Fatal("a stored definition is deleted")
+	}
+	if err := recs.Delete(ctxT(t, 5*time.Second), "d1"); err != nil {
+		t.Fatal(err)
+	}
+	if !deleted("d1") {
+		t.Fatal("a deleted definition is not")
+	}
+}

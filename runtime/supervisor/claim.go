@@ -128,10 +128,20 @@ func (s *Supervisor) claim(ctx context.Context, start func(*member)) {
 			continue
 		}
 		for _, m := range s.memberList() {
-			if m.claimed && defs[m.a.ID] == nil {
-				s.log.Info("agent definition deleted: stopping the agent", zap.String("agent", string(m.a.ID)))
-				m.release()
+			if !m.claimed || defs[m.a.ID] != nil {
+				continue
 			}
+			// A listing after a leader change may lack a definition the cluster
+			// has: only a deletion the stream's leader holds stops the agent.
+			dctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+			gone, err := s.defs.Deleted(dctx, string(m.a.ID))
+			cancel()
+			if !gone {
+				s.log.Warn("agent definition not listed but not deleted: kept running", zap.String("agent", string(m.a.ID)), zap.Error(err))
+				continue
+			}
+			s.log.Info("agent definition deleted: stopping the agent", zap.String("agent", string(m.a.ID)))
+			m.release()
 		}
 		if s.cfg.MaxAgents > 0 && len(s.memberList()) >= s.cfg.MaxAgents {
 			continue

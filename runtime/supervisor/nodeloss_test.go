@@ -22,7 +22,8 @@ import (
 // the one leading PITBOSS_AGENTS. After each loss: every agent runs, in the same
 // process or again within the lock TTL + 5 s; every checkpoint keeps advancing
 // from where it was (no write refused, none lost); a definition applied after the
-// loss is listed and claimed and runs.
+// loss is listed and claimed and runs; a definition missing from a listing is not
+// taken for a deleted one (the agent keeps running), a deleted one stops its agent.
 func TestLosingTheStateAndDefinitionsLeaders(t *testing.T) {
 	c := natsbustest.StartCluster(t, natsbustest.ClusterConfig{})
 	const ttl = 3 * time.Second
@@ -167,6 +168,12 @@ func TestLosingTheStateAndDefinitionsLeaders(t *testing.T) {
 		c.WaitReady(30 * time.Second)
 		waitStreamLeaders(t, c.URLs(), 30*time.Second)
 	}
+
+	// A deletion (not a listing that lacks a definition) stops a claimed agent.
+	if err := client.DeleteDefinition(supervisortest.Ctx(t, 5*time.Second), "d3"); err != nil {
+		t.Fatal(err)
+	}
+	wait("d3 stopped after its definition was deleted", ttl+5*time.Second, func() bool { _, ok := runner("d3"); return !ok })
 
 	// No checkpoint was refused (a refused compare-and-set ends the agent's process).
 	for _, f := range sups {
