@@ -27,6 +27,7 @@ const StateBucket = "PITBOSS_STATE"
 // concurrent use.
 type StateStore struct {
 	bus    *Bus
+	stream jetstream.Stream
 	writer string
 }
 
@@ -43,7 +44,7 @@ func (b *Bus) EnsureState(ctx context.Context, rp Replicas) (*StateStore, error)
 	if _, err := b.ensureKV(ctx, StateBucket, "pitboss agents' checkpoints", 1, rp); err != nil {
 		return nil, err
 	}
-	return newStateStore(b), nil
+	return newStateStore(ctx, b)
 }
 
 // OpenState binds to the checkpoint bucket (agent role).
@@ -51,13 +52,19 @@ func (b *Bus) OpenState(ctx context.Context) (*StateStore, error) {
 	if _, err := b.openKV(ctx, StateBucket); err != nil {
 		return nil, err
 	}
-	return newStateStore(b), nil
+	return newStateStore(ctx, b)
 }
 
-func newStateStore(b *Bus) *StateStore {
+func newStateStore(ctx context.Context, b *Bus) (*StateStore, error) {
+	ctx, cancel := b.withTimeout(ctx)
+	defer cancel()
+	st, err := b.js.Stream(ctx, "KV_"+StateBucket)
+	if err != nil {
+		return nil, fmt.Errorf("natsbus: bucket %s: %w", StateBucket, err)
+	}
 	var w [8]byte
 	_, _ = rand.Read(w[:]) // crypto/rand.Read never fails (Go 1.24)
-	return &StateStore{bus: b, writer: hex.EncodeToString(w[:])}
+	return &StateStore{bus: b, stream: st, writer: hex.EncodeToString(w[:])}, nil
 }
 
 func stateKey(id market.AgentID) (string, error) {
@@ -67,15 +74,28 @@ func stateKey(id market.AgentID) (string, error) {
 	return "agent." + string(id), nil
 }
 
-// last returns the newest entry of key as the stream's leader has it (not a
-// replica that may be catching up after a leader change); nil when there is none.
+// last returns the newest entry of key, with its headers; nil when there is
+// none. It is a direct get by subject — the one read an agent's identity may make
+// of its own key (docs/design/0154) — which any replica may answer, one still
+// catching up after a leader change among them: it may be older than the
+// newest, never newer, and Put decides only on entries newer than the revision
+// it expects.
 func (s *StateStore) last(ctx context.Context, key string) (*storedMsg, error) {
-	return s.bus.lastMsg(ctx, "KV_"+StateBucket, "$KV."+StateBucket+"."+key)
+	ctx, cancel := s.bus.withTimeout(ctx)
+	defer cancel()
+	m, err := s.stream.GetLastMsgForSubject(ctx, "$KV."+StateBucket+"."+key)
+	if errors.Is(err, jetstream.ErrMsgNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	return &storedMsg{Seq: m.Sequence, Header: m.Header, Data: m.Data}, nil
 }
 
-// Get returns agent id's checkpoint and its revision, as the bucket's leader has
-// them; nil data when there is none (revision 0 when none was ever written, else
-// that of the deletion to write on top of).
+// Get returns agent id's checkpoint and its revision; nil data when there is
+// none (revision 0 when none was ever written, else that of the deletion to
+// write on top of).
 func (s *StateStore) Get(ctx context.Context, id market.AgentID) ([]byte, uint64, error) {
 	key, err := stateKey(id)
 	if err != nil {
@@ -103,11 +123,12 @@ func deleted(m *storedMsg) bool {
 // there is none), and returns the new revision. When another process wrote it
 // since, it fails with an error matching market.ErrLockLost: the writer has been
 // succeeded and must stop. A refused compare-and-set is decided by reading the
-// entry from the bucket's leader: a newer entry of this StateStore's own (a write
+// entry (last): a newer entry of this StateStore's own (a write
 // whose acknowledgement was lost in a leader change, stored after all) is taken
 // as the revision to write on — or returned, when it holds data; no newer entry
 // at all means the server refused while a write on the key was still in flight
-// (error 10164 after a leader change), and Put asks again every 100 ms until ctx
+// (error 10164 after a leader change) or the read came from a replica behind,
+// and Put asks again every 100 ms until ctx
 // ends (then the error is an ordinary, transient one).
 func (s *StateStore) Put(ctx context.Context, id market.AgentID, data []byte, rev uint64) (uint64, error) {
 	key, err := stateKey(id)
