@@ -56,8 +56,10 @@ func TestQuestionCommandsRunAQuestionsLife(t *testing.T) {
 	}
 
 	q := jsonInto[api.Question](t, a.must("question", "create", "--template", "yes-no", "--question", "Will the CLI's question resolve Yes?",
-		"--end", "2s", "--bond", "10", "--json"))
+		"--end", "5s", "--bond", "10", "--json"))
 	slug := q.Markets[0].Slug
+	// Asked right away: the end date must still be ahead on a busy machine.
+	b.fails(1, "propose an outcome after it", "question", "propose", q.QuestionID, "--outcome", "Yes")
 	t.Run("the market is listed in the CLOB, the catalogue and the market channel", func(t *testing.T) {
 		if st, body := get(t, lv.clobURL+"/markets/"+string(q.Markets[0].ConditionID), nil); st != 200 {
 			t.Fatalf("CLOB: %d %s", st, body)
@@ -75,7 +77,6 @@ func TestQuestionCommandsRunAQuestionsLife(t *testing.T) {
 	if r := a.placeJSON("order", "place", "--market", slug, "--outcome", "yes", "--side", "buy", "--price", "0.6", "--size", "10"); len(r.TradeIDs) != 1 {
 		t.Fatalf("no trade: %+v", r)
 	}
-	b.fails(1, "propose an outcome after it", "question", "propose", q.QuestionID, "--outcome", "Yes")
 	waitPast(t, q.EndDate)
 	q = jsonInto[api.Question](t, b.must("question", "propose", q.QuestionID, "--outcome", "yes", "--json"))
 	if q.Status != api.QuestionProposed {
