@@ -74,7 +74,9 @@ func TestMutualTLS(t *testing.T) {
 		t.Fatal(err)
 	}
 	n := 0
-	if err := b.TailAudit(ctxT(t, 5*time.Second), AuditFilter{Agent: "a1"}, func(AuditEntry) error { n++; return nil }); err != nil || n != 1 {
+	// The bound covers a consumer's creation in a 3-node cluster (a meta-leader
+	// proposal), which took over 5 s once in CI under -race.
+	if err := b.TailAudit(ctxT(t, 20*time.Second), AuditFilter{Agent: "a1"}, func(AuditEntry) error { n++; return nil }); err != nil || n != 1 {
 		t.Fatalf("read back %d records: %v", n, err)
 	}
 
