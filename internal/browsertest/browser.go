@@ -316,7 +316,11 @@ func (p *Page) SetWidth(t testing.TB, width, height int) {
 }
 
 // Screenshot lays the page out at width CSS pixels and returns a screenshot of the
-// whole page (its full scroll height, at most 16000 pixels).
+// whole page (its full scroll height, at most 16000 pixels). It returns a picture
+// only once two captures in a row are identical (at most 5 captures): right after
+// the resize to the full height, Chromium can still be painting a tall page, and
+// a capture then shows blank tiles where charts are (seen in CI: a price chart
+// missing from a 4,640-px report).
 func (p *Page) Screenshot(t testing.TB, width int) image.Image {
 	t.Helper()
 	p.SetWidth(t, width, 900)
@@ -324,17 +328,25 @@ func (p *Page) Screenshot(t testing.TB, width int) image.Image {
 	p.EvalInto(t, `Math.ceil(document.documentElement.scrollHeight)`, &h)
 	h = min(max(h, 1), 16000)
 	p.SetWidth(t, width, h)
-	res := p.Call(t, "Page.captureScreenshot", map[string]any{"format": "png", "captureBeyondViewport": false,
-		"clip": map[string]any{"x": 0, "y": 0, "width": width, "height": h, "scale": 1}})
-	var shot struct {
-		Data string `json:"data"`
-	}
-	if err := json.Unmarshal(res, &shot); err != nil {
-		t.Fatal(err)
-	}
-	data, err := base64.StdEncoding.DecodeString(shot.Data)
-	if err != nil {
-		t.Fatal(err)
+	var data []byte
+	for range 5 {
+		p.Eval(t, `new Promise(r => requestAnimationFrame(() => requestAnimationFrame(() => r(true))))`)
+		res := p.Call(t, "Page.captureScreenshot", map[string]any{"format": "png", "captureBeyondViewport": false,
+			"clip": map[string]any{"x": 0, "y": 0, "width": width, "height": h, "scale": 1}})
+		var shot struct {
+			Data string `json:"data"`
+		}
+		if err := json.Unmarshal(res, &shot); err != nil {
+			t.Fatal(err)
+		}
+		got, err := base64.StdEncoding.DecodeString(shot.Data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if bytes.Equal(got, data) {
+			break
+		}
+		data = got
 	}
 	img, err := png.Decode(bytes.NewReader(data))
 	if err != nil {
