@@ -202,8 +202,8 @@ func (m *member) run(ctx context.Context) {
 		}
 		wanted = m.once(ctx)
 		if !wanted {
-			m.unlock()
 			m.s.dropCreds(m.a.ID) // not renewed while no process of it runs
+			m.unlock()
 		}
 	}
 }

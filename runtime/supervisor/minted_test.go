@@ -204,8 +204,16 @@ func TestAgentsGetMintedCredentials(t *testing.T) {
 		t.Fatal(err)
 	}
 	f.WaitAgent("b", "stopped", 20*time.Second, func(v AgentView) bool { return v.Process == ProcStopped })
-	if _, err := os.Stat(filepath.Join(filepath.Dir(credsA), "b.creds")); !os.IsNotExist(err) {
-		t.Fatalf("a stopped agent's creds file: %v", err)
+	// The status says stopped as the process ends; the file goes right after.
+	bCreds := filepath.Join(filepath.Dir(credsA), "b.creds")
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		_, err := os.Stat(bCreds)
+		if os.IsNotExist(err) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("a stopped agent's creds file 5 s after it stopped: %v", err)
+		}
 	}
 	f.Stop()
 	for _, out := range []string{logs.String(), f.Out.String()} {
