@@ -48,7 +48,9 @@ func (q *quietDialer) Dial(network, address string) (net.Conn, error) {
 	if err != nil {
 		return c, nil
 	}
-	return &quietConn{TCPConn: tc, rc: rc}, nil
+	qc := &quietConn{TCPConn: tc, rc: rc}
+	qc.readFn = qc.read
+	return qc, nil
 }
 
 // quietConn is a TCP connection whose Read is a raw read(2) on the non-blocking
@@ -61,7 +63,7 @@ type quietConn struct {
 	buf    []byte
 	n      int
 	errno  syscall.Errno
-	readFn func(fd uintptr) bool // c.read, bound once (no closure per Read)
+	readFn func(fd uintptr) bool // c.read, bound at Dial (no closure per Read)
 }
 
 // Read implements io.Reader.
@@ -71,9 +73,6 @@ func (c *quietConn) Read(b []byte) (int, error) {
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.readFn == nil {
-		c.readFn = c.read
-	}
 	c.buf, c.n, c.errno = b, 0, 0
 	err := c.rc.Read(c.readFn)
 	n, errno := c.n, c.errno
