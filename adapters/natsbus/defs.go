@@ -123,11 +123,13 @@ type Record struct {
 	Written int64
 }
 
-// All returns every record, in key order. It reads them in one pass of an
-// ordered consumer, which the stream's leader serves: a listing is never missing
-// a record the leader has (a Get per key may be answered by a replica still
-// catching up after a leader change, and a record it does not have yet would
-// silently drop out).
+// All returns every record, in key order, read in one pass of an ordered
+// consumer. The server places that consumer on any current peer of the bucket's
+// stream, not necessarily its leader, so a listing taken right after a leader
+// change can lack a record the cluster has (one pass is still better than a Get
+// per key, each of which may meet a different lagging replica). A caller that acts
+// on a record's absence — stopping its agent — must confirm it with Deleted, which
+// reads the leader.
 func (r *Records) All(ctx context.Context) ([]Record, error) {
 	w, err := r.kv.Watch(ctx, r.prefix+".>", jetstream.IgnoreDeletes())
 	if err != nil {
