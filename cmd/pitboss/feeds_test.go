@@ -3,7 +3,6 @@ package main
 import (
 	"encoding/json"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strconv"
 	"testing"
@@ -23,34 +22,8 @@ func feedAgentFile(t *testing.T, base, cond string) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	src := fmt.Sprintf(`name: feeder
-wallet: env:PITBOSS_TEST_WALLET
-venue:
-  kind: remote
-  clob: %[1]s
-  catalogue: %[1]s
-  data: %[1]s
-  bridge: %[1]s
-dry_run: true
-markets:
-  conditions: [%[2]s]
-feeds:
-  spot: {symbol: crypto:btcusdt, stale: 10s}
-strategy:
-  file: %[3]s
-  params: {strike: 100000, half_spread: 0.02}
-state_dir: state
-guards:
-  max_order_size: 25
-  max_order_notional: 15
-  max_open_orders: 6
-  max_orders_per_minute: 600
-`, base, cond, strat)
-	path := filepath.Join(t.TempDir(), "agent.yaml")
-	if err := os.WriteFile(path, []byte(src), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	return path
+	binding := fmt.Sprintf("feeds:\n  spot: {symbol: crypto:btcusdt, stale: 10s}\nstrategy:\n  file: %s\n  params: {strike: 100000, half_spread: 0.02}\n", strat)
+	return remoteAgentFile(t, t.TempDir(), "feeder", remoteVenue{base, base, base, base}, false, cond, binding, "")
 }
 
 // feedEvents returns the feed events of a tape.

@@ -57,37 +57,9 @@ func sigAgentFile(t *testing.T, dir, base, cond, more string) string {
 	if err := os.WriteFile(filepath.Join(dir, "strategy.yaml"), []byte(sigStrategy), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	src := fmt.Sprintf(`name: sigrec
-wallet: env:PITBOSS_TEST_WALLET
-venue:
-  kind: remote
-  clob: %[1]s
-  catalogue: %[1]s
-  data: %[1]s
-  bridge: %[1]s
-dry_run: true
-markets:
-  conditions: [%[2]s]
-feeds:
-  spot: {symbol: crypto:btcusdt, stale: 10s}
-signals:
-  model: {source: http, stale: 3s}
-  beat: {source: http, stale: 5s}
-%[3]ssignal_http:
-  token: env:PITBOSS_TEST_SIGNAL_TOKEN
-strategy: strategy.yaml
-state_dir: state
-guards:
-  max_order_size: 25
-  max_order_notional: 15
-  max_open_orders: 6
-  max_orders_per_minute: 600
-`, base, cond, more)
-	path := filepath.Join(dir, "agent.yaml")
-	if err := os.WriteFile(path, []byte(src), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	return path
+	binding := "feeds:\n  spot: {symbol: crypto:btcusdt, stale: 10s}\nsignals:\n  model: {source: http, stale: 3s}\n  beat: {source: http, stale: 5s}\n" +
+		more + "signal_http:\n  token: env:PITBOSS_TEST_SIGNAL_TOKEN\nstrategy: strategy.yaml\n"
+	return remoteAgentFile(t, dir, "sigrec", remoteVenue{base, base, base, base}, false, cond, binding, "")
 }
 
 // staticVenue starts `pitboss exchange --sim` as a process whose market's book

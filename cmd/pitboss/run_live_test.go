@@ -138,6 +138,20 @@ func liveAgentFile(t *testing.T, x *exchangeProcess, name string, live bool) str
 	if err := os.WriteFile(filepath.Join(dir, "strategy.yaml"), []byte(liveStrategy), 0o600); err != nil {
 		t.Fatal(err)
 	}
+	return remoteAgentFile(t, dir, name, remoteVenue{x.clob, x.cat, x.data, x.bridge}, live, string(fedMarket(t).Condition),
+		"strategy:\n  file: strategy.yaml\n", "heartbeat: 2s\n")
+}
+
+// remoteVenue is the CLOB, catalogue, data and bridge URLs of a remote venue.
+type remoteVenue struct{ clob, catalogue, data, bridge string }
+
+// remoteAgentFile writes dir/agent.yaml, the agent file named name with the wallet
+// in $PITBOSS_TEST_WALLET on venue v, in dry run unless live, bound to market cond,
+// with the YAML lines of binding (strategy, feeds, signals…) after the market, those
+// of more after its state directory, and the cmd tests' usual guards. It returns
+// the file's path.
+func remoteAgentFile(t *testing.T, dir, name string, v remoteVenue, live bool, cond, binding, more string) string {
+	t.Helper()
 	src := fmt.Sprintf(`name: %s
 wallet: env:PITBOSS_TEST_WALLET
 venue:
@@ -149,16 +163,13 @@ venue:
 dry_run: %v
 markets:
   conditions: [%s]
-strategy:
-  file: strategy.yaml
-state_dir: state
-heartbeat: 2s
-guards:
+%sstate_dir: state
+%sguards:
   max_order_size: 25
   max_order_notional: 15
   max_open_orders: 6
   max_orders_per_minute: 600
-`, name, x.clob, x.cat, x.data, x.bridge, !live, fedMarket(t).Condition)
+`, name, v.clob, v.catalogue, v.data, v.bridge, !live, cond, binding, more)
 	path := filepath.Join(dir, "agent.yaml")
 	if err := os.WriteFile(path, []byte(src), 0o600); err != nil {
 		t.Fatal(err)
