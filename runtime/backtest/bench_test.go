@@ -72,11 +72,89 @@ func cpuTime(tb testing.TB) time.Duration {
 // costs nothing beyond reading its input); read-cpu-ratio is the same from CPU
 // times, which gives the backtest no credit for decoding on another core.
 func BenchmarkBacktest(b *testing.B) {
+	// One market (every event reaches the agent), an active one.
+	benchBacktest(b, synthTapeWith(b, busyTape()))
+}
+
+// busyTape is BenchmarkBacktest's flow: two hours of one busy synthetic market.
+func busyTape() sim.TapeConfig {
+	return sim.TapeConfig{Seed: 7, Duration: 2 * time.Hour,
+		Markets: sim.SyntheticMarkets(1, sim.DefaultTapeStart/1000), Sim: sim.Config{Defaults: busyFlow()}}
+}
+
+// BenchmarkBacktestServiceTape is BenchmarkBacktest over the same flow as the
+// service's market channel reports it, so as a recording made by pitboss record
+// holds it: after every trade the channel sends the book of each of the market's
+// tokens in full (docs/design/0172; /work/shared/spec wire dialect §5.3, "book — on
+// subscribe and whenever a trade changes the book", and sandbox/server/ws, which
+// sends them after the batch's prints and price changes). The synthetic tape of
+// BenchmarkBacktest has only the prints and price changes. Same metrics, same
+// reference (decode-only over this tape).
+func BenchmarkBacktestServiceTape(b *testing.B) {
+	benchBacktest(b, serviceTape(b, busyTape()))
+}
+
+// serviceTape is the flow of cfg with a book snapshot of both of a market's tokens
+// after each group of events that holds a trade (a group: consecutive events of one
+// market at one time, what one command of the sim makes), written as a tape.
+func serviceTape(tb testing.TB, cfg sim.TapeConfig) *TapeSource {
+	tb.Helper()
+	src, err := NewSimSource(cfg)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	var buf bytes.Buffer
+	if _, err := WriteTape(context.Background(), &buf, withBookAfterTrades{src}, tape.WriterOptions{}); err != nil {
+		tb.Fatal(err)
+	}
+	ts, err := TapeBytes("synthetic, as the service reports it", buf.Bytes())
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return ts
+}
+
+// withBookAfterTrades is a Source that adds, after each group of events with a
+// trade, an EventBook of each token of the group's market, read from the books its
+// events built (see serviceTape).
+type withBookAfterTrades struct{ Source }
+
+func (s withBookAfterTrades) Events(ctx context.Context, emit func(ev *market.Event) bool) error {
+	var books market.FoldedBooks
+	var traded market.ConditionID // the market of the current group, when it traded
+	var at int64                  // the current group's time
+	var seq uint64
+	flush := func() bool {
+		ok := books.Snapshots(at, func(ev *market.Event) bool {
+			if ev.Market != traded {
+				return true
+			}
+			seq++
+			ev.Seq = seq
+			return emit(ev)
+		})
+		traded = ""
+		return ok
+	}
+	return s.Source.Events(ctx, func(ev *market.Event) bool {
+		if traded != "" && (ev.Time != at || ev.Market != traded) && !flush() {
+			return false
+		}
+		books.Apply(ev)
+		at = ev.Time
+		if ev.Kind == market.EventLastTrade {
+			traded = ev.Market
+		}
+		seq++
+		ev.Seq = seq
+		return emit(ev)
+	})
+}
+
+// benchBacktest replays src through the quoter example: see BenchmarkBacktest.
+func benchBacktest(b *testing.B, src *TapeSource) {
 	const readPasses = 4
 	spec := loadAgent(b, "../../agents/examples/quoter/agent.yaml")
-	// One market (every event reaches the agent), an active one.
-	src := synthTapeWith(b, sim.TapeConfig{Seed: 7, Duration: 2 * time.Hour,
-		Markets: sim.SyntheticMarkets(1, sim.DefaultTapeStart/1000), Sim: sim.Config{Defaults: busyFlow()}})
 	b.ReportAllocs()
 	var events, read int64
 	var wall, cpu, readWall, readCPU time.Duration
