@@ -285,25 +285,58 @@ func (x *idIndex) migrate(k int) {
 	}
 }
 
-// liveTable maps the ids of open orders to their order slots: a small open-addressing
-// table of 8-byte slots (fingerprint<<32 | slot+1) with linear probing and
+// liveTable maps the ids of open orders to their order slots, in two open-addressing
+// tables of 8-byte slots (fingerprint<<32 | slot+1) with linear probing and
 // backward-shift deletion, so that the churn of placing and removing orders leaves no
 // tombstones. Fingerprints come from the idIndex hash; equality is confirmed on the
 // order's id.
+//
+// A new order enters the young table, small and fixed (a few KiB: it stays in the
+// first-level cache); when the young table is half full, all its entries move to the
+// old table, which grows with the open orders and is read only behind a filter of
+// its fingerprints. The orders that come and go near the top of a book are placed,
+// cancelled and filled while young, and the id of a new order is found absent
+// without touching the old table: with thousands of orders resting deep in the books
+// the old table is hundreds of KiB, a cache miss per probe, and only the orders that
+// stay long (moved with a batch) are ever looked up there (docs/design/0171).
 type liveTable struct {
-	tab   []uint64
-	count int
+	young []uint64
+	yn    int // entries in young
+	old   []uint64
+	on    int // entries in old
+	// filter: a blocked Bloom filter (bloomBits) of the fingerprints of old's entries
+	// and of entries removed since it was last rebuilt (stale bits only cost a probe
+	// of old); rebuilt from old when stale removals reach a quarter of old's slots.
+	filter []uint64
+	stale  int
+	count  int // entries in both tables: the open orders
+	sink   uint64
 }
 
-func newLiveTable(capacity int) liveTable {
-	return liveTable{tab: make([]uint64, slotsFor(capacity, 64))}
+// liveYoung is the default number of young slots: 4 KiB, at most 256 entries.
+const liveYoung = 512
+
+// newLiveTable returns an empty table with young slots in its young table (a power
+// of two; liveYoung if zero).
+func newLiveTable(young int) liveTable {
+	if young <= 0 {
+		young = liveYoung
+	}
+	return liveTable{young: make([]uint64, slotsFor(young/2, 8))}
 }
 
 // find returns the order slot of the open order id, or -1.
 func (t *liveTable) find(orders []order, id market.OrderID, fp uint32) int32 {
-	mask := len(t.tab) - 1
-	for i := home(fp, len(t.tab)); ; i = (i + 1) & mask {
-		s := t.tab[i]
+	if oi := probeLive(t.young, orders, id, fp); oi >= 0 || t.on == 0 || !bloomHas(t.filter, fp) {
+		return oi
+	}
+	return probeLive(t.old, orders, id, fp)
+}
+
+func probeLive(tab []uint64, orders []order, id market.OrderID, fp uint32) int32 {
+	mask := len(tab) - 1
+	for i := home(fp, len(tab)); ; i = (i + 1) & mask {
+		s := tab[i]
 		if s == 0 {
 			return -1
 		}
@@ -317,34 +350,105 @@ func (t *liveTable) find(orders []order, id market.OrderID, fp uint32) int32 {
 
 // add records open order slot oi under fingerprint fp.
 func (t *liveTable) add(fp uint32, oi int32) {
-	t.tab = growSlots(t.tab, t.count)
-	place(t.tab, uint64(fp)<<32|uint64(oi+1))
+	if 2*(t.yn+1) > len(t.young) {
+		t.age()
+	}
+	place(t.young, uint64(fp)<<32|uint64(oi+1))
+	t.yn++
 	t.count++
 }
 
-// remove deletes the entry of slot oi (fingerprint fp) and shifts the rest of its
-// probe run back so that lookups never need tombstones.
+// age moves every young entry to the old table, growing it (and rebuilding the
+// filter) to keep it at most half full. The batch first loads every target line of
+// old, so that its cache misses overlap.
+func (t *liveTable) age() {
+	if need := t.on + t.yn; 2*need > len(t.old) {
+		grown := make([]uint64, slotsFor(need, 2*len(t.young)))
+		for _, s := range t.old {
+			if s != 0 {
+				place(grown, s)
+			}
+		}
+		t.old = grown
+		t.rebuild()
+	}
+	var sink uint64
+	for _, s := range t.young {
+		if s != 0 {
+			sink += t.old[home(uint32(s>>32), len(t.old))]
+		}
+	}
+	t.sink += sink
+	for _, s := range t.young {
+		if s != 0 {
+			place(t.old, s)
+			bloomSet(t.filter, uint32(s>>32))
+		}
+	}
+	clear(t.young)
+	t.on += t.yn
+	t.yn = 0
+}
+
+// rebuild sizes the filter for old (one word per 16 slots: ≥ 8 bits per entry at
+// most half full) and sets the fingerprints of old's entries.
+func (t *liveTable) rebuild() {
+	if w := max(len(t.old)/16, 1); len(t.filter) != w {
+		t.filter = make([]uint64, w)
+	} else {
+		clear(t.filter)
+	}
+	for _, s := range t.old {
+		if s != 0 {
+			bloomSet(t.filter, uint32(s>>32))
+		}
+	}
+	t.stale = 0
+}
+
+// remove deletes the entry of slot oi (fingerprint fp).
 func (t *liveTable) remove(fp uint32, oi int32) {
-	mask := len(t.tab) - 1
 	want := uint64(fp)<<32 | uint64(oi+1)
-	i := home(fp, len(t.tab))
-	for t.tab[i] != want {
+	t.count--
+	if deleteSlot(t.young, want) {
+		t.yn--
+		return
+	}
+	deleteSlot(t.old, want)
+	t.on--
+	if t.stale++; 4*t.stale >= len(t.old) {
+		t.rebuild()
+	}
+}
+
+// deleteSlot removes slot value want from tab, if there, and shifts the rest of its
+// probe run back so that lookups never need tombstones. It reports whether want was
+// there.
+func deleteSlot(tab []uint64, want uint64) bool {
+	if len(tab) == 0 {
+		return false
+	}
+	mask := len(tab) - 1
+	i := home(uint32(want>>32), len(tab))
+	for tab[i] != want {
+		if tab[i] == 0 {
+			return false
+		}
 		i = (i + 1) & mask
 	}
 	for {
-		t.tab[i] = 0
+		tab[i] = 0
 		j := i
 		for {
 			j = (j + 1) & mask
-			s := t.tab[j]
+			s := tab[j]
 			if s == 0 {
-				t.count--
-				return
+				return true
 			}
 			// s may move to the hole at i unless its home lies cyclically in (i, j]
-			h := home(uint32(s>>32), len(t.tab))
+			h := home(uint32(s>>32), len(tab))
 			if (j > i && (h <= i || h > j)) || (j < i && h <= i && h > j) {
-				t.tab[i] = s
+				tab[i] = s
 				i = j
 				break
 			}

@@ -64,18 +64,22 @@ func TestIDIndex(t *testing.T) {
 
 // TestLiveTable checks the open-order table against a map through random adds and
 // removals, with colliding and wrapping fingerprints, so that backward-shift deletion
-// keeps every remaining entry findable.
+// keeps every remaining entry findable, in both tables: a young table of 8 slots ages
+// into the old one constantly (which grows, and whose filter is rebuilt), the default
+// one when the open orders outgrow it.
 func TestLiveTable(t *testing.T) {
 	for _, tt := range []struct {
-		name string
-		fp   func(i int) uint32
+		name  string
+		young int
+		fp    func(i int) uint32
 	}{
-		{"random fingerprints", func(i int) uint32 { return uint32(i)*2654435761 | 1 }},
-		{"few distinct fingerprints", func(i int) uint32 { return uint32(i%5) + 1 }},
-		{"fingerprints that wrap around the table", func(i int) uint32 { return ^uint32(0) - uint32(i%40) }},
+		{"random fingerprints", 8, func(i int) uint32 { return uint32(i)*2654435761 | 1 }},
+		{"few distinct fingerprints", 8, func(i int) uint32 { return uint32(i%5) + 1 }},
+		{"fingerprints that wrap around the table", 8, func(i int) uint32 { return ^uint32(0) - uint32(i%40) }},
+		{"default young table", 0, func(i int) uint32 { return uint32(i)*2654435761 | 1 }},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			lt := newLiveTable(8)
+			lt := newLiveTable(tt.young)
 			orders := make([]order, 1000)
 			open := map[int32]bool{}
 			r := rand.New(rand.NewPCG(3, 4))
@@ -92,6 +96,9 @@ func TestLiveTable(t *testing.T) {
 					lt.add(orders[oi].fp, oi)
 					open[oi] = true
 				}
+				if lt.count != len(open) || lt.yn+lt.on != lt.count {
+					t.Fatalf("step %d: count %d (young %d, old %d), want %d", step, lt.count, lt.yn, lt.on, len(open))
+				}
 				if step%197 == 0 {
 					for j := range orders {
 						want := int32(-1)
@@ -106,6 +113,9 @@ func TestLiveTable(t *testing.T) {
 			}
 			if lt.count != len(open) {
 				t.Fatalf("count %d, want %d", lt.count, len(open))
+			}
+			if len(lt.old) < 512 || len(lt.filter) == 0 {
+				t.Fatalf("the old table never grew: %d slots, filter of %d words", len(lt.old), len(lt.filter))
 			}
 		})
 	}
