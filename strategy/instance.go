@@ -29,6 +29,8 @@ type Instance struct {
 	eval   exprenv.Evaluator
 	x      xstate // the inputs every market shares (inputs_cross.go)
 	epoch  uint64 // Decide calls, for filling each market at most once per call
+
+	q quietState // DecideAt's record of the last evaluation (quiet.go)
 }
 
 // mstate is an instance's state for one bound market.
