@@ -155,22 +155,32 @@ func (e *Engine) place(c *Command) *market.Error {
 	}
 	oi := e.alloc()
 	o := &e.orders[oi]
-	*o = order{
-		id: c.Order, ref: ref, fp: fp, price: c.Price, size: c.Size, reserved: need, expiration: c.Expiration,
-		created: e.now, nonce: c.Nonce, next: -1, prev: -1, anext: -1, aprev: -1,
-		heap: -1, li: levelOf(bookPx, m.unit), acct: a, pos: p, mkt: mi, feeBps: c.FeeRateBps,
-		outcome: outcome, side: c.Side, typ: c.Type, bs: bs, postOnly: c.PostOnly,
-	}
+	// A slot from alloc is zero but for next and heap (retire), so the order's fields
+	// are written one by one: a composite literal would be built on the stack and
+	// copied with a write barrier.
+	o.id, o.ref, o.fp, o.price, o.size, o.reserved, o.expiration = c.Order, ref, fp, c.Price, c.Size, need, c.Expiration
+	o.created, o.nonce, o.next, o.prev, o.anext, o.aprev = e.now, c.Nonce, -1, -1, -1, -1
+	o.heap, o.li, o.acct, o.pos, o.mkt, o.feeBps = -1, levelOf(bookPx, m.unit), a, p, mi, c.FeeRateBps
+	o.outcome, o.side, o.typ, o.bs, o.postOnly = outcome, c.Side, c.Type, bs, c.PostOnly
 	e.live.add(fp, oi)
 	ev := e.emit(OrderAccepted)
 	o.seq = ev.Seq
 	e.describeOrder(ev, o, m)
 	ev.Status, ev.Expiration, ev.Nonce, ev.FeeBps, ev.PostOnly, ev.Amount = market.StatusLive, o.expiration, o.nonce, o.feeBps, o.postOnly, need
 
-	var tr tradeSum
-	if crosses {
-		e.match(oi, m, mi, bookPx, &tr)
+	if !crosses {
+		// Nothing to match (a FOK or FAK that does not cross was refused above): the
+		// order rests whole, and its reservation is exactly what resting needs — the
+		// worst-case fee is reserved only by a crossing BUY — so finishTaker would
+		// release nothing and report no trade.
+		e.link(oi)
+		ev := e.emit(OrderRested)
+		e.describeOrder(ev, o, m)
+		ev.Remaining, ev.Expiration, ev.Status = o.size, o.expiration, market.StatusLive
+		return nil
 	}
+	var tr tradeSum
+	e.match(oi, m, mi, bookPx, &tr)
 	e.finishTaker(oi, m, &tr)
 	return nil
 }
@@ -443,7 +453,8 @@ func (e *Engine) finalStatus(id market.OrderID) (market.OrderStatus, bool) {
 	return e.index.state(ref), true
 }
 
-// alloc returns a free order slot.
+// alloc returns a free order slot: zero but for next and heap (retire), which place
+// writes.
 func (e *Engine) alloc() int32 {
 	if i := e.free; i >= 0 {
 		e.free = e.orders[i].next
