@@ -21,6 +21,7 @@ type Agent struct {
 	venue    Venue
 	feed     Feed
 	decider  Decider
+	vdecider VersionedDecider // decider, when it implements it
 	guards   Guards
 	keeper   Keeper        // guards, when they implement it
 	repeater BatchRepeater // guards, when they implement it (repeat.go)
@@ -146,6 +147,7 @@ func New(cfg Config, d Deps) (*Agent, error) {
 	a.noArrival = !readsArrival(a.clock, a.metrics)
 	a.keeper, _ = d.Guards.(Keeper)
 	a.repeater, _ = d.Guards.(BatchRepeater)
+	a.vdecider, _ = d.Decider.(VersionedDecider)
 	if s, ok := d.Venue.(Synchronous); ok && s.Synchronous() {
 		a.sync = true
 	}
@@ -653,7 +655,17 @@ func (a *Agent) handleEvent(ev *market.Event) {
 
 // decide runs the strategy on ev and reconciles its intents in one batch.
 func (a *Agent) decide(ev *market.Event) {
-	out, err := a.decider.Decide(ev, &a.st, a.out[:0])
+	var out []market.Intent
+	var err error
+	if a.vdecider != nil {
+		ver := a.stVer
+		if a.cfg.FullPasses {
+			ver = 0
+		}
+		out, _, err = a.vdecider.DecideAt(ev, &a.st, ver, a.out[:0])
+	} else {
+		out, err = a.decider.Decide(ev, &a.st, a.out[:0])
+	}
 	a.out = out[:0]
 	if err != nil {
 		a.fail(err)

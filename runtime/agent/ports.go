@@ -43,6 +43,18 @@ type Decider interface {
 	Decide(ev *market.Event, st *market.State, out []market.Intent) ([]market.Intent, error)
 }
 
+// VersionedDecider is a Decider that also takes the version of the state
+// (strategy.Instance's DecideAt, docs/design/0172): ver changes whenever st changes
+// other than by market data applied (books, prints, time) — the agent's stVer, as its
+// guards get it — and zero means unknown. Every market event applied to st is passed,
+// in order. For an event it can tell changes nothing it reads, it appends the same
+// intents as Decide would without evaluating (and reports quiet); otherwise it is
+// Decide. The agent calls it instead of Decide when the decider has it, with version
+// zero under Config.FullPasses.
+type VersionedDecider interface {
+	DecideAt(ev *market.Event, st *market.State, ver uint64, out []market.Intent) ([]market.Intent, bool, error)
+}
+
 // Guards is the policy chain as the loop consumes it (runtime/wire adapts
 // policies.Chain). All methods are called from the loop only.
 type Guards interface {

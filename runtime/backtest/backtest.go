@@ -117,6 +117,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		return nil, err
 	}
 	obs := &observer{inner: parts.decider, fc: fc, col: col, markets: parts.infos}
+	obs.at, _ = parts.decider.(agent.VersionedDecider)
 	parts.audit = &auditSink{col: col}
 	progress := cfg.Progress
 	if progress == nil {
@@ -218,6 +219,7 @@ func (f *feed) Run(ctx context.Context, emit func(ev *market.Event) bool) error 
 // It adds nothing to what the strategy decides.
 type observer struct {
 	inner   agent.Decider
+	at      agent.VersionedDecider // inner, when it has DecideAt
 	fc      Forecaster
 	col     *report.Collector
 	markets []market.Info
@@ -226,6 +228,13 @@ type observer struct {
 
 // Decide implements agent.Decider: the strategy decides, then the collector looks.
 func (o *observer) Decide(ev *market.Event, st *market.State, out []market.Intent) ([]market.Intent, error) {
+	out, _, err := o.DecideAt(ev, st, 0, out)
+	return out, err
+}
+
+// DecideAt implements agent.VersionedDecider: the strategy's DecideAt when it has
+// one (version zero: its Decide), with the collector's reads around it as Decide.
+func (o *observer) DecideAt(ev *market.Event, st *market.State, ver uint64, out []market.Intent) ([]market.Intent, bool, error) {
 	if o.st == nil {
 		o.st = st
 		o.col.Begin(ev.Time, st, o.markets)
@@ -233,9 +242,15 @@ func (o *observer) Decide(ev *market.Event, st *market.State, out []market.Inten
 	if ev.Kind == market.EventResolved {
 		o.forecast(ev.Market) // the last declaration before the outcome is known
 	}
-	out, err := o.inner.Decide(ev, st, out)
+	var quiet bool
+	var err error
+	if o.at != nil {
+		out, quiet, err = o.at.DecideAt(ev, st, ver, out)
+	} else {
+		out, err = o.inner.Decide(ev, st, out)
+	}
 	o.col.Event(ev, st) // the event's fill, if any, reached the collector through the audit (auditSink)
-	return out, err
+	return out, quiet, err
 }
 
 // forecast records the strategy's declared probability of YES for m, if any.
