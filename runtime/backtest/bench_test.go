@@ -31,16 +31,21 @@ func busyFlow() sim.Params {
 }
 
 func synthTapeWith(tb testing.TB, cfg sim.TapeConfig) *TapeSource {
+	return simTape(tb, "synthetic", cfg, func(src Source) Source { return src })
+}
+
+// simTape writes the flow of cfg, as shape makes it, as a tape named name in memory.
+func simTape(tb testing.TB, name string, cfg sim.TapeConfig, shape func(Source) Source) *TapeSource {
 	tb.Helper()
 	src, err := NewSimSource(cfg)
 	if err != nil {
 		tb.Fatal(err)
 	}
 	var buf bytes.Buffer
-	if _, err := WriteTape(context.Background(), &buf, src, tape.WriterOptions{}); err != nil {
+	if _, err := WriteTape(context.Background(), &buf, shape(src), tape.WriterOptions{}); err != nil {
 		tb.Fatal(err)
 	}
-	ts, err := TapeBytes("synthetic", buf.Bytes())
+	ts, err := TapeBytes(name, buf.Bytes())
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -98,20 +103,7 @@ func BenchmarkBacktestServiceTape(b *testing.B) {
 // after each group of events that holds a trade (a group: consecutive events of one
 // market at one time, what one command of the sim makes), written as a tape.
 func serviceTape(tb testing.TB, cfg sim.TapeConfig) *TapeSource {
-	tb.Helper()
-	src, err := NewSimSource(cfg)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	var buf bytes.Buffer
-	if _, err := WriteTape(context.Background(), &buf, withBookAfterTrades{src}, tape.WriterOptions{}); err != nil {
-		tb.Fatal(err)
-	}
-	ts, err := TapeBytes("synthetic, as the service reports it", buf.Bytes())
-	if err != nil {
-		tb.Fatal(err)
-	}
-	return ts
+	return simTape(tb, "synthetic, as the service reports it", cfg, func(src Source) Source { return withBookAfterTrades{src} })
 }
 
 // withBookAfterTrades is a Source that adds, after each group of events with a
