@@ -65,6 +65,13 @@ type mstate struct {
 	snap  snapshot // the last complete evaluation (reuse.go)
 	h     handles  // its entries of the state's maps (handles.go)
 
+	// pv holds the dependency bits (memo.go) that changed since the vars were
+	// last evaluated; memo says whether s.memo applies to the market (it reads
+	// nothing beyond itself); kept counts the var evaluations it saved (for tests).
+	pv   uint64
+	memo bool
+	kept uint64
+
 	agg    EventAgg // event.markets, event.yes_sum, ...
 	rd     reads    // what its expressions read beyond the market (deps.go)
 	gen    uint64   // changes whenever fill recomputes a part of its environment
@@ -114,6 +121,7 @@ func (s *Strategy) NewInstanceWith(bindings []Binding, src Sources) (*Instance, 
 		m.env = Env{Yes: &m.yes, No: &m.no, Market: &m.mkt, Event: &m.evi, Account: &m.acct, Slots: &m.slots,
 			Inputs: &in.x.x, Agg: &m.agg}
 		m.rd = s.marketReads(b.Name)
+		m.memo = s.memo != nil && m.rd == (reads{})
 		m.boxed = m.env
 		m.f, m.bl = m.slots.floats(), m.slots.bools()
 		for _, ci := range s.indicators {
@@ -137,6 +145,7 @@ func (s *Strategy) NewInstanceWith(bindings []Binding, src Sources) (*Instance, 
 				m.rreasons = append(m.rreasons, "rule "+r.id)
 			}
 		}
+		m.pv = depAll
 		m.lastFire = make([]int64, len(m.rules))
 		m.fired = make([]bool, len(m.rules))
 		m.acct.Orders = make([]OrderInfo, 0, 8)
@@ -319,38 +328,60 @@ func (in *Instance) evalMarket(m *mstate, ev *market.Event, st *market.State, ou
 		} else if bit == onBook && (touched[ci.token] || mirrored[ci.token] && touched[ci.token.Other()]) {
 			x.add(now, seriesValue(m.token(ci.token), ci.series))
 		}
-		*m.f[ci.slot] = x.value(now, m.start)
+		v, p := x.value(now, m.start), m.f[ci.slot]
+		if !sameFloat(*p, v) {
+			m.pend(depSlot0 << i)
+		}
+		*p = v
 	}
 	// Unchanged inputs: the vars' slots still hold their values, the quotes' last
 	// intents are appended again (reuse.go).
 	reuse := s.reuse && m.same(s)
+	// Vars whose inputs did not change keep their values (memo.go).
+	memo := m.memo && s.reuse
 	// vars
 	for i := range s.vars {
 		if reuse {
 			break
 		}
 		v := &s.vars[i]
-		if v.run.num != nil {
-			*m.f[v.slot] = v.run.num(m.boxed)
+		if memo && s.memo.vars[i]&m.pv == 0 {
+			m.kept++
 			continue
 		}
-		if v.run.boolean != nil {
-			*m.bl[v.slot] = v.run.boolean(m.boxed)
-			continue
-		}
+		vbit := depSlot0 << (len(s.indicators) + i)
 		if v.isBool {
-			b, err := in.eval.Bool(v.prog, m.boxed)
-			if err != nil {
+			var b bool
+			if v.run.boolean != nil {
+				b = v.run.boolean(m.boxed)
+			} else {
+				var err error
+				if b, err = in.eval.Bool(v.prog, m.boxed); err != nil {
+					return out, err
+				}
+			}
+			if p := m.bl[v.slot]; *p != b {
+				*p = b
+				m.pend(vbit)
+			}
+			continue
+		}
+		var x float64
+		if v.run.num != nil {
+			x = v.run.num(m.boxed)
+		} else {
+			var err error
+			if x, err = in.eval.Float(v.prog, m.boxed); err != nil {
 				return out, err
 			}
-			*m.bl[v.slot] = b
-			continue
 		}
-		x, err := in.eval.Float(v.prog, m.boxed)
-		if err != nil {
-			return out, err
+		if p := m.f[v.slot]; !sameFloat(*p, x) {
+			*p = x
+			m.pend(vbit)
 		}
-		*m.f[v.slot] = x
+	}
+	if !reuse {
+		m.pv = 0
 	}
 	// rules
 	tradable := info.Tradable() && info.TickSize > 0
@@ -554,6 +585,7 @@ func (in *Instance) fill(m *mstate, h *handles, ev *market.Event, st *market.Sta
 			mirrored[o] = true
 		}
 		bookCh := ti.setBook(src, b, s.needDepth, force)
+		var lastCh, posCh bool
 		if bookCh {
 			if b == nil {
 				t.clearBook()
@@ -568,7 +600,7 @@ func (in *Instance) fill(m *mstate, h *handles, ev *market.Event, st *market.Sta
 			// the last trade is read by an expression, or marks a position
 			lt, ok = st.Last[info.Tokens[o]]
 		}
-		lastCh := ti.setLast(lt, ok, force)
+		lastCh = ti.setLast(lt, ok, force)
 		if lastCh {
 			t.fillLast(lt, ok)
 		}
@@ -579,9 +611,10 @@ func (in *Instance) fill(m *mstate, h *handles, ev *market.Event, st *market.Sta
 				payout = market.One
 			}
 		}
-		if posCh := ti.setPos(p, payout, force); bookCh || lastCh || posCh {
+		if posCh = ti.setPos(p, payout, force); bookCh || lastCh || posCh {
 			t.fillPosition(p, payout)
 			changed = true
+			m.pend(tokenDeps(int(o), bookCh, lastCh, posCh))
 		}
 	}
 
@@ -594,6 +627,7 @@ func (in *Instance) fill(m *mstate, h *handles, ev *market.Event, st *market.Sta
 		mk.Tradable, mk.Resolved = k.mkt.tradable, info.Resolved
 		mk.YesWon = k.mkt.yesWon
 		changed = true
+		m.pend(depMarket)
 	}
 	if s.needEndsIn {
 		mk.EndsIn = math.Inf(1)
@@ -612,6 +646,7 @@ func (in *Instance) fill(m *mstate, h *handles, ev *market.Event, st *market.Sta
 		a.Balance, a.Reserved = f(st.Balance), f(st.Reserved)
 		a.Mode = st.Mode.String()
 		changed = true
+		m.pend(depAccount)
 	}
 	if s.needOrders || s.needOpen {
 		was := [4]float64{m.yes.OpenBuy, m.yes.OpenSell, m.no.OpenBuy, m.no.OpenSell}
@@ -620,11 +655,15 @@ func (in *Instance) fill(m *mstate, h *handles, ev *market.Event, st *market.Sta
 		now := [4]float64{m.yes.OpenBuy, m.yes.OpenSell, m.no.OpenBuy, m.no.OpenSell}
 		if !sameFloats(was[:], now[:]) {
 			changed = true
+			m.pend(depOpen)
 		}
 	}
 	if changed {
 		m.dirty = true
 		m.gen++
+	}
+	if force {
+		m.pend(depAll)
 	}
 
 	bit, name := kindBit(ev.Kind)

@@ -46,7 +46,11 @@ func TestReusedQuotesEqualAFullEvaluation(t *testing.T) {
 				if ra.in.ms[0].snap.reused == 0 {
 					t.Fatal("nothing was ever reused")
 				}
-				t.Logf("seed %d: %d of %d evaluations reused", seed, ra.in.ms[0].snap.reused, len(evs))
+				if reusing.memo != nil && ra.in.ms[0].kept == 0 {
+					t.Fatal("no var was ever kept")
+				}
+				t.Logf("seed %d: %d of %d evaluations reused, %d var evaluations kept", seed, ra.in.ms[0].snap.reused,
+					len(evs), ra.in.ms[0].kept)
 			}
 		})
 	}

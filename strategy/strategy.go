@@ -46,6 +46,9 @@ type Strategy struct {
 	// full: every evaluation recomputes the whole environment and evaluates every
 	// expression (no reuse); the reference the reuse tests compare with.
 	full bool
+	// memo: the dependency masks of the vars, nil when vars are not kept while
+	// their inputs are unchanged (memo.go)
+	memo *memoPlan
 
 	// calls are the distinct feed method calls (feeds.btc.change(60s)), whose
 	// values expressions read from Inputs.C<i>.
@@ -571,6 +574,7 @@ func (s *Strategy) scanNeeds() {
 		}
 	}
 	s.scanReads()
+	s.planMemo()
 }
 
 // resolveWindow returns an indicator's window: events (num) or a duration (dur, ms).
