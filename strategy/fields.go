@@ -60,114 +60,114 @@ func tokenField(name string, no bool) any {
 	switch name {
 	case "bid":
 		if no {
-			return func(e any) float64 { return e.(Env).No.Bid }
+			return func(e any) float64 { return envp(e).No.Bid }
 		}
-		return func(e any) float64 { return e.(Env).Yes.Bid }
+		return func(e any) float64 { return envp(e).Yes.Bid }
 	case "ask":
 		if no {
-			return func(e any) float64 { return e.(Env).No.Ask }
+			return func(e any) float64 { return envp(e).No.Ask }
 		}
-		return func(e any) float64 { return e.(Env).Yes.Ask }
+		return func(e any) float64 { return envp(e).Yes.Ask }
 	case "mid":
 		if no {
-			return func(e any) float64 { return e.(Env).No.Mid }
+			return func(e any) float64 { return envp(e).No.Mid }
 		}
-		return func(e any) float64 { return e.(Env).Yes.Mid }
+		return func(e any) float64 { return envp(e).Yes.Mid }
 	case "microprice":
 		if no {
-			return func(e any) float64 { return e.(Env).No.Microprice }
+			return func(e any) float64 { return envp(e).No.Microprice }
 		}
-		return func(e any) float64 { return e.(Env).Yes.Microprice }
+		return func(e any) float64 { return envp(e).Yes.Microprice }
 	case "spread":
 		if no {
-			return func(e any) float64 { return e.(Env).No.Spread }
+			return func(e any) float64 { return envp(e).No.Spread }
 		}
-		return func(e any) float64 { return e.(Env).Yes.Spread }
+		return func(e any) float64 { return envp(e).Yes.Spread }
 	case "bid_size":
 		if no {
-			return func(e any) float64 { return e.(Env).No.BidSize }
+			return func(e any) float64 { return envp(e).No.BidSize }
 		}
-		return func(e any) float64 { return e.(Env).Yes.BidSize }
+		return func(e any) float64 { return envp(e).Yes.BidSize }
 	case "ask_size":
 		if no {
-			return func(e any) float64 { return e.(Env).No.AskSize }
+			return func(e any) float64 { return envp(e).No.AskSize }
 		}
-		return func(e any) float64 { return e.(Env).Yes.AskSize }
+		return func(e any) float64 { return envp(e).Yes.AskSize }
 	case "has_bid":
 		if no {
-			return func(e any) bool { return e.(Env).No.HasBid }
+			return func(e any) bool { return envp(e).No.HasBid }
 		}
-		return func(e any) bool { return e.(Env).Yes.HasBid }
+		return func(e any) bool { return envp(e).Yes.HasBid }
 	case "has_ask":
 		if no {
-			return func(e any) bool { return e.(Env).No.HasAsk }
+			return func(e any) bool { return envp(e).No.HasAsk }
 		}
-		return func(e any) bool { return e.(Env).Yes.HasAsk }
+		return func(e any) bool { return envp(e).Yes.HasAsk }
 	case "two_sided":
 		if no {
-			return func(e any) bool { return e.(Env).No.TwoSided }
+			return func(e any) bool { return envp(e).No.TwoSided }
 		}
-		return func(e any) bool { return e.(Env).Yes.TwoSided }
+		return func(e any) bool { return envp(e).Yes.TwoSided }
 	case "last":
 		if no {
-			return func(e any) float64 { return e.(Env).No.Last }
+			return func(e any) float64 { return envp(e).No.Last }
 		}
-		return func(e any) float64 { return e.(Env).Yes.Last }
+		return func(e any) float64 { return envp(e).Yes.Last }
 	case "last_size":
 		if no {
-			return func(e any) float64 { return e.(Env).No.LastSize }
+			return func(e any) float64 { return envp(e).No.LastSize }
 		}
-		return func(e any) float64 { return e.(Env).Yes.LastSize }
+		return func(e any) float64 { return envp(e).Yes.LastSize }
 	case "last_side":
 		if no {
-			return func(e any) string { return e.(Env).No.LastSide }
+			return func(e any) string { return envp(e).No.LastSide }
 		}
-		return func(e any) string { return e.(Env).Yes.LastSide }
+		return func(e any) string { return envp(e).Yes.LastSide }
 	case "last_time":
 		if no {
-			return func(e any) int64 { return e.(Env).No.LastTime }
+			return func(e any) int64 { return envp(e).No.LastTime }
 		}
-		return func(e any) int64 { return e.(Env).Yes.LastTime }
+		return func(e any) int64 { return envp(e).Yes.LastTime }
 	case "position":
 		if no {
-			return func(e any) float64 { return e.(Env).No.Position }
+			return func(e any) float64 { return envp(e).No.Position }
 		}
-		return func(e any) float64 { return e.(Env).Yes.Position }
+		return func(e any) float64 { return envp(e).Yes.Position }
 	case "avg_price":
 		if no {
-			return func(e any) float64 { return e.(Env).No.AvgPrice }
+			return func(e any) float64 { return envp(e).No.AvgPrice }
 		}
-		return func(e any) float64 { return e.(Env).Yes.AvgPrice }
+		return func(e any) float64 { return envp(e).Yes.AvgPrice }
 	case "cost":
 		if no {
-			return func(e any) float64 { return e.(Env).No.Cost }
+			return func(e any) float64 { return envp(e).No.Cost }
 		}
-		return func(e any) float64 { return e.(Env).Yes.Cost }
+		return func(e any) float64 { return envp(e).Yes.Cost }
 	case "upnl":
 		if no {
-			return func(e any) float64 { return e.(Env).No.UPnL }
+			return func(e any) float64 { return envp(e).No.UPnL }
 		}
-		return func(e any) float64 { return e.(Env).Yes.UPnL }
+		return func(e any) float64 { return envp(e).Yes.UPnL }
 	case "rpnl":
 		if no {
-			return func(e any) float64 { return e.(Env).No.RPnL }
+			return func(e any) float64 { return envp(e).No.RPnL }
 		}
-		return func(e any) float64 { return e.(Env).Yes.RPnL }
+		return func(e any) float64 { return envp(e).Yes.RPnL }
 	case "fees":
 		if no {
-			return func(e any) float64 { return e.(Env).No.Fees }
+			return func(e any) float64 { return envp(e).No.Fees }
 		}
-		return func(e any) float64 { return e.(Env).Yes.Fees }
+		return func(e any) float64 { return envp(e).Yes.Fees }
 	case "open_buy":
 		if no {
-			return func(e any) float64 { return e.(Env).No.OpenBuy }
+			return func(e any) float64 { return envp(e).No.OpenBuy }
 		}
-		return func(e any) float64 { return e.(Env).Yes.OpenBuy }
+		return func(e any) float64 { return envp(e).Yes.OpenBuy }
 	case "open_sell":
 		if no {
-			return func(e any) float64 { return e.(Env).No.OpenSell }
+			return func(e any) float64 { return envp(e).No.OpenSell }
 		}
-		return func(e any) float64 { return e.(Env).Yes.OpenSell }
+		return func(e any) float64 { return envp(e).Yes.OpenSell }
 	}
 	return nil
 }
@@ -175,29 +175,29 @@ func tokenField(name string, no bool) any {
 func marketField(name string) any {
 	switch name {
 	case "name":
-		return func(e any) string { return e.(Env).Market.Name }
+		return func(e any) string { return envp(e).Market.Name }
 	case "id":
-		return func(e any) string { return e.(Env).Market.ID }
+		return func(e any) string { return envp(e).Market.ID }
 	case "tick":
-		return func(e any) float64 { return e.(Env).Market.Tick }
+		return func(e any) float64 { return envp(e).Market.Tick }
 	case "min_size":
-		return func(e any) float64 { return e.(Env).Market.MinSize }
+		return func(e any) float64 { return envp(e).Market.MinSize }
 	case "fee_bps":
-		return func(e any) float64 { return e.(Env).Market.FeeBps }
+		return func(e any) float64 { return envp(e).Market.FeeBps }
 	case "fee":
-		return func(e any) float64 { return e.(Env).Market.Fee }
+		return func(e any) float64 { return envp(e).Market.Fee }
 	case "end":
-		return func(e any) int64 { return e.(Env).Market.End }
+		return func(e any) int64 { return envp(e).Market.End }
 	case "ends_in":
-		return func(e any) float64 { return e.(Env).Market.EndsIn }
+		return func(e any) float64 { return envp(e).Market.EndsIn }
 	case "neg_risk":
-		return func(e any) bool { return e.(Env).Market.NegRisk }
+		return func(e any) bool { return envp(e).Market.NegRisk }
 	case "tradable":
-		return func(e any) bool { return e.(Env).Market.Tradable }
+		return func(e any) bool { return envp(e).Market.Tradable }
 	case "resolved":
-		return func(e any) bool { return e.(Env).Market.Resolved }
+		return func(e any) bool { return envp(e).Market.Resolved }
 	case "yes_won":
-		return func(e any) bool { return e.(Env).Market.YesWon }
+		return func(e any) bool { return envp(e).Market.YesWon }
 	}
 	return nil
 }
@@ -205,19 +205,19 @@ func marketField(name string) any {
 func eventField(name string) any {
 	switch name {
 	case "kind":
-		return func(e any) string { return e.(Env).Event.Kind }
+		return func(e any) string { return envp(e).Event.Kind }
 	case "token":
-		return func(e any) string { return e.(Env).Event.Token }
+		return func(e any) string { return envp(e).Event.Token }
 	case "side":
-		return func(e any) string { return e.(Env).Event.Side }
+		return func(e any) string { return envp(e).Event.Side }
 	case "price":
-		return func(e any) float64 { return e.(Env).Event.Price }
+		return func(e any) float64 { return envp(e).Event.Price }
 	case "size":
-		return func(e any) float64 { return e.(Env).Event.Size }
+		return func(e any) float64 { return envp(e).Event.Size }
 	case "fee":
-		return func(e any) float64 { return e.(Env).Event.Fee }
+		return func(e any) float64 { return envp(e).Event.Fee }
 	case "time":
-		return func(e any) int64 { return e.(Env).Event.Time }
+		return func(e any) int64 { return envp(e).Event.Time }
 	}
 	return nil
 }
@@ -225,19 +225,19 @@ func eventField(name string) any {
 func accountField(name string) any {
 	switch name {
 	case "time":
-		return func(e any) int64 { return e.(Env).Account.Time }
+		return func(e any) int64 { return envp(e).Account.Time }
 	case "inventory":
-		return func(e any) float64 { return e.(Env).Account.Inventory }
+		return func(e any) float64 { return envp(e).Account.Inventory }
 	case "upnl":
-		return func(e any) float64 { return e.(Env).Account.UPnL }
+		return func(e any) float64 { return envp(e).Account.UPnL }
 	case "rpnl":
-		return func(e any) float64 { return e.(Env).Account.RPnL }
+		return func(e any) float64 { return envp(e).Account.RPnL }
 	case "balance":
-		return func(e any) float64 { return e.(Env).Account.Balance }
+		return func(e any) float64 { return envp(e).Account.Balance }
 	case "reserved":
-		return func(e any) float64 { return e.(Env).Account.Reserved }
+		return func(e any) float64 { return envp(e).Account.Reserved }
 	case "mode":
-		return func(e any) string { return e.(Env).Account.Mode }
+		return func(e any) string { return envp(e).Account.Mode }
 	}
 	return nil
 }
@@ -262,9 +262,9 @@ func inputField(path []string) any {
 	case name[0] == 'f' && len(path) == 2 && i < MaxFeeds:
 		switch path[1] {
 		case "price":
-			return func(e any) float64 { return e.(Env).Inputs.f[i].Price }
+			return func(e any) float64 { return envp(e).Inputs.f[i].Price }
 		case "time":
-			return func(e any) int64 { return e.(Env).Inputs.f[i].Time }
+			return func(e any) int64 { return envp(e).Inputs.f[i].Time }
 		}
 	case name[0] == 'm' && len(path) == 3 && i < MaxCrossSlots:
 		switch path[1] {
@@ -281,16 +281,16 @@ func inputField(path []string) any {
 
 // otherTokenField reads field name of a token of other market i.
 func otherTokenField(i int, no bool, name string) any {
-	tok := func(e any) *Token { return e.(Env).Inputs.m[i].Yes }
+	tok := func(e any) *Token { return envp(e).Inputs.m[i].Yes }
 	if no {
-		tok = func(e any) *Token { return e.(Env).Inputs.m[i].No }
+		tok = func(e any) *Token { return envp(e).Inputs.m[i].No }
 	}
 	return through(tok, name)
 }
 
 // otherMarketField reads field name of the metadata of other market i.
 func otherMarketField(i int, name string) any {
-	return through(func(e any) *MarketInfo { return e.(Env).Inputs.m[i].Market }, name)
+	return through(func(e any) *MarketInfo { return envp(e).Inputs.m[i].Market }, name)
 }
 
 // through returns the typed read of field name of the struct T that get finds in
@@ -312,17 +312,17 @@ func through[T any](get func(e any) *T, name string) any {
 func aggField(name string) any {
 	switch name {
 	case "markets":
-		return func(e any) int64 { return e.(Env).Agg.Markets }
+		return func(e any) int64 { return envp(e).Agg.Markets }
 	case "yes_sum":
-		return func(e any) float64 { return e.(Env).Agg.YesSum }
+		return func(e any) float64 { return envp(e).Agg.YesSum }
 	case "yes_bid_sum":
-		return func(e any) float64 { return e.(Env).Agg.YesBidSum }
+		return func(e any) float64 { return envp(e).Agg.YesBidSum }
 	case "yes_ask_sum":
-		return func(e any) float64 { return e.(Env).Agg.YesAskSum }
+		return func(e any) float64 { return envp(e).Agg.YesAskSum }
 	case "yes_bid_size":
-		return func(e any) float64 { return e.(Env).Agg.YesBidSize }
+		return func(e any) float64 { return envp(e).Agg.YesBidSize }
 	case "yes_ask_size":
-		return func(e any) float64 { return e.(Env).Agg.YesAskSize }
+		return func(e any) float64 { return envp(e).Agg.YesAskSize }
 	}
 	return nil
 }
@@ -353,3 +353,34 @@ func getter[T any](name string) any {
 	}
 	return nil
 }
+
+// envp returns the Env e holds, as e.(Env) does, but without copying it: for
+// e.(Env).Yes.Bid the compiler copies the whole struct (eight pointers) out of the
+// interface onto the stack before reading one of them, which was two thirds of
+// every typed read's instructions (docs/design/0173). The interface's type word is
+// compared with Env's, the assertion's check; for anything else it returns an Env
+// whose pointers are all nil, so that the read panics (a nil dereference) as the
+// assertion would, without a call that would give every read a stack frame. The
+// data word of an interface holding an Env points to its boxed copy, which
+// nothing writes after boxing.
+func envp(e any) *Env {
+	ef := (*eface)(unsafe.Pointer(&e))
+	if ef.typ != envType {
+		return &noEnv
+	}
+	return (*Env)(ef.data)
+}
+
+// eface is the layout of an empty interface: its type word and its data word.
+type eface struct {
+	typ, data unsafe.Pointer
+}
+
+// envType is Env's type word; noEnv is what envp returns for anything else.
+var (
+	envType = func() unsafe.Pointer {
+		var e any = Env{}
+		return (*eface)(unsafe.Pointer(&e)).typ
+	}()
+	noEnv Env
+)

@@ -91,3 +91,25 @@ func TestExamplesReadFieldsWithoutReflection(t *testing.T) {
 		t.Fatalf("%d fields asked for; read through reflection: %v", asked, missing)
 	}
 }
+
+// TestTypedReadsOfAnythingButAnEnvPanic checks that a typed read given something
+// other than an Env panics, as the type assertion it replaces (envp) did, rather
+// than reading memory that is not an Env.
+func TestTypedReadsOfAnythingButAnEnvPanic(t *testing.T) {
+	var tok Token
+	for _, v := range []any{nil, 1.5, &Env{Yes: &tok}, Other{Yes: &tok}, struct{ Yes *Token }{&tok}} {
+		func() {
+			defer func() {
+				if recover() == nil {
+					t.Errorf("reading yes.bid of a %T did not panic", v)
+				}
+			}()
+			envField([]string{"yes", "bid"}).(func(any) float64)(v)
+		}()
+	}
+	env := Env{Yes: &tok}
+	tok.Bid = 0.42
+	if got := envp(env).Yes.Bid; got != 0.42 || envp(env).Yes != &tok {
+		t.Errorf("envp of an Env reads %v", got)
+	}
+}
