@@ -71,6 +71,8 @@ type mstate struct {
 	pv   uint64
 	memo bool
 	kept uint64
+	ron  uint16 // the on: bits of its rules
+	rall bool   // one of its rules has no on: (it runs on every event)
 
 	agg    EventAgg // event.markets, event.yes_sum, ...
 	rd     reads    // what its expressions read beyond the market (deps.go)
@@ -143,6 +145,8 @@ func (s *Strategy) NewInstanceWith(bindings []Binding, src Sources) (*Instance, 
 				m.rules = append(m.rules, i)
 				m.rkeys = append(m.rkeys, b.Name+"/"+r.id)
 				m.rreasons = append(m.rreasons, "rule "+r.id)
+				m.ron |= r.on
+				m.rall = m.rall || r.on == 0
 			}
 		}
 		m.pv = depAll
@@ -336,9 +340,17 @@ func (in *Instance) evalMarket(m *mstate, ev *market.Event, st *market.State, ou
 	}
 	// Unchanged inputs: the vars' slots still hold their values, the quotes' last
 	// intents are appended again (reuse.go).
-	reuse := s.reuse && m.same(s)
 	// Vars whose inputs did not change keep their values (memo.go).
 	memo := m.memo && s.reuse
+	var reuse bool
+	if memo {
+		// The dependency bits say it: none is pending after a complete
+		// evaluation (or a reuse) left the snapshot valid.
+		reuse = m.snap.valid && m.pv == 0
+		m.snap.valid = false
+	} else {
+		reuse = s.reuse && m.same(s)
+	}
 	// vars
 	for i := range s.vars {
 		if reuse {
@@ -387,6 +399,9 @@ func (in *Instance) evalMarket(m *mstate, ev *market.Event, st *market.State, ou
 	tradable := info.Tradable() && info.TickSize > 0
 	suppress := false
 	for j, ri := range m.rules {
+		if m.ron&bit == 0 && !m.rall {
+			break // no rule runs on this event
+		}
 		r := &s.rules[ri]
 		if r.on != 0 && r.on&bit == 0 {
 			continue
