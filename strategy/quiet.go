@@ -26,12 +26,13 @@ type quietState struct {
 //
 // When ev is a trade print of the market the last call evaluated, at the same
 // version, and the instance can tell without evaluating that the print changes
-// nothing that evaluation read, DecideAt appends exactly the intents Decide would
-// and leaves the instance as Decide would, and reports quiet. That holds when the
+// nothing that evaluation read, DecideAt appends exactly the intents Decide would —
+// which are those the last call appended — and leaves the instance as Decide would,
+// and reports quiet. That holds when the
 // strategy reuses quotes (reuse.go), is bound to one market, reads no other market,
 // feed or signal, no last trade, no event field, has no indicator over prints and no
 // rule that runs on trades (or on every event); the market's last evaluation was
-// complete and reused or kept (no rule suppressed its quotes), no position is marked
+// complete and reused or kept (no rule suppressed its quotes or added intents), no position is marked
 // by its last trade (a token with a position and an empty book), and no time window
 // of its indicators drops a sample or becomes ready at the print's time (an
 // indicator's value is then the one the last evaluation read, bit for bit).
@@ -42,6 +43,7 @@ func (in *Instance) DecideAt(ev *market.Event, st *market.State, ver uint64, out
 		m.snap.reused++
 		return append(out, m.snap.quotes...), true, nil
 	}
+	n0 := len(out)
 	out, err := in.Decide(ev, st, out)
 	q := &in.q
 	q.m, q.ver = nil, ver
@@ -57,8 +59,8 @@ func (in *Instance) DecideAt(ev *market.Event, st *market.State, ver uint64, out
 			q.m = m
 		}
 	}
-	if q.m != nil && (q.m.h.info == nil || !q.m.snap.valid) {
-		q.m = nil // not evaluated (no metadata yet), or not completely
+	if q.m != nil && (q.m.h.info == nil || !q.m.snap.valid || len(out)-n0 != len(q.m.snap.quotes)) {
+		q.m = nil // not evaluated (no metadata yet), not completely, or a rule added intents
 	}
 	return out, false, err
 }

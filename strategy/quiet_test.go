@@ -66,7 +66,7 @@ rules:
 				evs, mutate := richStream(seed, 4000)
 				qa, fb := newRun(t, quiet), newRun(t, full)
 				ver, quiets := uint64(1), 0
-				var out []market.Intent
+				var out, last []market.Intent
 				for i := range evs {
 					ev := &evs[i]
 					if f := mutate[i]; f != nil {
@@ -85,7 +85,11 @@ rules:
 					}
 					if q {
 						quiets++
+						if !reflect.DeepEqual(out, last) {
+							t.Fatalf("seed %d event %d: a quiet print appended %v, the call before %v", seed, i, out, last)
+						}
 					}
+					last = append(last[:0], out...)
 					if want := fb.decide(t, ev); !reflect.DeepEqual(out, want) && (len(out) > 0 || len(want) > 0) {
 						t.Fatalf("seed %d event %d (%s, quiet %v): %v, a full evaluation %v", seed, i, ev.Kind, q, out, want)
 					}

@@ -22,6 +22,8 @@ type Agent struct {
 	feed     Feed
 	decider  Decider
 	vdecider VersionedDecider // decider, when it implements it
+	// quiet: the pass's intents are those of the decider's last call (DecideAt)
+	quiet    bool
 	guards   Guards
 	keeper   Keeper        // guards, when they implement it
 	repeater BatchRepeater // guards, when they implement it (repeat.go)
@@ -657,12 +659,13 @@ func (a *Agent) handleEvent(ev *market.Event) {
 func (a *Agent) decide(ev *market.Event) {
 	var out []market.Intent
 	var err error
+	a.quiet = false
 	if a.vdecider != nil {
 		ver := a.stVer
 		if a.cfg.FullPasses {
 			ver = 0
 		}
-		out, _, err = a.vdecider.DecideAt(ev, &a.st, ver, a.out[:0])
+		out, a.quiet, err = a.vdecider.DecideAt(ev, &a.st, ver, a.out[:0])
 	} else {
 		out, err = a.decider.Decide(ev, &a.st, a.out[:0])
 	}

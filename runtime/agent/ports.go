@@ -48,8 +48,8 @@ type Decider interface {
 // other than by market data applied (books, prints, time) — the agent's stVer, as its
 // guards get it — and zero means unknown. Every market event applied to st is passed,
 // in order. For an event it can tell changes nothing it reads, it appends the same
-// intents as Decide would without evaluating (and reports quiet); otherwise it is
-// Decide. The agent calls it instead of Decide when the decider has it, with version
+// intents as Decide would without evaluating — which are those its last call
+// appended — and reports quiet; otherwise it is Decide. The agent calls it instead of Decide when the decider has it, with version
 // zero under Config.FullPasses.
 type VersionedDecider interface {
 	DecideAt(ev *market.Event, st *market.State, ver uint64, out []market.Intent) ([]market.Intent, bool, error)
