@@ -61,6 +61,7 @@ default $XDG_DATA_HOME/pitboss/backtests, i.e. ~/.local/share/pitboss/backtests)
 as NAME.json, for pitboss backtest compare.`
 
 func runBacktest(ctx context.Context, args []string, io stdio) error {
+	defer backtest.BatchGC()() // a batch run: see BatchGC
 	if len(args) > 0 && args[0] == "compare" {
 		return runBacktestCompare(args[1:], io)
 	}

@@ -34,6 +34,7 @@ build (a worker of another build reports the point failed rather than guess).
   pitboss worker --nats nats://10.0.0.5:4222 --nats-creds sweep.creds`
 
 func runWorker(ctx context.Context, args []string, io stdio) error {
+	defer backtest.BatchGC()() // a batch run: see BatchGC
 	fs := newFlagSet("worker", workerUsage, io)
 	natsURL := fs.String("nats", "", "the NATS server (nats://host:4222[,…])")
 	natsCreds := fs.String("nats-creds", "", "credentials: a pitboss endpoint file or a NATS .creds file (0600)")

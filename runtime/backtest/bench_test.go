@@ -184,8 +184,11 @@ func benchBacktest(b *testing.B, src *TapeSource) {
 // iteration), and its inverse, speedup; cpu-ratio is the parallel sweep's CPU time
 // over the serial one's (1: running points at once costs no extra work, so on N
 // idle cores the wall time falls N-fold; on a machine other work keeps busy, the
-// wall-time ratio shows what was left over). Run it with -cpu N for N cores.
+// wall-time ratio shows what was left over). Run it with -cpu N for N cores. Both
+// sweeps run with the collector's target the CLI gives batch runs (BatchGC, unless
+// GOGC is set: GOGC=100 measures the default's).
 func BenchmarkSweep(b *testing.B) {
+	defer BatchGC()() // as pitboss backtest and pitboss worker run sweeps
 	spec, st, axes := sweepOf(b, quoterAgent, "half_spread=0.01:0.04:0.01", "size=5:20:5")
 	src := sample(b)
 	workers := runtime.GOMAXPROCS(0)
