@@ -158,8 +158,8 @@ func (e *Engine) Check() error {
 			}
 		}
 	}
-	if e.live.count != open {
-		return violation("%d live ids, %d open orders", e.live.count, open)
+	if e.live.len() != open {
+		return violation("%d live ids, %d open orders", e.live.len(), open)
 	}
 	if err := e.checkIndex(open); err != nil {
 		return err

@@ -309,7 +309,6 @@ type liveTable struct {
 	// of old); rebuilt from old when stale removals reach a quarter of old's slots.
 	filter []uint64
 	stale  int
-	count  int // entries in both tables: the open orders
 	sink   uint64
 }
 
@@ -355,8 +354,10 @@ func (t *liveTable) add(fp uint32, oi int32) {
 	}
 	place(t.young, uint64(fp)<<32|uint64(oi+1))
 	t.yn++
-	t.count++
 }
+
+// len returns the number of entries: the open orders.
+func (t *liveTable) len() int { return t.yn + t.on }
 
 // age moves every young entry to the old table, growing it (and rebuilding the
 // filter) to keep it at most half full. The batch first loads every target line of
@@ -409,7 +410,6 @@ func (t *liveTable) rebuild() {
 // remove deletes the entry of slot oi (fingerprint fp).
 func (t *liveTable) remove(fp uint32, oi int32) {
 	want := uint64(fp)<<32 | uint64(oi+1)
-	t.count--
 	if deleteSlot(t.young, want) {
 		t.yn--
 		return

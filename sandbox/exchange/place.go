@@ -173,10 +173,7 @@ func (e *Engine) place(c *Command) *market.Error {
 		// order rests whole, and its reservation is exactly what resting needs — the
 		// worst-case fee is reserved only by a crossing BUY — so finishTaker would
 		// release nothing and report no trade.
-		e.link(oi)
-		ev := e.emit(OrderRested)
-		e.describeOrder(ev, o, m)
-		ev.Remaining, ev.Expiration, ev.Status = o.size, o.expiration, market.StatusLive
+		e.rest(oi, m)
 		return nil
 	}
 	var tr tradeSum
@@ -361,10 +358,7 @@ func (e *Engine) finishTaker(ti int32, m *mkt, tr *tradeSum) {
 	case market.StatusMatched:
 		e.retire(ti, market.StatusMatched)
 	case market.StatusLive:
-		e.link(ti)
-		ev := e.emit(OrderRested)
-		e.describeOrder(ev, t, m)
-		ev.Matched, ev.Remaining, ev.Expiration, ev.Status = t.filled, rem, t.expiration, market.StatusLive
+		e.rest(ti, m)
 	default:
 		ev := e.emit(OrderCancelled)
 		e.describeOrder(ev, t, m)
@@ -431,6 +425,16 @@ func (e *Engine) placeCheck(c *Command) (a int32, hasAcct bool, tok int32, _ *ma
 }
 
 // describeOrder fills the fields every order event shares.
+// rest puts order oi on its book and reports it (OrderRested): what is left of a
+// taker, or a whole order that does not cross.
+func (e *Engine) rest(oi int32, m *mkt) {
+	e.link(oi)
+	o := &e.orders[oi]
+	ev := e.emit(OrderRested)
+	e.describeOrder(ev, o, m)
+	ev.Matched, ev.Remaining, ev.Expiration, ev.Status = o.filled, o.remaining(), o.expiration, market.StatusLive
+}
+
 func (e *Engine) describeOrder(ev *Event, o *order, m *mkt) {
 	ev.Order, ev.Owner, ev.Market, ev.Token = o.id, e.accts[o.acct].addr, m.id, m.tokens[o.outcome]
 	ev.Outcome, ev.Side, ev.Type, ev.Price, ev.Size = o.outcome, o.side, o.typ, o.price, o.size
