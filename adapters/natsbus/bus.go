@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/http"
 	"syscall"
 	"time"
 
@@ -233,6 +234,19 @@ func Unreachable(err error) bool {
 	var ne net.Error
 	return errors.Is(err, nats.ErrNoServers) || isTimeout(err) || errors.Is(err, syscall.ECONNREFUSED) ||
 		errors.As(err, &ne) && ne.Timeout()
+}
+
+// NotReady reports whether err says the cluster cannot act yet, so that the same
+// request made again later may succeed: no server answered (Unreachable),
+// JetStream is temporarily unavailable (503, code 10008: no meta leader, as while
+// a quorum is missing), or nothing answered a JetStream request ("no responders":
+// a JetStream still starting after its node came back). A server without JetStream
+// also answers "no responders", for ever: that counts as not ready only while the
+// caller has waited (since its first attempt) less than a minute.
+func NotReady(err error, waited time.Duration) bool {
+	var ae *jetstream.APIError
+	return Unreachable(err) || errors.As(err, &ae) && ae.Code == http.StatusServiceUnavailable ||
+		errors.Is(err, nats.ErrNoResponders) && waited < time.Minute
 }
 
 // isTimeout reports whether err is a request that got no answer in time.

@@ -3,10 +3,15 @@ package natsbus
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
 	"os"
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zaptest"
 
@@ -113,4 +118,26 @@ func mustJSON(v any) []byte {
 		panic(err)
 	}
 	return b
+}
+
+func TestNotReady(t *testing.T) {
+	unavailable := &jetstream.APIError{Code: http.StatusServiceUnavailable, ErrorCode: 10008, Description: "JetStream system temporarily unavailable"}
+	for _, tc := range []struct {
+		name   string
+		err    error
+		waited time.Duration
+		want   bool
+	}{
+		{"no servers", fmt.Errorf("connect: %w", nats.ErrNoServers), 0, true},
+		{"a request timed out", nats.ErrTimeout, time.Hour, true},
+		{"temporarily unavailable", fmt.Errorf("stream info: %w", unavailable), time.Hour, true},
+		{"no responders while starting", fmt.Errorf("create: %w", nats.ErrNoResponders), 10 * time.Second, true},
+		{"no responders after a minute", fmt.Errorf("create: %w", nats.ErrNoResponders), time.Minute, false},
+		{"refused", &jetstream.APIError{Code: http.StatusBadRequest, ErrorCode: 10058, Description: "stream name already in use"}, 0, false},
+		{"other", errors.New("permissions violation"), 0, false},
+	} {
+		if got := NotReady(tc.err, tc.waited); got != tc.want {
+			t.Errorf("%s: NotReady %v, want %v", tc.name, got, tc.want)
+		}
+	}
 }

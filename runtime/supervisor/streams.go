@@ -2,12 +2,8 @@ package supervisor
 
 import (
 	"context"
-	"errors"
-	"net/http"
 	"time"
 
-	"github.com/nats-io/nats.go"
-	"github.com/nats-io/nats.go/jetstream"
 	"go.uber.org/zap"
 
 	"github.com/pitbossdev/pitboss/adapters/natsbus"
@@ -15,11 +11,10 @@ import (
 
 // prepareStreams settles the fleet's configuration and creates (or checks) every
 // stream and bucket, retrying with a backoff (250 ms doubling to 5 s) while the
-// cluster answers without being able to act — right after nodes came back, or
-// without a quorum, its streams have no leader yet and requests time out or are
-// refused as temporarily unavailable — and
-// saying so in the log. Any other error (a configuration mismatch, a permission)
-// fails at once. Every step is idempotent, so an attempt that failed halfway is
+// cluster cannot act yet (natsbus.NotReady: right after nodes came back, or
+// without a quorum, its streams have no leader and requests time out, are refused
+// as temporarily unavailable or meet a JetStream still starting), saying so in the
+// log. Any other error (a configuration mismatch, a permission) fails at once. Every step is idempotent, so an attempt that failed halfway is
 // simply made again.
 func (s *Supervisor) prepareStreams(ctx context.Context) error {
 	wait := 250 * time.Millisecond
@@ -32,11 +27,7 @@ func (s *Supervisor) prepareStreams(ctx context.Context) error {
 			}
 			return nil
 		}
-		// "No responders" is also a JetStream that is still starting after its
-		// node came back (TestLifecycleRecordsSurviveAnOutage in CI), but a server
-		// without JetStream answers so for ever: retried for a minute only.
-		starting := errors.Is(err, nats.ErrNoResponders) && time.Since(began) < time.Minute
-		if !streamsUnavailable(err) && !starting || ctx.Err() != nil {
+		if !natsbus.NotReady(err, time.Since(began)) || ctx.Err() != nil {
 			return err
 		}
 		s.log.Warn("the fleet's streams do not answer yet (no leader or no quorum); retrying", zap.Int("attempt", attempt),
@@ -50,14 +41,6 @@ func (s *Supervisor) prepareStreams(ctx context.Context) error {
 		}
 		wait = min(2*wait, 5*time.Second)
 	}
-}
-
-// streamsUnavailable reports whether err says the cluster cannot act yet: a
-// request without an answer (natsbus.Unreachable), or JetStream's "temporarily
-// unavailable" (503, code 10008: no meta leader, as while a quorum is missing).
-func streamsUnavailable(err error) bool {
-	var ae *jetstream.APIError
-	return natsbus.Unreachable(err) || errors.As(err, &ae) && ae.Code == http.StatusServiceUnavailable
 }
 
 // prepareStreamsOnce is one attempt of prepareStreams.
