@@ -42,6 +42,8 @@ type Agent struct {
 	// the tick-to-trade metric and, with a wall clock, the timer events — so the
 	// feed does not take it (the clock's Now costs a few per cent of a backtest).
 	noArrival bool
+	// nopMetrics: Metrics is NopMetrics (it reads no status: see statusDuty).
+	nopMetrics bool
 
 	// Loop-owned state. Nothing below is touched by another goroutine.
 	st market.State
@@ -147,6 +149,7 @@ func New(cfg Config, d Deps) (*Agent, error) {
 	}
 	_, a.evTime = a.clock.(eventClock)
 	a.noArrival = !readsArrival(a.clock, a.metrics)
+	_, a.nopMetrics = a.metrics.(NopMetrics)
 	a.keeper, _ = d.Guards.(Keeper)
 	a.repeater, _ = d.Guards.(BatchRepeater)
 	a.vdecider, _ = d.Decider.(VersionedDecider)
@@ -417,8 +420,7 @@ func (a *Agent) onTick(t time.Time, tk *ticks) {
 	}
 	if d := a.cfg.StatusInterval; t.Sub(tk.status) >= d {
 		tk.status = t
-		a.publishStatus()
-		a.logStatus("status")
+		a.statusDuty()
 	}
 	if t.Sub(a.lastCPWall) >= a.cfg.CheckpointInterval {
 		a.maybeCheckpoint(t)
@@ -547,8 +549,7 @@ func (a *Agent) eventDuties() {
 		a.heartbeat()
 	}
 	if due(&a.nextStatus, a.cfg.StatusInterval) {
-		a.publishStatus()
-		a.logStatus("status")
+		a.statusDuty()
 	}
 	if due(&a.nextCP, a.cfg.CheckpointInterval) || a.forceCP {
 		a.maybeCheckpoint(time.Time{})

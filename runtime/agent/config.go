@@ -61,6 +61,16 @@ type Config struct {
 	// StatusInterval is how often the agent publishes its status and considers
 	// logging its position and PnL line. If zero, DefaultStatusInterval (10s).
 	StatusInterval time.Duration
+	// StatusAfterRun declares that nothing reads Status while the agent runs:
+	// its caller reads it once Run has returned (a backtest or a sweep point).
+	// The status duty of every StatusInterval then builds no complete snapshot
+	// for nobody: it publishes the status line's part of one (state, counts,
+	// money, positions; no Books, Orders or Limits) only when the logger writes
+	// info lines, and nothing otherwise. A Metrics other than NopMetrics still
+	// gets a complete snapshot every StatusInterval, and the start, control
+	// requests and the stop publish complete ones, so Status after Run is as
+	// complete as ever. What is logged, audited and counted does not change.
+	StatusAfterRun bool
 	// StatusQuiet is how long the status line stays silent while neither the
 	// state nor the positions change (orders have their own lines; marks move all
 	// the time): a quiet agent logs one line per StatusQuiet instead of one per

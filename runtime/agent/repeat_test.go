@@ -88,8 +88,10 @@ func stickyQuoter(seed uint64) funcDecider {
 
 // repeatAgent is an agent over the paper venue and the real guard chain (custom
 // guards reading the time and the book) for the fixture market, which ends half an
-// hour after end (Unix ms), auditing into audit and logging at debug into log.
-func repeatAgent(t *testing.T, full bool, end int64, feed agent.Feed, d agent.Decider, audit *auditLog, log *bytes.Buffer) *agent.Agent {
+// hour after end (Unix ms), auditing into audit and logging at debug into log;
+// tune, if given, changes its configuration and parts last.
+func repeatAgent(t *testing.T, full bool, end int64, feed agent.Feed, d agent.Decider, audit *auditLog, log *bytes.Buffer,
+	tune ...func(*agent.Config, *agent.Deps)) *agent.Agent {
 	t.Helper()
 	inf := info()
 	inf.EndDate = (end + 1_800_000) / 1000
@@ -111,7 +113,15 @@ func repeatAgent(t *testing.T, full bool, end int64, feed agent.Feed, d agent.De
 	}
 	cfg := baseConfig()
 	cfg.DryRun, cfg.FullPasses = true, full
-	return newAgent(t, cfg, v, feed, d, g, func(d *agent.Deps) { d.Clock, d.Audit, d.Logger = agent.EventClock, audit, lg })
+	deps := agent.Deps{Venue: v, Feed: feed, Decider: d, Guards: g, Clock: agent.EventClock, Audit: audit, Logger: lg}
+	for _, f := range tune {
+		f(&cfg, &deps)
+	}
+	a, err := agent.New(cfg, deps)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return a
 }
 
 // TestRepeatedPassesAreTheFullOnes runs random flows through the agent with the

@@ -190,8 +190,20 @@ func (a *Agent) sortedPositions() []*market.Position {
 	return ps
 }
 
-// snapshot builds a Status from the loop's state.
+// snapshot builds a complete Status from the loop's state.
 func (a *Agent) snapshot() *Status {
+	s := a.summary()
+	s.Books = a.bookTops()
+	s.Orders = a.openOrders()
+	if lr, ok := a.guards.(LimitReporter); ok {
+		s.Limits = lr.Limits(&a.st)
+	}
+	return s
+}
+
+// summary builds a Status from the loop's state without its details (Books,
+// Orders, Limits): what the status line logs.
+func (a *Agent) summary() *Status {
 	st := a.runState()
 	if a.stopping {
 		st = StateStopping
@@ -227,11 +239,6 @@ func (a *Agent) snapshot() *Status {
 		if !o.Status.Final() {
 			s.OpenOrders++
 		}
-	}
-	s.Books = a.bookTops()
-	s.Orders = a.openOrders()
-	if lr, ok := a.guards.(LimitReporter); ok {
-		s.Limits = lr.Limits(&a.st)
 	}
 	return s
 }
@@ -295,11 +302,32 @@ func (a *Agent) openOrders() []OpenOrder {
 // publishStatus publishes a fresh snapshot and hands it to the metrics.
 func (a *Agent) publishStatus() {
 	s := a.snapshot()
+	a.storeStatus(s)
+	a.metrics.Status(s)
+}
+
+// storeStatus publishes s (keeping the stopped state once it is set).
+func (a *Agent) storeStatus(s *Status) {
 	if old := a.status.Load(); old.State == StateStopped {
 		s.State = StateStopped
 	}
 	a.status.Store(s)
-	a.metrics.Status(s)
+}
+
+// statusDuty is the status duty of every StatusInterval: publish a snapshot and
+// consider the status line. With Config.StatusAfterRun and no metrics, nothing
+// reads a snapshot but the status line, so none is built unless the logger writes
+// it, and then only the line's part (summary).
+func (a *Agent) statusDuty() {
+	switch {
+	case !a.cfg.StatusAfterRun || !a.nopMetrics:
+		a.publishStatus()
+	case a.log.Core().Enabled(zap.InfoLevel):
+		a.storeStatus(a.summary())
+	default:
+		return
+	}
+	a.logStatus("status")
 }
 
 // logStatus writes the position and PnL line. A "status" line is left out while
