@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -30,6 +31,10 @@ type ClusterConfig struct {
 	SyncAlways bool
 	// Logs, if set, receives the servers' warnings and errors (t.Logf, say).
 	Logs func(format string, args ...any)
+	// Stopped lists nodes that StartCluster does not start: servers the others
+	// are configured with (routes) that have not joined yet; Restart starts them.
+	// The rest must still be a quorum (two of three).
+	Stopped []int
 }
 
 // Cluster is a JetStream cluster of nats-servers in this process, on loopback
@@ -51,8 +56,9 @@ type clusterNode struct {
 	srv           *server.Server // nil while stopped
 }
 
-// StartCluster starts the cluster and waits until JetStream has a meta leader and
-// every node is current; the test's cleanup shuts every node down.
+// StartCluster starts the cluster (but the Stopped nodes) and waits until
+// JetStream has a meta leader and every started node is current; the test's
+// cleanup shuts every node down.
 func StartCluster(t testing.TB, cfg ClusterConfig) *Cluster {
 	t.Helper()
 	if cfg.Nodes == 0 {
@@ -70,7 +76,9 @@ func StartCluster(t testing.TB, cfg ClusterConfig) *Cluster {
 	}
 	t.Cleanup(c.Shutdown)
 	for i := range c.nodes {
-		c.start(i)
+		if !slices.Contains(cfg.Stopped, i) {
+			c.start(i)
+		}
 	}
 	c.WaitReady(60 * time.Second)
 	return c
