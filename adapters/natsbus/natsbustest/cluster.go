@@ -210,13 +210,16 @@ func (c *Cluster) Shutdown() {
 	}
 }
 
-// WaitReady waits until the running nodes agree on a JetStream meta leader and
-// each is current, or fails the test after d.
+// WaitReady waits until the running nodes agree on a JetStream meta leader, each
+// is current, and the leader can place assets on every one of them (it counts it
+// as a peer of the meta group and has its statistics: until then it refuses a
+// stream of as many replicas as there are nodes, "no suitable peers for
+// placement"), or fails the test after d.
 func (c *Cluster) WaitReady(d time.Duration) {
 	c.t.Helper()
 	deadline := time.Now().Add(d)
 	for {
-		leaders, current, running := 0, 0, 0
+		leaders, current, running, placeable := 0, 0, 0, 0
 		for i := range c.nodes {
 			s := c.Server(i)
 			if s == nil {
@@ -225,16 +228,17 @@ func (c *Cluster) WaitReady(d time.Duration) {
 			running++
 			if s.JetStreamIsLeader() {
 				leaders++
+				placeable = len(s.JetStreamClusterPeers())
 			}
 			if s.JetStreamIsCurrent() {
 				current++
 			}
 		}
-		if leaders == 1 && current == running {
+		if leaders == 1 && current == running && placeable == running {
 			return
 		}
 		if time.Now().After(deadline) {
-			c.t.Fatalf("cluster not ready after %s: %d meta leaders, %d of %d nodes current", d, leaders, current, running)
+			c.t.Fatalf("cluster not ready after %s: %d meta leaders, %d of %d nodes current, %d placeable", d, leaders, current, running, placeable)
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
