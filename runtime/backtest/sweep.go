@@ -9,6 +9,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/pitbossdev/pitboss/runtime/report"
 	"github.com/pitbossdev/pitboss/strategy"
@@ -245,13 +246,9 @@ func Sweep(ctx context.Context, cfg SweepConfig) (*SweepResult, error) {
 		}
 	}
 	points := grid(cfg.Axes)
-	strats := make([]*strategy.Strategy, len(points))
-	for i, p := range points {
-		s, err := p.apply(base)
-		if err != nil {
-			return nil, err
-		}
-		strats[i] = s
+	strats, err := compilePoints(base, points, cfg.Workers)
+	if err != nil {
+		return nil, err
 	}
 	res := &SweepResult{Metric: cfg.Metric, Axes: cfg.Axes, Folds: max(cfg.Folds, 0)}
 	from, to := spanOf(cfg.Base.Source, cfg.Base.From, cfg.Base.To)
@@ -308,6 +305,37 @@ func Sweep(ctx context.Context, cfg SweepConfig) (*SweepResult, error) {
 		res.Rows = append(res.Rows, rows...)
 	}
 	return res, nil
+}
+
+// compilePoints returns base with each point's values (Point.apply), compiled on
+// at most workers goroutines (zero: GOMAXPROCS), or the error of the first point
+// in grid order that has one. Compiling is a few per cent of a sweep's work: done
+// one point after the other it would be the part of a parallel sweep that does
+// not get faster with more cores.
+func compilePoints(base *strategy.Strategy, points []Point, workers int) ([]*strategy.Strategy, error) {
+	if workers <= 0 {
+		workers = runtime.GOMAXPROCS(0)
+	}
+	strats := make([]*strategy.Strategy, len(points))
+	errs := make([]error, len(points))
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range min(workers, len(points)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := int(next.Add(1) - 1); i < len(points); i = int(next.Add(1) - 1) {
+				strats[i], errs[i] = points[i].apply(base)
+			}
+		}()
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return nil, err
+		}
+	}
+	return strats, nil
 }
 
 // runJobs runs jobs on cfg.Pool, or on at most cfg.Workers goroutines, all of them

@@ -121,6 +121,13 @@ type Collector struct {
 	days     []Day
 	hold     [2]holdBaseline // buy and hold YES, NO
 	quotes   []quote         // scratch: the agent's best quotes per market
+	// mktIndex is each market's position in mkts, by condition id, for
+	// samplePrices; nil when a market was added or its metadata changed since
+	// it was built.
+	mktIndex map[market.ConditionID]int
+	// nets is where the points' Net slices are cut from, a chunk at a time
+	// (one allocation per chunk instead of one per point).
+	nets []Money
 }
 
 // mkt is the collector's view of one market.
@@ -222,9 +229,11 @@ func (c *Collector) market(cond market.ConditionID, info *market.Info) *mkt {
 		m.info.Condition = cond
 		c.byCond[cond] = m
 		c.mkts = append(c.mkts, m)
+		c.mktIndex = nil
 	}
 	if info != nil {
 		m.info = *info
+		c.mktIndex = nil
 		for _, t := range info.Tokens {
 			if t != "" {
 				c.byToken[t] = m
@@ -444,7 +453,7 @@ func (c *Collector) addPoint(t int64, eq, exp market.Micros, st *market.State) {
 			m.prices = halve(m.prices)
 		}
 	}
-	net := make([]Money, len(c.mkts))
+	net := c.net(len(c.mkts))
 	for i, m := range c.mkts {
 		if m.resolved { // its tokens await a redeem: no position in the market any more
 			continue
@@ -458,8 +467,39 @@ func (c *Collector) addPoint(t int64, eq, exp market.Micros, st *market.State) {
 		}
 		net[i] = Money(y - n)
 	}
+	if c.points == nil {
+		c.points = make([]Point, 0, c.pointsCap())
+	}
 	c.points = append(c.points, Point{Time: t, Equity: Money(eq), Exposure: Money(exp), Net: net,
 		Hold: Money(c.hold[market.Yes].value(st)), HoldNo: Money(c.hold[market.No].value(st))})
 	c.samplePrices(t, st)
 	c.nextPoint = t + c.pointEvery
+}
+
+// netChunk is how many points' Net slices one allocation holds.
+const netChunk = 64
+
+// net returns a zeroed slice of n Money for a point's Net, cut from c.nets (its
+// capacity is n: an append, as Finish makes for markets added later, copies it).
+func (c *Collector) net(n int) []Money {
+	if n == 0 {
+		return make([]Money, 0) // not nil: the JSON says [] for it
+	}
+	if len(c.nets) < n {
+		c.nets = make([]Money, n*netChunk)
+	}
+	out := c.nets[:n:n]
+	c.nets = c.nets[n:]
+	return out
+}
+
+// pointsCap is the capacity the chart's points (and a market's prices) start
+// with: as many as the period holds at the first spacing, within the bound that
+// halves them (2 × Points), so that they are not copied while they grow.
+func (c *Collector) pointsCap() int {
+	n := 2 * c.cfg.Points
+	if span := c.cfg.To - c.cfg.From; span > 0 && c.pointEvery > 0 {
+		n = min(n, int(span/c.pointEvery)+2)
+	}
+	return max(n, 1)
 }

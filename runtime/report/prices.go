@@ -17,9 +17,13 @@ func (c *Collector) samplePrices(t int64, st *market.State) {
 	q := c.quotes[:len(c.mkts)]
 	clear(q)
 	if len(st.Orders) > 0 {
-		idx := make(map[market.ConditionID]int, len(c.mkts))
-		for i, m := range c.mkts {
-			idx[m.info.Condition] = i
+		idx := c.mktIndex
+		if idx == nil {
+			idx = make(map[market.ConditionID]int, len(c.mkts))
+			for i, m := range c.mkts {
+				idx[m.info.Condition] = i
+			}
+			c.mktIndex = idx
 		}
 		for _, o := range st.Orders {
 			i, ok := idx[o.Market]
@@ -58,6 +62,9 @@ func (c *Collector) samplePrices(t int64, st *market.State) {
 		}
 		if pp == (PricePoint{Time: t}) {
 			continue
+		}
+		if m.prices == nil {
+			m.prices = make([]PricePoint, 0, c.pointsCap())
 		}
 		m.prices = append(m.prices, pp)
 	}

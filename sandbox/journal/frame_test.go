@@ -353,3 +353,56 @@ func TestWriterErrorsAreSticky(t *testing.T) {
 		t.Fatalf("append after failure: %v", again)
 	}
 }
+
+// A Reader gives its buffer up at its first error (readBufs) and keeps returning
+// that error; Readers made one after the other, in sequence and at once, each
+// read every frame right, frames larger than a read chunk included (the buffer
+// grows, and a grown buffer serves the next Reader).
+func TestReadersPassTheirBufferOn(t *testing.T) {
+	big := func(seq uint64) []byte {
+		b := payloadOf(seq)
+		if seq%3 == 0 {
+			b = bytes.Repeat(b, (readChunk+len(b))/len(b)+1) // more than a read chunk
+		}
+		return b
+	}
+	file, infos := encodeFile(KindJournal, 1, []int{2, 3, 1, 4}, big)
+	read := func() error {
+		rd, err := NewReader(&chunkReader{b: file, n: 5000}, KindJournal, 0)
+		if err != nil {
+			return err
+		}
+		for i, want := range infos {
+			f, err := rd.Next()
+			if err != nil {
+				return fmt.Errorf("frame %d: %w", i, err)
+			}
+			if f.Seq != want.seq || !bytes.Equal(f.Payload, big(f.Seq)) {
+				return fmt.Errorf("frame %d: seq %d, payload of %d bytes", i, f.Seq, len(f.Payload))
+			}
+		}
+		for range 2 {
+			if _, err := rd.Next(); err != io.EOF {
+				return fmt.Errorf("after the last frame: %v, want io.EOF", err)
+			}
+		}
+		if rd.buf != nil {
+			return errors.New("the buffer is kept after the end")
+		}
+		return nil
+	}
+	for range 5 {
+		if err := read(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	errs := make(chan error, 4)
+	for range cap(errs) {
+		go func() { errs <- read() }()
+	}
+	for range cap(errs) {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+}

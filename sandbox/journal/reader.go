@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"sync"
 )
 
 // DamageError says where a framed file stops being valid: the offset of the first
@@ -48,6 +49,23 @@ type Reader struct {
 
 const readChunk = 64 << 10
 
+// readBufs keeps the buffers of Readers that reached the end of their input (or an
+// error) for the next Readers: a process that reads many files one after the other,
+// or the same one many times (a backtest sweep reads its tape once per point),
+// allocates a buffer once instead of once per file. Buffers above maxKeptBuf are
+// left to the collector.
+var readBufs sync.Pool
+
+const maxKeptBuf = 1<<20 + readChunk
+
+// getBuf returns an empty buffer of at least size bytes, a kept one if there is.
+func getBuf(size int) []byte {
+	if p, ok := readBufs.Get().(*[]byte); ok && cap(*p) >= size {
+		return (*p)[:0]
+	}
+	return make([]byte, 0, size)
+}
+
 // NewReader reads and checks the file header (of kind kind) from r and returns a
 // Reader positioned at the first frame. maxPayload bounds a frame's payload (zero:
 // MaxPayload, which trusts length fields up to 4 GiB; pass a real bound for
@@ -62,7 +80,7 @@ func newReader(r io.Reader, kind Kind, maxPayload, bufSize int) (*Reader, error)
 		maxPayload = MaxPayload
 	}
 	bufSize = max(bufSize, FileHeaderSize)
-	rd := &Reader{r: r, max: maxPayload, readSize: bufSize, buf: make([]byte, 0, bufSize)}
+	rd := &Reader{r: r, max: maxPayload, readSize: bufSize, buf: getBuf(bufSize)}
 	if err := rd.fill(FileHeaderSize); err != nil && !errors.Is(err, io.EOF) {
 		return nil, err
 	}
@@ -90,7 +108,8 @@ func (r *Reader) NextSeq() uint64 { return r.next }
 // Next returns the next frame. Its Payload is valid until the following call. At a
 // clean end of input (exactly at a frame boundary) it returns io.EOF; where the input
 // stops being a valid continuation it returns a *DamageError; errors of the underlying
-// reader are returned as they are. Errors are sticky.
+// reader are returned as they are. Errors are sticky: with the first one the Reader
+// gives its buffer to the next Reader made (readBufs).
 func (r *Reader) Next() (Frame, error) {
 	if r.err != nil {
 		return Frame{}, r.err
@@ -98,6 +117,11 @@ func (r *Reader) Next() (Frame, error) {
 	f, err := r.next1()
 	if err != nil {
 		r.err = err
+		if cap(r.buf) <= maxKeptBuf {
+			b := r.buf[:0]
+			readBufs.Put(&b)
+		}
+		r.buf, r.lo, r.hi = nil, 0, 0
 	}
 	return f, err
 }
