@@ -93,8 +93,8 @@ func runBacktest(ctx context.Context, args []string, io stdio) error {
 	workers := fs.Int("workers", 0, "with --sweep: the older name of --parallel")
 	folds := fs.Int("walk-forward", 0, "with --sweep: N folds — fit each period, report the best point on the next")
 	quiet := fs.Bool("q", false, "no progress bar")
-	natsURL := fs.String("nats", "", "with --sweep: put the points on this NATS server's work queue, for `pitboss worker` processes anywhere to run (nats://host:4222)")
-	natsCreds := fs.String("nats-creds", "", "with --nats: credentials, a pitboss endpoint file or a NATS .creds file (0600)")
+	natsURL := fs.String("nats", "", "with --sweep: put the points on the work queue of the NATS server at `URL` (nats://host:4222[,…]; JetStream on), for pitboss worker processes anywhere to run")
+	natsCreds := fs.String("nats-creds", "", "with --nats: credentials, a pitboss endpoint `FILE` or a NATS .creds file (0600)")
 	ackWait := fs.Duration("ack-wait", 30*time.Second, "with --nats: a point whose worker gave no sign of life for this long goes to another worker")
 	logPath := fs.String("log", "", "write the agent's log (event time, one line per decision that acts, order and fill) to this file")
 	logLevel := fs.String("log-level", "info", "with --log: debug, info, warn or error")
@@ -341,7 +341,7 @@ func natsPool(ctx context.Context, io stdio, url, creds string, ackWait time.Dur
 	q, err := bus.EnsureSweepQueue(ctx, natsbus.SweepQueueConfig{AckWait: ackWait})
 	if err != nil {
 		bus.Close()
-		return nil, nil, err
+		return nil, nil, noJetStream(err, ep)
 	}
 	base, err := remoteBase(ctx, q, agentPath, strategyPath, tapes, cfg)
 	if err != nil {

@@ -247,3 +247,16 @@ func TestBacktestSeveralDataFiles(t *testing.T) {
 		t.Fatalf("code %d, stderr %q", code, errOut)
 	}
 }
+
+// TestInterruptedSweepSaysSo: a sweep stopped by Ctrl-C (its context cancelled)
+// prints "interrupted" and exits 130, not "context canceled" and 1.
+func TestInterruptedSweepSaysSo(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	var out, errOut strings.Builder
+	code := runMain(ctx, []string{"backtest", "--data", btSample, "--sweep", "half_spread=0.01:0.04:0.01", "-q", btQuoter},
+		stdio{stdin: strings.NewReader(""), stdout: &out, stderr: &errOut, getenv: func(string) string { return "" }})
+	if code != 130 || errOut.String() != "pitboss backtest: interrupted\n" {
+		t.Fatalf("exit %d, stdout %q, stderr %q; want 130 and \"pitboss backtest: interrupted\"", code, out.String(), errOut.String())
+	}
+}

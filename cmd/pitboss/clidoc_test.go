@@ -177,3 +177,29 @@ func TestCLIReferenceIsCurrent(t *testing.T) {
 			"regenerate it with %s=1 go test ./cmd/pitboss -run TestCLIReferenceIsCurrent", i+1, at(gl), at(wl), cliDocUpdateEnv)
 	}
 }
+
+// TestFlagPlaceholdersAreOneWord: a flag's help line is "-name" and at most one
+// placeholder. The flag package takes the first `quoted` word of a usage text as
+// the placeholder, so "for `pitboss worker` processes" once printed
+// "-nats pitboss worker" where the reader expects "-nats URL".
+func TestFlagPlaceholdersAreOneWord(t *testing.T) {
+	ref := cliReference(t)
+	lines := 0
+	for _, line := range strings.Split(ref, "\n") {
+		if !strings.HasPrefix(line, "  -") || strings.Contains(line, "\t") {
+			continue // not a flag's first line, or a short flag with its usage after a tab
+		}
+		lines++
+		if f := strings.Fields(line); len(f) > 2 {
+			t.Errorf("flag line %q: more than one placeholder word (a `quoted` phrase in its usage?)", line)
+		}
+	}
+	if lines < 100 {
+		t.Fatalf("only %d flag lines in the reference: the check would be vacuous", lines)
+	}
+	for _, cmd := range []string{"backtest", "worker"} {
+		if help := helpOf(t, cmd); !strings.Contains(help, "  -nats URL\n") || !strings.Contains(help, "  -nats-creds FILE\n") {
+			t.Errorf("pitboss %s -h does not show -nats URL and -nats-creds FILE, as docs/backtests.md names them:\n%s", cmd, help)
+		}
+	}
+}

@@ -72,7 +72,8 @@ func main() {
 // The conventions are those of git, go and kubectl: help asked for (`-h`, `--help`,
 // `help`, `help CMD`) goes to stdout and exits 0; a mistake (an unknown command or
 // flag, a bad value) is one line on stderr with a "did you mean" when a known name
-// is close, and exits 2; `--version` is `pitboss version`.
+// is close, and exits 2; `--version` is `pitboss version`; a command that an
+// interrupt stopped before it was done says "interrupted" and exits 130.
 func runMain(ctx context.Context, args []string, io stdio) int {
 	if len(args) == 0 {
 		printUsage(io.stdout)
@@ -118,6 +119,11 @@ func runMain(ctx context.Context, args []string, io stdio) int {
 		}
 		fmt.Fprintf(io.stderr, "pitboss %s: %s (see pitboss %s -h)\n", name, ue.msg, name)
 		return 2
+	case ctx.Err() != nil && errors.Is(err, context.Canceled):
+		// Ctrl-C (or SIGTERM) stopped a command that was not done (a sweep, say):
+		// what happened, not "context canceled", and the shell's status for it.
+		fmt.Fprintf(io.stderr, "pitboss %s: interrupted\n", c.name)
+		return 130
 	default:
 		fmt.Fprintf(io.stderr, "pitboss %s: %s\n", c.name, userMessage(err))
 		return 1

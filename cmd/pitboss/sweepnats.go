@@ -10,6 +10,7 @@ import (
 	"os"
 	"runtime"
 	"runtime/debug"
+	"time"
 
 	"github.com/pitbossdev/pitboss/adapters/natsbus"
 	"github.com/pitbossdev/pitboss/runtime/backtest"
@@ -39,6 +40,16 @@ func natsEndpoint(io stdio, url, creds string) (natsbus.Endpoint, error) {
 	}
 	ep := natsbus.Endpoint{URL: url}
 	return ep, ep.Validate()
+}
+
+// noJetStream adds to err what to do when nothing answered a JetStream request
+// (natsbus.NotReady's "no responders", which a server without JetStream answers for
+// ever): a sweep's queue lives in JetStream, so the server must run it.
+func noJetStream(err error, ep natsbus.Endpoint) error {
+	if err != nil && natsbus.NotReady(err, 0) && !natsbus.NotReady(err, time.Hour) {
+		return fmt.Errorf("%w: JetStream does not answer on %s — sweeps need a NATS server with JetStream enabled (nats-server -js; docs/backtests.md)", err, ep.URL)
+	}
+	return err
 }
 
 // buildID names this build for sweep jobs: a worker of another build refuses them

@@ -36,8 +36,8 @@ build (a worker of another build reports the point failed rather than guess).
 func runWorker(ctx context.Context, args []string, io stdio) error {
 	defer backtest.BatchGC()() // a batch run: see BatchGC
 	fs := newFlagSet("worker", workerUsage, io)
-	natsURL := fs.String("nats", "", "the NATS server (nats://host:4222[,…])")
-	natsCreds := fs.String("nats-creds", "", "credentials: a pitboss endpoint file or a NATS .creds file (0600)")
+	natsURL := fs.String("nats", "", "the NATS server at `URL` (nats://host:4222[,…]; JetStream on)")
+	natsCreds := fs.String("nats-creds", "", "credentials: a pitboss endpoint `FILE` or a NATS .creds file (0600)")
 	parallel := fs.Int("parallel", 0, "points at once, one per core (default: every core the process may use, GOMAXPROCS)")
 	cache := fs.String("cache", "", "where fetched files are kept, by content (default: the user cache directory's pitboss/blobs)")
 	quiet := fs.Bool("q", false, "log only problems, not each point")
@@ -90,7 +90,7 @@ func runWorker(ctx context.Context, args []string, io stdio) error {
 			break
 		}
 		if !errors.Is(err, natsbus.ErrNoSweepQueue) {
-			return err
+			return noJetStream(err, ep)
 		}
 		if !waited {
 			log.Info("waiting for a coordinator to create the sweep queue")

@@ -12,7 +12,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats-server/v2/server"
+
 	"github.com/pitbossdev/pitboss/adapters/natsbus"
+	"github.com/pitbossdev/pitboss/adapters/natsbus/natsbustest"
 )
 
 // TestDistributedSweepSurvivesAKilledWorker runs a 16-point sweep through an
@@ -93,6 +96,23 @@ func TestWorkerUsageMistakes(t *testing.T) {
 		code, _, errOut := runCLI(t, append([]string{"worker"}, tc.args...)...)
 		if code != 2 || !strings.Contains(errOut, tc.want) {
 			t.Fatalf("worker %v: code %d, stderr %q; want 2 and %q", tc.args, code, errOut, tc.want)
+		}
+	}
+}
+
+// TestSweepNeedsJetStream: a NATS server started without JetStream (a plain
+// `nats-server`) answers a sweep's JetStream requests with "no responders"; the
+// coordinator and the worker say that the server needs JetStream (-js) instead of
+// leaving the user with "no responders available for request".
+func TestSweepNeedsJetStream(t *testing.T) {
+	url := natsbustest.StartServer(t, func(_ int, o *server.Options) { o.JetStream = false })
+	for _, args := range [][]string{
+		{"backtest", "--data", btSample, "--sweep", "half_spread=0.01:0.02:0.01", "--nats", url, btQuoter},
+		{"worker", "--nats", url, "-q"},
+	} {
+		code, out, errOut := runCLI(t, args...)
+		if code != 1 || !strings.Contains(errOut, "JetStream does not answer on "+url) || !strings.Contains(errOut, "nats-server -js") {
+			t.Errorf("%s on a server without JetStream: exit %d, stdout %q, stderr %q; want 1 and the -js hint", args[0], code, out, errOut)
 		}
 	}
 }
