@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"runtime"
+	"runtime/metrics"
 	"syscall"
 	"testing"
 	"time"
@@ -186,13 +187,18 @@ func benchBacktest(b *testing.B, src *TapeSource) {
 // idle cores the wall time falls N-fold; on a machine other work keeps busy, the
 // wall-time ratio shows what was left over). Run it with -cpu N for N cores. Both
 // sweeps run with the collector's target the CLI gives batch runs (BatchGC, unless
-// GOGC is set: GOGC=100 measures the default's).
+// GOGC is set: GOGC=100 measures the default's). gcs/sweep is the collector's
+// cycles per sweep (both kinds): what a point allocates decides how often the
+// collector marks, and while it marks with no idle core every pointer write pays
+// its barrier (design 0174, 0175).
 func BenchmarkSweep(b *testing.B) {
 	defer BatchGC()() // as pitboss backtest and pitboss worker run sweeps
 	spec, st, axes := sweepOf(b, quoterAgent, "half_spread=0.01:0.04:0.01", "size=5:20:5")
 	src := sample(b)
 	workers := runtime.GOMAXPROCS(0)
 	var serial, parallel, serialCPU, parallelCPU time.Duration
+	var sweeps int
+	gc0 := gcCycles()
 	for b.Loop() {
 		for _, w := range []int{1, workers} {
 			t0, c0 := time.Now(), cpuTime(b)
@@ -204,6 +210,7 @@ func BenchmarkSweep(b *testing.B) {
 				b.Fatalf("%d rows, first %q", len(res.Rows), res.Rows[0].Err)
 			}
 			wall, cpu := time.Since(t0), cpuTime(b)-c0
+			sweeps++
 			if w == 1 {
 				serial, serialCPU = serial+wall, serialCPU+cpu
 			} else {
@@ -215,4 +222,12 @@ func BenchmarkSweep(b *testing.B) {
 	b.ReportMetric(serial.Seconds()/parallel.Seconds(), "speedup")
 	b.ReportMetric(parallelCPU.Seconds()/serialCPU.Seconds(), "cpu-ratio")
 	b.ReportMetric(float64(workers), "workers")
+	b.ReportMetric(float64(gcCycles()-gc0)/float64(sweeps), "gcs/sweep")
+}
+
+// gcCycles returns the collector's cycles so far.
+func gcCycles() uint64 {
+	s := []metrics.Sample{{Name: "/gc/cycles/total:gc-cycles"}}
+	metrics.Read(s)
+	return s[0].Value.Uint64()
 }
