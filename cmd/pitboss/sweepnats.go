@@ -10,6 +10,7 @@ import (
 	"os"
 	"runtime"
 	"runtime/debug"
+	"slices"
 	"time"
 
 	"github.com/pitbossdev/pitboss/adapters/natsbus"
@@ -23,12 +24,13 @@ import (
 
 // natsEndpoint is the NATS endpoint of --nats URL and --nats-creds FILE (a pitboss
 // endpoint file or a NATS .creds file); without --nats-creds, PITBOSS_NATS_FILE or
-// the PITBOSS_NATS_* variables give the credentials, --nats the URL.
+// the PITBOSS_NATS_* variables give the credentials (any of them: PITBOSS_NATS_USER
+// and _PASSWORD alone with --nats, say), --nats the URL.
 func natsEndpoint(io stdio, url, creds string) (natsbus.Endpoint, error) {
 	if creds != "" {
 		return fleetEndpoint(url, creds)
 	}
-	if io.getenv(natsbus.EnvFile) != "" || io.getenv(natsbus.EnvURL) != "" {
+	if slices.ContainsFunc(natsEnv, func(name string) bool { return io.getenv(name) != "" }) {
 		ep, err := natsbus.EndpointFromEnv(io.getenv)
 		if err != nil && err != natsbus.ErrNoURL {
 			return natsbus.Endpoint{}, err
@@ -41,6 +43,10 @@ func natsEndpoint(io stdio, url, creds string) (natsbus.Endpoint, error) {
 	ep := natsbus.Endpoint{URL: url}
 	return ep, ep.Validate()
 }
+
+// natsEnv names the variables natsbus.EndpointFromEnv reads.
+var natsEnv = []string{natsbus.EnvURL, natsbus.EnvUser, natsbus.EnvPassword, natsbus.EnvToken, natsbus.EnvCreds,
+	natsbus.EnvFile, natsbus.EnvJWT, natsbus.EnvSeed, natsbus.EnvTLSCA, natsbus.EnvTLSCert, natsbus.EnvTLSKey}
 
 // noJetStream adds to err what to do when nothing answered a JetStream request
 // (natsbus.NotReady's "no responders", which a server without JetStream answers for

@@ -117,6 +117,38 @@ func TestSweepNeedsJetStream(t *testing.T) {
 	}
 }
 
+// TestSweepCredentialsFromEnvironment: without --nats-creds, PITBOSS_NATS_USER and
+// PITBOSS_NATS_PASSWORD (or _TOKEN) are the credentials for the server of --nats,
+// as docs/backtests.md says — not only when PITBOSS_NATS_URL is set too.
+func TestSweepCredentialsFromEnvironment(t *testing.T) {
+	users := natsbustest.StartServer(t, func(_ int, o *server.Options) { o.Username, o.Password = "sweeper", "pass-for-the-test" })
+	tokens := natsbustest.StartServer(t, func(_ int, o *server.Options) { o.Authorization = "token-for-the-test" })
+	for _, tc := range []struct {
+		url string
+		env map[string]string
+		ok  bool
+	}{
+		{users, map[string]string{natsbus.EnvUser: "sweeper", natsbus.EnvPassword: "pass-for-the-test"}, true},
+		{users, nil, false},
+		{users, map[string]string{natsbus.EnvUser: "sweeper", natsbus.EnvPassword: "wrong"}, false},
+		{tokens, map[string]string{natsbus.EnvToken: "token-for-the-test"}, true},
+	} {
+		ep, err := natsEndpoint(stdio{getenv: func(k string) string { return tc.env[k] }}, tc.url, "")
+		if err != nil {
+			t.Fatalf("env %v: %v", tc.env, err)
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		bus, err := natsbus.Connect(ctx, ep, natsbus.ConnectOptions{Name: "test"})
+		cancel()
+		if (err == nil) != tc.ok {
+			t.Fatalf("connect to %s with %v: %v; want success %v", tc.url, ep, err, tc.ok)
+		}
+		if bus != nil {
+			bus.Close()
+		}
+	}
+}
+
 // startNATS starts an embedded nats-server (loopback TCP, JetStream in dir), shut
 // down at the end of the test — after the processes started later, since cleanups
 // run last-in first-out.
