@@ -332,7 +332,7 @@ func natsPool(ctx context.Context, io stdio, url, creds string, ackWait time.Dur
 	tapes []string, simData *backtest.SimData, cfg *backtest.Config) (*backtest.RemotePool, func(), error) {
 	ep, err := natsEndpoint(io, url, creds)
 	if err != nil {
-		return nil, nil, usagef("--nats: %v", err)
+		return nil, nil, err // a usage error naming the flag
 	}
 	bus, err := natsbus.Connect(ctx, ep, natsbus.ConnectOptions{Name: "pitboss backtest"})
 	if err != nil {

@@ -231,7 +231,7 @@ func runRecord(ctx context.Context, args []string, io stdio) error {
 		if spec.Signals.Has(agents.SignalNATS) {
 			ep, err := natsEndpoint(io, *natsURL, *natsCreds)
 			if err != nil {
-				return usagef("--nats: %v", err)
+				return err // a usage error naming the flag
 			}
 			bus, err := natsbus.Connect(ctx, ep, natsbus.ConnectOptions{Name: "pitboss record", Logger: log})
 			if err != nil {

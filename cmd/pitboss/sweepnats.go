@@ -5,8 +5,10 @@ import (
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"runtime"
 	"runtime/debug"
@@ -25,23 +27,41 @@ import (
 // natsEndpoint is the NATS endpoint of --nats URL and --nats-creds FILE (a pitboss
 // endpoint file or a NATS .creds file); without --nats-creds, PITBOSS_NATS_FILE or
 // the PITBOSS_NATS_* variables give the credentials (any of them: PITBOSS_NATS_USER
-// and _PASSWORD alone with --nats, say), --nats the URL.
+// and _PASSWORD alone with --nats, say), --nats the URL. Its errors are usage errors
+// that name the flag at fault: a missing or loose --nats-creds file, no URL.
 func natsEndpoint(io stdio, url, creds string) (natsbus.Endpoint, error) {
-	if creds != "" {
-		return fleetEndpoint(url, creds)
-	}
-	if slices.ContainsFunc(natsEnv, func(name string) bool { return io.getenv(name) != "" }) {
-		ep, err := natsbus.EndpointFromEnv(io.getenv)
-		if err != nil && err != natsbus.ErrNoURL {
-			return natsbus.Endpoint{}, err
+	var ep natsbus.Endpoint
+	var err error
+	switch {
+	case creds != "":
+		if _, serr := os.Stat(creds); serr != nil {
+			var pe *fs.PathError
+			if errors.As(serr, &pe) {
+				serr = pe.Err
+			}
+			return ep, usagef("--nats-creds %s: %v", creds, serr)
+		}
+		if ep, err = fleetEndpoint(url, creds); err != nil && !errors.Is(err, natsbus.ErrNoURL) {
+			return ep, usagef("--nats-creds: %s", userMessage(err))
+		}
+	case slices.ContainsFunc(natsEnv, func(name string) bool { return io.getenv(name) != "" }):
+		if ep, err = natsbus.EndpointFromEnv(io.getenv); err != nil && !errors.Is(err, natsbus.ErrNoURL) {
+			return natsbus.Endpoint{}, usagef("the PITBOSS_NATS_* variables: %s", userMessage(err))
 		}
 		if url != "" {
 			ep.URL = url
 		}
-		return ep, ep.Validate()
+	default:
+		ep = natsbus.Endpoint{URL: url}
 	}
-	ep := natsbus.Endpoint{URL: url}
-	return ep, ep.Validate()
+	if err := ep.Validate(); errors.Is(err, natsbus.ErrNoURL) && creds != "" {
+		return ep, usagef("give --nats URL: %s holds no server address", creds)
+	} else if errors.Is(err, natsbus.ErrNoURL) {
+		return ep, usagef("give --nats URL (nats://host:4222)")
+	} else if err != nil {
+		return ep, usagef("--nats: %s", userMessage(err))
+	}
+	return ep, nil
 }
 
 // natsEnv names the variables natsbus.EndpointFromEnv reads.

@@ -59,7 +59,7 @@ func runWorker(ctx context.Context, args []string, io stdio) error {
 	}
 	ep, err := natsEndpoint(io, *natsURL, *natsCreds)
 	if err != nil {
-		return usagef("--nats: %v", err)
+		return err // a usage error naming the flag
 	}
 	dir := *cache
 	if dir == "" {

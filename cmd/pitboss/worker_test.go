@@ -149,6 +149,41 @@ func TestSweepCredentialsFromEnvironment(t *testing.T) {
 	}
 }
 
+// TestSweepCredentialsMistakes: a --nats-creds file that is missing, readable by
+// others, or holds no server address without --nats is a usage error that names
+// --nats-creds or --nats (not "--nats: natsbus: endpoint has no URL").
+func TestSweepCredentialsMistakes(t *testing.T) {
+	dir := t.TempDir()
+	loose, creds := filepath.Join(dir, "loose.json"), filepath.Join(dir, "user.creds")
+	if err := os.WriteFile(loose, []byte("{}"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(creds, []byte("not checked before connecting"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	missing := filepath.Join(dir, "missing.json")
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--nats-creds", missing}, "--nats-creds " + missing + ": no such file or directory"},
+		{[]string{"--nats", "nats://127.0.0.1:4222", "--nats-creds", missing}, "--nats-creds " + missing + ": no such file"},
+		{[]string{"--nats", "nats://127.0.0.1:4222", "--nats-creds", loose}, "--nats-creds: secret file must not be accessible by group or others (chmod 600)"},
+		{[]string{"--nats-creds", creds}, "give --nats URL: " + creds + " holds no server address"},
+	} {
+		for _, cmd := range [][]string{{"worker"}, {"backtest", "--data", btSample, "--sweep", "half_spread=0.01:0.02:0.01"}} {
+			args := append(append(append([]string{}, cmd...), tc.args...), btQuoter)
+			if cmd[0] == "worker" {
+				args = args[:len(args)-1]
+			}
+			code, _, errOut := runCLI(t, args...)
+			if code != 2 || !strings.Contains(errOut, tc.want) || strings.Contains(errOut, "natsbus") {
+				t.Errorf("%v: exit %d, stderr %q; want 2 and %q", args, code, errOut, tc.want)
+			}
+		}
+	}
+}
+
 // startNATS starts an embedded nats-server (loopback TCP, JetStream in dir), shut
 // down at the end of the test — after the processes started later, since cleanups
 // run last-in first-out.
