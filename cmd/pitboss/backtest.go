@@ -147,6 +147,15 @@ func runBacktest(ctx context.Context, args []string, io stdio) error {
 	if (*natsURL != "" || *natsCreds != "") && len(sweeps) == 0 {
 		return usagef("--nats sends a sweep's points to workers: give at least one --sweep")
 	}
+	if len(sweeps) > 0 {
+		// These write one run's report or log; a sweep has many runs and writes none
+		// of them (it used to ignore them silently, leaving no file or an empty one).
+		for _, f := range []struct{ name, value string }{{"html", *htmlOut}, {"csv", *csvOut}, {"out", *jsonOut}, {"log", *logPath}} {
+			if f.value != "" {
+				return usagef("--%s writes one run's report or log: a sweep has many (--json prints the sweep's table as JSON; run its best point without --sweep for the rest)", f.name)
+			}
+		}
+	}
 	if *ackWait < time.Second {
 		return usagef("--ack-wait must be at least 1s")
 	}

@@ -132,6 +132,10 @@ func TestBacktestUsageMistakes(t *testing.T) {
 		{"nats without sweep", []string{"--data", btSample, "--nats", "nats://127.0.0.1:1", btQuoter}, "give at least one --sweep"},
 		{"short ack wait", []string{"--data", btSample, "--sweep", "size=5:10:5", "--nats", "nats://127.0.0.1:1", "--ack-wait", "10ms", btQuoter}, "--ack-wait"},
 		{"parallel and workers", []string{"--data", btSample, "--sweep", "size=5:10:5", "--parallel", "2", "--workers", "3", btQuoter}, "older name"},
+		{"html of a sweep", []string{"--data", btSample, "--sweep", "size=5:10:5", "--html", "r.html", btQuoter}, "--html writes one run's report"},
+		{"csv of a sweep", []string{"--data", btSample, "--sweep", "size=5:10:5", "--csv", "f.csv", btQuoter}, "--csv writes one run's report"},
+		{"out of a sweep", []string{"--data", btSample, "--sweep", "size=5:10:5", "--out", "r.json", btQuoter}, "--out writes one run's report"},
+		{"log of a sweep", []string{"--data", btSample, "--sweep", "size=5:10:5", "--nats", "nats://127.0.0.1:1", "--log", "a.log", btQuoter}, "--log writes one run's report or log"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			code, _, errOut := runCLI(t, append([]string{"backtest"}, tc.args...)...)
