@@ -272,10 +272,16 @@ func runBacktest(ctx context.Context, args []string, io stdio) error {
 			if err != nil {
 				return err
 			}
-			_, err = io.stdout.Write(b)
+			if _, err = io.stdout.Write(b); err != nil {
+				return err
+			}
+		} else if err := res.WriteText(io.stdout, *top); err != nil {
 			return err
 		}
-		return res.WriteText(io.stdout, *top)
+		if msg := res.Failed(); msg != "" {
+			return fmt.Errorf("every point of the sweep failed (the first: %s)", msg)
+		}
+		return nil
 	}
 
 	var prog backtest.Progress

@@ -101,6 +101,33 @@ func TestBacktestSweepPrintsATable(t *testing.T) {
 	}
 }
 
+// A sweep that measured nothing — every point failed — prints its table (each
+// row's failure after its values, without widening the columns) and exits 1, so
+// that a script does not take it for a result; with --json the same.
+func TestSweepWhoseEveryPointFailedExits1(t *testing.T) {
+	for _, format := range [][]string{nil, {"--json"}} {
+		args := append([]string{"backtest", "--data", btSample, "--from", "1800000000000", "--sweep", "size=5:10:5"}, format...)
+		code, out, errOut := runCLI(t, append(args, btQuoter)...)
+		if code != 1 || !strings.Contains(errOut, "every point of the sweep failed (the first: backtest: --to") {
+			t.Fatalf("%v: code %d, stderr %q", format, code, errOut)
+		}
+		if format != nil {
+			var res backtest.SweepResult
+			if err := json.Unmarshal([]byte(out), &res); err != nil || len(res.Rows) != 2 || res.Rows[1].Err == "" {
+				t.Fatalf("json %v: %s", err, out)
+			}
+			continue
+		}
+		lines := strings.Split(strings.TrimSpace(out), "\n")
+		if len(lines) != 4 || !strings.Contains(lines[3], "10  failed: backtest: --to") {
+			t.Fatalf("table:\n%s", out)
+		}
+		if h := lines[1]; !strings.HasPrefix(strings.TrimSpace(h), "#  size  pnl") {
+			t.Fatalf("the failures widened the columns:\n%s", out)
+		}
+	}
+}
+
 func TestBacktestOnSyntheticFlow(t *testing.T) {
 	code, out, errOut := runCLI(t, "backtest", "--sim", "3", "--duration", "30m", "--sim-markets", "1", "--json", btQuoter)
 	if code != 0 {

@@ -37,7 +37,9 @@ func (r *SweepResult) WriteText(w io.Writer, top int) error {
 			fmt.Fprintf(tw, "%s\t", p.Value)
 		}
 		if x.Err != "" {
-			fmt.Fprintf(tw, "failed: %s\t\n", x.Err)
+			// Not tab-terminated: the message is no column's cell, so a long
+			// one does not widen the pnl column of every row.
+			fmt.Fprintf(tw, "  failed: %s\n", x.Err)
 			return
 		}
 		s := &x.Summary
@@ -72,6 +74,20 @@ func (r *SweepResult) WriteText(w io.Writer, top int) error {
 		}
 	}
 	return tw.Flush()
+}
+
+// Failed returns the first row's failure when every row failed (nothing was
+// measured), and "" otherwise.
+func (r *SweepResult) Failed() string {
+	for i := range r.Rows {
+		if r.Rows[i].Err == "" {
+			return ""
+		}
+	}
+	if len(r.Rows) == 0 {
+		return ""
+	}
+	return r.Rows[0].Err
 }
 
 // MarshalIndent returns the sweep as indented JSON with a trailing newline.
