@@ -102,7 +102,9 @@ func runWorker(ctx context.Context, args []string, io stdio) error {
 		}
 	}
 	c := &blobCache{dir: dir, q: q, log: log}
-	runner := &backtest.JobRunner{Build: buildID(), Fetch: c.fetch}
+	runner := &backtest.JobRunner{Build: buildID(), Fetch: c.fetch, Refused: func(reason string) {
+		log.Warn("point refused", zap.String("reason", reason)) // a warning: -q shows it
+	}}
 	log.Info("worker ready", zap.Int("parallel", n), zap.String("cache", dir), zap.Stringer("nats", ep))
 	return q.Work(ctx, n, log, func(ctx context.Context, t *natsbus.SweepTask) ([]byte, error) {
 		log.Info("point started", zap.String("sweep", t.Sweep), zap.String("key", t.Key), zap.Uint64("delivery", t.Delivery))

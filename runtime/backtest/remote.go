@@ -180,6 +180,11 @@ const MaxDeliveries = 5
 type JobRunner struct {
 	Build string // this worker's build (compared with the job's)
 	Fetch func(ctx context.Context, b Blob) (path string, err error)
+	// Refused, if set, is told why a job was answered without being run (a job
+	// it cannot read, another build's, one handed out too often): the row's
+	// failure, which the coordinator shows, but which the worker's operator has
+	// to fix (a worker that refuses every point is useless until then).
+	Refused func(reason string)
 
 	mu      sync.Mutex
 	sources map[string]Source
@@ -191,6 +196,7 @@ type JobRunner struct {
 func (r *JobRunner) Run(ctx context.Context, data []byte, delivery uint64) ([]byte, error) {
 	var j pointJob
 	row := &j.Row
+	refused := true
 	switch err := json.Unmarshal(data, &j); {
 	case err != nil || j.Format != jobFormat:
 		row.Err = fmt.Sprintf("this worker cannot read the job (format %d, want %d)", j.Format, jobFormat)
@@ -199,9 +205,13 @@ func (r *JobRunner) Run(ctx context.Context, data []byte, delivery uint64) ([]by
 	case delivery > MaxDeliveries:
 		row.Err = fmt.Sprintf("abandoned after %d deliveries: every worker that ran it stopped before the end", MaxDeliveries)
 	default:
+		refused = false
 		if err := r.run(ctx, &j); err != nil {
 			return nil, err
 		}
+	}
+	if refused && r.Refused != nil {
+		r.Refused(row.Err)
 	}
 	if ctx.Err() != nil {
 		return nil, ctx.Err()

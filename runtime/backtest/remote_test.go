@@ -137,13 +137,19 @@ func TestAWorkerRefusesWhatItCannotRunFaithfully(t *testing.T) {
 		}
 		return row
 	}
-	if r := rows(&JobRunner{Build: "b2", Fetch: fetch}, 1); !strings.Contains(r.Err, "same build") {
+	// Each refusal is also told to the worker (Refused), whose operator must act.
+	var refusals []string
+	refused := func(reason string) { refusals = append(refusals, reason) }
+	if r := rows(&JobRunner{Build: "b2", Fetch: fetch, Refused: refused}, 1); !strings.Contains(r.Err, "same build") {
 		t.Fatalf("another build ran the job: %+v", r)
 	}
-	if r := rows(&JobRunner{Build: "b1", Fetch: fetch}, MaxDeliveries+1); !strings.Contains(r.Err, "abandoned") {
+	if r := rows(&JobRunner{Build: "b1", Fetch: fetch, Refused: refused}, MaxDeliveries+1); !strings.Contains(r.Err, "abandoned") {
 		t.Fatalf("a job handed out %d times ran: %+v", MaxDeliveries+1, r)
 	}
-	if r := rows(&JobRunner{Build: "b1", Fetch: fetch}, MaxDeliveries); r.Err != "" || r.Summary.Fills == 0 && r.Summary.Periods == 0 {
+	if r := rows(&JobRunner{Build: "b1", Fetch: fetch, Refused: refused}, MaxDeliveries); r.Err != "" || r.Summary.Fills == 0 && r.Summary.Periods == 0 {
 		t.Fatalf("a job on its last delivery did not run: %+v", r)
+	}
+	if len(refusals) != 2 || !strings.Contains(refusals[0], "same build") || !strings.Contains(refusals[1], "abandoned") {
+		t.Fatalf("refusals told to the worker: %q", refusals)
 	}
 }
