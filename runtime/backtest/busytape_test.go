@@ -17,7 +17,9 @@ import (
 // The tapes of BenchmarkBacktest and BenchmarkBacktestServiceTape as files, for
 // measuring a whole pitboss backtest over them (docs/benchmarks.md):
 //
-//	go test ./runtime/backtest -run 'TestBenchmarkTapesAsFiles' -args -busy-tape /tmp/busy.tape -service-tape /tmp/service.tape
+//	go test ./runtime/backtest -run TestBenchmarkTapesAsFiles -args -busy-tape $PWD/busy.tape -service-tape $PWD/service.tape
+//
+// (the test runs in its package directory: give absolute paths)
 var (
 	busyTapeOut    = flag.String("busy-tape", "", "TestBenchmarkTapesAsFiles writes BenchmarkBacktest's tape to this file")
 	serviceTapeOut = flag.String("service-tape", "", "TestBenchmarkTapesAsFiles writes BenchmarkBacktestServiceTape's tape to this file")
