@@ -147,6 +147,12 @@ func runBacktest(ctx context.Context, args []string, io stdio) error {
 	if (*natsURL != "" || *natsCreds != "") && len(sweeps) == 0 {
 		return usagef("--nats sends a sweep's points to workers: give at least one --sweep")
 	}
+	switch {
+	case *parallel != 0 && len(sweeps) == 0:
+		return usagef("--parallel runs a sweep's points at once: give at least one --sweep (a single run keeps to one core)")
+	case *parallel != 0 && (*natsURL != "" || *natsCreds != ""):
+		return usagef("with --nats the points run on pitboss worker processes: give --parallel to each worker")
+	}
 	if len(sweeps) > 0 {
 		// These write one run's report or log; a sweep has many runs and writes none
 		// of them (it used to ignore them silently, leaving no file or an empty one).
