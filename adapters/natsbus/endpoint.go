@@ -97,6 +97,10 @@ func redactURLs(list string) string {
 	return strings.Join(parts, ",")
 }
 
+// SafeURL returns the server URL(s) with any credentials written into them
+// ("nats://user:pass@host") redacted: the URL to show in messages.
+func (e Endpoint) SafeURL() string { return redactURLs(e.URL) }
+
 // String describes e with its secrets redacted.
 func (e Endpoint) String() string {
 	r := e.redact()

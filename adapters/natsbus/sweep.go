@@ -299,6 +299,18 @@ type SweepTask struct {
 	Delivery uint64
 }
 
+// Takers reports how many workers take jobs now: the workers' pull requests
+// waiting for a job plus the jobs handed out and not yet answered (a worker busy
+// with its every slot has no request waiting). Zero while jobs are queued: no
+// worker is there to take them.
+func (q *SweepQueue) Takers(ctx context.Context) (int, error) {
+	info, err := q.cons.Info(ctx)
+	if err != nil {
+		return 0, fmt.Errorf("natsbus: sweep workers: %w", err)
+	}
+	return info.NumWaiting + info.NumAckPending, nil
+}
+
 // Work runs jobs on n goroutines (at least 1) until ctx ends, then waits for them.
 // run returns a job's result, published before the job is acknowledged; an error
 // gives the job back to the queue, to be delivered again after a pause. A job

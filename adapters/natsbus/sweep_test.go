@@ -193,3 +193,50 @@ func TestBlobsAreStoredOnceByContentAndChecked(t *testing.T) {
 		t.Fatalf("open on a server without a queue: %v", err)
 	}
 }
+
+// Takers counts the workers taking jobs: none before a worker starts, one or more
+// while a worker waits for a job or runs one (its every slot busy).
+func TestSweepTakersCountsTheWorkers(t *testing.T) {
+	s := startServer(t, "")
+	q, err := connectRole(t, s, RoleSupervisor, "coordinator").EnsureSweepQueue(ctxT(t, 10*time.Second), SweepQueueConfig{AckWait: 5 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n, err := q.Takers(ctxT(t, 5*time.Second)); err != nil || n != 0 {
+		t.Fatalf("takers before any worker: %d, %v", n, err)
+	}
+	wq, err := connectRole(t, s, RoleSupervisor, "worker").OpenSweepQueue(ctxT(t, 10*time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	running, release := make(chan struct{}), make(chan struct{})
+	runBG(t, func(ctx context.Context) error {
+		return wq.Work(ctx, 1, nil, func(ctx context.Context, _ *SweepTask) ([]byte, error) {
+			close(running)
+			select {
+			case <-release:
+			case <-ctx.Done():
+			}
+			return []byte("r"), nil
+		})
+	})
+	waitTakers := func(what string) {
+		t.Helper()
+		for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+			n, err := q.Takers(ctxT(t, 5*time.Second))
+			if err == nil && n > 0 {
+				return
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("takers %s: %d, %v", what, n, err)
+			}
+		}
+	}
+	waitTakers("while the worker waits for a job")
+	if err := q.Submit(ctxT(t, 5*time.Second), "sw", []SweepJob{{Key: "p0", Data: []byte("0")}}); err != nil {
+		t.Fatal(err)
+	}
+	<-running
+	waitTakers("while its only slot runs a job")
+	close(release)
+}

@@ -372,7 +372,43 @@ func natsPool(ctx context.Context, io stdio, url, creds string, ackWait time.Dur
 	base.Sim = simData
 	id := newSweepID()
 	fmt.Fprintf(io.stderr, "sweep %s: points queued on %s for pitboss worker processes\n", id, ep.String())
-	return &backtest.RemotePool{Base: base, Queue: sweepQueue{q}, ID: id}, bus.Close, nil
+	wctx, stop := context.WithCancel(ctx)
+	watched := make(chan struct{})
+	go func() {
+		defer close(watched)
+		watchWorkers(wctx, io, q, ep.SafeURL())
+	}()
+	done := func() {
+		stop()
+		<-watched
+		bus.Close()
+	}
+	return &backtest.RemotePool{Base: base, Queue: sweepQueue{q}, ID: id}, done, nil
+}
+
+// noWorkerAfter is how long a coordinator waits before it looks whether any
+// worker takes its points (a variable for tests).
+var noWorkerAfter = 15 * time.Second
+
+// watchWorkers tells the user, once, when noWorkerAfter after the points were
+// queued no worker takes them (none waiting for a point, none running one, in
+// three looks a second apart): the sweep waits for one silently otherwise. It
+// returns when ctx ends.
+func watchWorkers(ctx context.Context, io stdio, q *natsbus.SweepQueue, url string) {
+	wait := noWorkerAfter
+	for looks := 0; looks < 3; looks++ {
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(wait):
+		}
+		if n, err := q.Takers(ctx); err != nil || n > 0 {
+			return
+		}
+		wait = time.Second
+	}
+	fmt.Fprintf(io.stderr, "sweep: no pitboss worker takes the points on %s: start one (pitboss worker --nats %s) on any machine that reaches it; the sweep waits for it (Ctrl-C withdraws the points)\n",
+		url, url)
 }
 
 // agentProblems prints an agent file's problems (as pitboss check would) and

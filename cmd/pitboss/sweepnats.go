@@ -73,7 +73,7 @@ var natsEnv = []string{natsbus.EnvURL, natsbus.EnvUser, natsbus.EnvPassword, nat
 // ever): a sweep's queue lives in JetStream, so the server must run it.
 func noJetStream(err error, ep natsbus.Endpoint) error {
 	if err != nil && natsbus.NotReady(err, 0) && !natsbus.NotReady(err, time.Hour) {
-		return fmt.Errorf("%w: JetStream does not answer on %s — sweeps need a NATS server with JetStream enabled (nats-server -js; docs/backtests.md)", err, ep.URL)
+		return fmt.Errorf("%w: JetStream does not answer on %s — sweeps need a NATS server with JetStream enabled (nats-server -js; docs/backtests.md)", err, ep.SafeURL())
 	}
 	return err
 }

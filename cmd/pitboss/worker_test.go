@@ -5,6 +5,7 @@ package main
 import (
 	"context"
 	"os"
+	"sync"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -209,4 +210,65 @@ func waitText(t *testing.T, p *process, what string, d time.Duration, ok func(st
 		}
 		time.Sleep(2 * time.Millisecond)
 	}
+}
+
+// TestASweepWithoutWorkersSaysSo: a coordinator whose points no worker takes says
+// so on stderr (how to start one) instead of waiting in silence; Ctrl-C then
+// withdraws its points as usual. The server's URL carries a password, which the
+// messages show redacted (as the one for a server without JetStream does).
+func TestASweepWithoutWorkersSaysSo(t *testing.T) {
+	defer func(d time.Duration) { noWorkerAfter = d }(noWorkerAfter)
+	noWorkerAfter = 100 * time.Millisecond
+	const pass = "pass-in-the-url"
+	withJS := natsbustest.StartServer(t, func(_ int, o *server.Options) { o.Username, o.Password = "sweeper", pass })
+	noJS := natsbustest.StartServer(t, func(_ int, o *server.Options) { o.Username, o.Password, o.JetStream = "sweeper", pass, false })
+	secret := func(u string) (withPass, shown string) {
+		host := strings.TrimPrefix(u, "nats://")
+		return "nats://sweeper:" + pass + "@" + host, "nats://[redacted]@" + host
+	}
+	url, shown := secret(withJS)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	errOut := &watchedWriter{want: "no pitboss worker takes the points", seen: cancel}
+	var out strings.Builder
+	code := runMain(ctx, []string{"backtest", "--data", btSample, "--sweep", "half_spread=0.01:0.02:0.01", "--nats", url, "-q", btQuoter},
+		stdio{stdin: strings.NewReader(""), stdout: &out, stderr: errOut, getenv: func(string) string { return "" }})
+	got := errOut.String()
+	if code != 130 || !strings.Contains(got, "no pitboss worker takes the points on "+shown) || !strings.Contains(got, "pitboss worker --nats "+shown) {
+		t.Fatalf("exit %d, stderr %q; want the hint, then 130 when interrupted", code, got)
+	}
+	url, shown = secret(noJS)
+	code, _, errNoJS := runCLI(t, "backtest", "--data", btSample, "--sweep", "half_spread=0.01:0.02:0.01", "--nats", url, btQuoter)
+	if code != 1 || !strings.Contains(errNoJS, "JetStream does not answer on "+shown) {
+		t.Fatalf("without JetStream: exit %d, stderr %q", code, errNoJS)
+	}
+	if strings.Contains(got+errNoJS, pass) {
+		t.Fatalf("a message shows the URL's password:\n%s\n%s", got, errNoJS)
+	}
+}
+
+// watchedWriter is a stderr for a command run in the test's goroutines: it
+// calls seen once what it collected contains want.
+type watchedWriter struct {
+	mu   sync.Mutex
+	b    strings.Builder
+	want string
+	seen func()
+}
+
+func (w *watchedWriter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.b.Write(p)
+	if w.seen != nil && strings.Contains(w.b.String(), w.want) {
+		w.seen()
+		w.seen = nil
+	}
+	return len(p), nil
+}
+
+func (w *watchedWriter) String() string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.b.String()
 }
