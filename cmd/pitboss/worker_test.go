@@ -5,10 +5,10 @@ package main
 import (
 	"context"
 	"os"
-	"sync"
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
