@@ -381,6 +381,13 @@ func TestTwoSupervisorsOneNATS(t *testing.T) {
 		procs = append(procs, startSupervise(t, bin, t.TempDir(), "--nats", srv.URL(), "--nats-creds", supCreds, "--agent-creds", agentCreds,
 			"--name", s, fleet))
 	}
+	// A failure shows east's output (waitList's); west's is here (registered
+	// after the processes, so it runs before they are stopped).
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("west's output:\n%s", procs[1].text())
+		}
+	})
 	rt := t.TempDir() // ctl finds no endpoint file here: it uses --creds
 	ls := func() map[string]supervisor.AgentView { return list(t, rt, "--creds", supCreds) }
 	all := func(st string) map[string]string {
