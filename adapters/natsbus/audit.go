@@ -95,7 +95,7 @@ func (b *Bus) EnsureAudit(ctx context.Context, cfg AuditConfig) error {
 	if err != nil {
 		return err
 	}
-	_, err = b.js.CreateOrUpdateStream(ctx, jetstream.StreamConfig{
+	_, err = b.ensureStream(ctx, jetstream.StreamConfig{
 		Name:        AuditStream,
 		PersistMode: persist,
 		Description: "pitboss audit trail: intents, guard decisions, orders, fills, control, lifecycle",

@@ -84,14 +84,14 @@ func (b *Bus) EnsureSweepQueue(ctx context.Context, cfg SweepQueueConfig) (*Swee
 	q := &SweepQueue{bus: b}
 	dup := min(time.Hour, cfg.ResultAge)
 	var err error
-	if q.jobs, err = b.js.CreateOrUpdateStream(ctx, jetstream.StreamConfig{
+	if q.jobs, err = b.ensureStream(ctx, jetstream.StreamConfig{
 		Name: SweepJobsStream, Description: "pitboss sweep points waiting for a worker",
 		Subjects: []string{SubjectSweepJobs + ".>"}, Retention: jetstream.WorkQueuePolicy,
 		MaxAge: cfg.ResultAge, Duplicates: dup, Storage: jetstream.FileStorage, Replicas: cfg.Replicas,
 	}); err != nil {
 		return nil, fmt.Errorf("natsbus: sweep jobs stream: %w", err)
 	}
-	if q.res, err = b.js.CreateOrUpdateStream(ctx, jetstream.StreamConfig{
+	if q.res, err = b.ensureStream(ctx, jetstream.StreamConfig{
 		Name: SweepResultsStream, Description: "pitboss sweep results",
 		Subjects: []string{SubjectSweepResults + ".>"}, Retention: jetstream.LimitsPolicy,
 		MaxAge: cfg.ResultAge, Duplicates: dup, Storage: jetstream.FileStorage, Replicas: cfg.Replicas,
