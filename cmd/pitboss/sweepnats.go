@@ -12,7 +12,6 @@ import (
 	"os"
 	"runtime"
 	"runtime/debug"
-	"slices"
 	"time"
 
 	"github.com/pitbossdev/pitboss/adapters/natsbus"
@@ -44,15 +43,13 @@ func natsEndpoint(io stdio, url, creds string) (natsbus.Endpoint, error) {
 		if ep, err = fleetEndpoint(url, creds); err != nil && !errors.Is(err, natsbus.ErrNoURL) {
 			return ep, usagef("--nats-creds: %s", userMessage(err))
 		}
-	case slices.ContainsFunc(natsEnv, func(name string) bool { return io.getenv(name) != "" }):
+	default: // none of the variables set: an endpoint of --nats alone
 		if ep, err = natsbus.EndpointFromEnv(io.getenv); err != nil && !errors.Is(err, natsbus.ErrNoURL) {
 			return natsbus.Endpoint{}, usagef("the PITBOSS_NATS_* variables: %s", userMessage(err))
 		}
 		if url != "" {
 			ep.URL = url
 		}
-	default:
-		ep = natsbus.Endpoint{URL: url}
 	}
 	if err := ep.Validate(); errors.Is(err, natsbus.ErrNoURL) && creds != "" {
 		return ep, usagef("give --nats URL: %s holds no server address", creds)
@@ -63,10 +60,6 @@ func natsEndpoint(io stdio, url, creds string) (natsbus.Endpoint, error) {
 	}
 	return ep, nil
 }
-
-// natsEnv names the variables natsbus.EndpointFromEnv reads.
-var natsEnv = []string{natsbus.EnvURL, natsbus.EnvUser, natsbus.EnvPassword, natsbus.EnvToken, natsbus.EnvCreds,
-	natsbus.EnvFile, natsbus.EnvJWT, natsbus.EnvSeed, natsbus.EnvTLSCA, natsbus.EnvTLSCert, natsbus.EnvTLSKey}
 
 // noJetStream adds to err what to do when nothing answered a JetStream request
 // (natsbus.NotReady's "no responders", which a server without JetStream answers for
