@@ -249,6 +249,23 @@ func NotReady(err error, waited time.Duration) bool {
 		errors.Is(err, nats.ErrNoResponders) && waited < time.Minute
 }
 
+// ensureStream creates the stream of cfg or updates it, for streams that several
+// processes ensure at once (supervisors starting together): of two creations at
+// the same moment the server may refuse the second for a reason of its own — for
+// "insufficient storage resources" when it counts both streams' MaxBytes against
+// its storage — instead of finding the stream; a failed call is then made again
+// if the stream exists by now, as the update it has become.
+func (b *Bus) ensureStream(ctx context.Context, cfg jetstream.StreamConfig) (jetstream.Stream, error) {
+	st, err := b.js.CreateOrUpdateStream(ctx, cfg)
+	if err == nil {
+		return st, nil
+	}
+	if _, serr := b.js.Stream(ctx, cfg.Name); serr != nil {
+		return nil, err
+	}
+	return b.js.CreateOrUpdateStream(ctx, cfg)
+}
+
 // isTimeout reports whether err is a request that got no answer in time.
 func isTimeout(err error) bool {
 	return errors.Is(err, context.DeadlineExceeded) || errors.Is(err, nats.ErrTimeout)

@@ -81,23 +81,6 @@ func (b *Bus) replicasFor(ctx context.Context, stream string, r Replicas) (int, 
 	return use, nil
 }
 
-// ensureStream creates the stream of cfg or updates it, for streams that several
-// processes ensure at once (supervisors starting together): of two creations at
-// the same moment the server may refuse the second for a reason of its own — for
-// "insufficient storage resources" when it counts both streams' MaxBytes against
-// its storage — instead of finding the stream; a failed call is then made again
-// if the stream exists by now, as the update it has become.
-func (b *Bus) ensureStream(ctx context.Context, cfg jetstream.StreamConfig) (jetstream.Stream, error) {
-	st, err := b.js.CreateOrUpdateStream(ctx, cfg)
-	if err == nil {
-		return st, nil
-	}
-	if _, serr := b.js.Stream(ctx, cfg.Name); serr != nil {
-		return nil, err
-	}
-	return b.js.CreateOrUpdateStream(ctx, cfg)
-}
-
 // probeSettle bounds how long DefaultReplicas keeps asking for a 3-replica probe
 // that a cluster of at least three known servers refuses (see DefaultReplicas).
 // A server joins the JetStream meta group a heartbeat or two after its routes
